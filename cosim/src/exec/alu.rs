@@ -1,0 +1,608 @@
+//! Integer, floating-point and logic instructions (PTX 9.7.1 - 9.7.9). Values live in 64-bit
+//! registers; an instruction of type `.tN` reads the low N bits of its sources (sign-extending
+//! signed types) and writes N bits.
+
+use super::{bits, lanes, sext, trunc, unsupported, Cx, Exec, Flow, Stop, R};
+use crate::finding::FindingKind;
+use hopsync_firmware::ir::{Instr, Mod, Operand};
+use hopsync_firmware::ops::op;
+
+fn is_f(t: Mod) -> bool {
+    matches!(t, Mod::F32 | Mod::F64)
+}
+fn f(t: Mod, v: u64) -> f64 {
+    if t == Mod::F32 {
+        f32::from_bits(v as u32) as f64
+    } else {
+        f64::from_bits(v)
+    }
+}
+fn fb(t: Mod, x: f64) -> u64 {
+    if t == Mod::F32 {
+        (x as f32).to_bits() as u64
+    } else {
+        x.to_bits()
+    }
+}
+/// f32 arithmetic must round once at f32 precision, so compute in f32 there.
+fn f2(t: Mod, a: u64, b: u64, op: fn(f64, f64) -> f64, op32: fn(f32, f32) -> f32) -> u64 {
+    if t == Mod::F32 {
+        op32(f32::from_bits(a as u32), f32::from_bits(b as u32)).to_bits() as u64
+    } else {
+        op(f64::from_bits(a), f64::from_bits(b)).to_bits()
+    }
+}
+
+fn check_float(cx: &Cx<'_, '_>, i: &Instr, t: Mod) -> Result<(), Stop> {
+    if matches!(t, Mod::F16 | Mod::Bf16 | Mod::F16x2 | Mod::Bf16x2) {
+        return unsupported(cx, i, "half-precision arithmetic").map(|_| ());
+    }
+    Ok(())
+}
+
+/// d = f(a, b) over the executing lanes, in type `t`.
+fn binop(cx: &mut Cx<'_, '_>, i: &Instr, f: impl Fn(u64, u64) -> u64) -> R {
+    let t = cx.ty(i);
+    let w = bits(t);
+    for l in lanes(cx.mask) {
+        let a = trunc(cx.src(i, 1, l), w);
+        let b = trunc(cx.src(i, 2, l), w);
+        cx.dst(i, 0, l, trunc(f(a, b), w));
+    }
+    Ok(Flow::Next)
+}
+
+fn sat32(v: i64) -> u64 {
+    v.clamp(i32::MIN as i64, i32::MAX as i64) as u64
+}
+
+impl Exec for op::Mov {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let w = bits(t);
+        for l in lanes(cx.mask) {
+            match (&i.operands[0], &i.operands[1]) {
+                // Pack: mov.b64 d, {lo, hi}.
+                (_, Operand::Vector(v)) => {
+                    let part = w / v.len() as u32;
+                    let mut x = 0u64;
+                    for (k, o) in v.iter().enumerate() {
+                        let val = match o {
+                            Operand::Reg(r) => cx.reg(*r, l),
+                            Operand::Imm(n) => *n as u64,
+                            _ => 0,
+                        };
+                        x |= trunc(val, part) << (part * k as u32);
+                    }
+                    cx.dst(i, 0, l, x);
+                }
+                // Unpack: mov.b64 {lo, hi}, s.
+                (Operand::Vector(v), _) => {
+                    let part = w / v.len() as u32;
+                    let x = cx.src(i, 1, l);
+                    for (k, o) in v.iter().enumerate() {
+                        if let Operand::Reg(r) = o {
+                            cx.set_reg(*r, l, trunc(x >> (part * k as u32), part));
+                        }
+                    }
+                }
+                _ => {
+                    let v = cx.src(i, 1, l);
+                    cx.dst(i, 0, l, trunc(v, w));
+                }
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
+impl Exec for op::Add {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        if is_f(t) {
+            return binop(cx, i, |a, b| f2(t, a, b, |x, y| x + y, |x, y| x + y));
+        }
+        if i.has(Mod::Sat) {
+            return binop(cx, i, |a, b| sat32(sext(a, 32) + sext(b, 32)));
+        }
+        binop(cx, i, |a, b| a.wrapping_add(b))
+    }
+}
+
+impl Exec for op::Addc {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        unsupported(cx, i, "extended-precision addc (carry flag)")
+    }
+}
+
+impl Exec for op::Sub {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        if is_f(t) {
+            return binop(cx, i, |a, b| f2(t, a, b, |x, y| x - y, |x, y| x - y));
+        }
+        if i.has(Mod::Sat) {
+            return binop(cx, i, |a, b| sat32(sext(a, 32) - sext(b, 32)));
+        }
+        binop(cx, i, |a, b| a.wrapping_sub(b))
+    }
+}
+
+impl Exec for op::Subc {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        unsupported(cx, i, "extended-precision subc (carry flag)")
+    }
+}
+
+/// Integer multiply in the `.lo` / `.hi` / `.wide` forms.
+fn imul(t: Mod, mode: Option<Mod>, a: u64, b: u64) -> u64 {
+    let w = bits(t);
+    let prod: i128 = if t.is_signed() {
+        sext(a, w) as i128 * sext(b, w) as i128
+    } else {
+        trunc(a, w) as i128 * trunc(b, w) as i128
+    };
+    match mode {
+        Some(Mod::Hi) => (prod >> w) as u64,
+        Some(Mod::Wide) => trunc(prod as u64, 2 * w),
+        _ => trunc(prod as u64, w),
+    }
+}
+
+fn mul_mode(i: &Instr) -> Option<Mod> {
+    [Mod::Lo, Mod::Hi, Mod::Wide].into_iter().find(|m| i.has(*m))
+}
+
+impl Exec for op::Mul {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        if is_f(t) {
+            return binop(cx, i, |a, b| f2(t, a, b, |x, y| x * y, |x, y| x * y));
+        }
+        let mode = mul_mode(i);
+        let w = bits(t);
+        for l in lanes(cx.mask) {
+            let v = imul(t, mode, trunc(cx.src(i, 1, l), w), trunc(cx.src(i, 2, l), w));
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+impl Exec for op::Mad {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        let w = bits(t);
+        let mode = mul_mode(i);
+        for l in lanes(cx.mask) {
+            let (a, b, c) = (cx.src(i, 1, l), cx.src(i, 2, l), cx.src(i, 3, l));
+            let v = if is_f(t) {
+                if t == Mod::F32 {
+                    f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32)).to_bits() as u64
+                } else {
+                    f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)).to_bits()
+                }
+            } else {
+                let p = imul(t, mode, trunc(a, w), trunc(b, w));
+                let dw = if mode == Some(Mod::Wide) { 2 * w } else { w };
+                trunc(p.wrapping_add(c), dw)
+            };
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+impl Exec for op::Fma {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        for l in lanes(cx.mask) {
+            let (a, b, c) = (cx.src(i, 1, l), cx.src(i, 2, l), cx.src(i, 3, l));
+            let v = if t == Mod::F32 {
+                f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32)).to_bits() as u64
+            } else {
+                f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)).to_bits()
+            };
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+fn idiv(cx: &mut Cx<'_, '_>, i: &Instr, rem: bool) -> R {
+    let t = cx.ty(i);
+    let w = bits(t);
+    for l in lanes(cx.mask) {
+        let (a, b) = (trunc(cx.src(i, 1, l), w), trunc(cx.src(i, 2, l), w));
+        if b == 0 {
+            cx.finding(FindingKind::DivideByZero, l, format!("integer {} by zero", if rem { "remainder" } else { "division" }))?;
+            continue;
+        }
+        let v = if t.is_signed() {
+            let (x, y) = (sext(a, w), sext(b, w));
+            (if rem { x.wrapping_rem(y) } else { x.wrapping_div(y) }) as u64
+        } else if rem {
+            a % b
+        } else {
+            a / b
+        };
+        cx.dst(i, 0, l, trunc(v, w));
+    }
+    Ok(Flow::Next)
+}
+
+impl Exec for op::Div {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        if is_f(t) {
+            return binop(cx, i, |a, b| f2(t, a, b, |x, y| x / y, |x, y| x / y));
+        }
+        idiv(cx, i, false)
+    }
+}
+
+impl Exec for op::Rem {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        idiv(cx, i, true)
+    }
+}
+
+fn unop(cx: &mut Cx<'_, '_>, i: &Instr, f: impl Fn(u64) -> u64) -> R {
+    let w = bits(cx.ty(i));
+    for l in lanes(cx.mask) {
+        let a = trunc(cx.src(i, 1, l), w);
+        cx.dst(i, 0, l, trunc(f(a), w));
+    }
+    Ok(Flow::Next)
+}
+
+impl Exec for op::Abs {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let w = bits(t);
+        if is_f(t) {
+            return unop(cx, i, |a| fb(t, f(t, a).abs()));
+        }
+        unop(cx, i, |a| sext(a, w).wrapping_abs() as u64)
+    }
+}
+
+impl Exec for op::Neg {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let w = bits(t);
+        if is_f(t) {
+            return unop(cx, i, |a| fb(t, -f(t, a)));
+        }
+        unop(cx, i, |a| sext(a, w).wrapping_neg() as u64)
+    }
+}
+
+fn minmax(cx: &mut Cx<'_, '_>, i: &Instr, max: bool) -> R {
+    let t = cx.ty(i);
+    check_float(cx, i, t)?;
+    let w = bits(t);
+    binop(cx, i, move |a, b| {
+        let a_wins = if is_f(t) {
+            let (x, y) = (f(t, a), f(t, b));
+            // PTX min/max: a NaN operand yields the other operand.
+            if x.is_nan() {
+                false
+            } else if y.is_nan() {
+                true
+            } else if max {
+                x >= y
+            } else {
+                x <= y
+            }
+        } else if t.is_signed() {
+            if max {
+                sext(a, w) >= sext(b, w)
+            } else {
+                sext(a, w) <= sext(b, w)
+            }
+        } else if max {
+            a >= b
+        } else {
+            a <= b
+        };
+        if a_wins {
+            a
+        } else {
+            b
+        }
+    })
+}
+
+impl Exec for op::Min {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        minmax(cx, i, false)
+    }
+}
+impl Exec for op::Max {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        minmax(cx, i, true)
+    }
+}
+impl Exec for op::And {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        binop(cx, i, |a, b| a & b)
+    }
+}
+impl Exec for op::Or {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        binop(cx, i, |a, b| a | b)
+    }
+}
+impl Exec for op::Xor {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        binop(cx, i, |a, b| a ^ b)
+    }
+}
+impl Exec for op::Not {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        unop(cx, i, |a| !a)
+    }
+}
+impl Exec for op::Cnot {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        unop(cx, i, |a| (a == 0) as u64)
+    }
+}
+impl Exec for op::Shl {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let w = bits(cx.ty(i));
+        for l in lanes(cx.mask) {
+            let a = trunc(cx.src(i, 1, l), w);
+            let s = trunc(cx.src(i, 2, l), 32);
+            cx.dst(i, 0, l, if s >= w as u64 { 0 } else { trunc(a << s, w) });
+        }
+        Ok(Flow::Next)
+    }
+}
+impl Exec for op::Shr {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let w = bits(t);
+        for l in lanes(cx.mask) {
+            let a = trunc(cx.src(i, 1, l), w);
+            let s = trunc(cx.src(i, 2, l), 32).min(w as u64 - 1 + t.is_signed() as u64);
+            let v = if t.is_signed() {
+                (sext(a, w) >> s.min(63)) as u64
+            } else if s >= w as u64 {
+                0
+            } else {
+                a >> s
+            };
+            cx.dst(i, 0, l, trunc(v, w));
+        }
+        Ok(Flow::Next)
+    }
+}
+impl Exec for op::Popc {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let w = bits(cx.ty(i));
+        for l in lanes(cx.mask) {
+            let v = trunc(cx.src(i, 1, l), w).count_ones() as u64;
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+impl Exec for op::Clz {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let w = bits(cx.ty(i));
+        for l in lanes(cx.mask) {
+            let v = (trunc(cx.src(i, 1, l), w).leading_zeros() - (64 - w)) as u64;
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+impl Exec for op::Brev {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let w = bits(cx.ty(i));
+        unop(cx, i, move |a| a.reverse_bits() >> (64 - w))
+    }
+}
+impl Exec for op::Bfe {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let w = bits(t);
+        for l in lanes(cx.mask) {
+            let a = trunc(cx.src(i, 1, l), w);
+            let pos = (cx.src(i, 2, l) & 0xff) as u32;
+            let len = (cx.src(i, 3, l) & 0xff) as u32;
+            // PTX 9.7.1.18: bits beyond the msb read the sign (signed) or zero.
+            let mut v = 0u64;
+            let sign = if t.is_signed() { (a >> (w - 1).min(pos.saturating_add(len).saturating_sub(1).min(w - 1))) & 1 } else { 0 };
+            for k in 0..w {
+                let bit = if k < len {
+                    if pos + k < w {
+                        (a >> (pos + k)) & 1
+                    } else {
+                        sign
+                    }
+                } else {
+                    sign
+                };
+                v |= bit << k;
+            }
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+fn compare(cmp: Mod, t: Mod, a: u64, b: u64) -> bool {
+    let w = bits(t);
+    if is_f(t) {
+        let (x, y) = (f(t, a), f(t, b));
+        let unordered = x.is_nan() || y.is_nan();
+        return match cmp {
+            Mod::Eq => !unordered && x == y,
+            Mod::Ne => !unordered && x != y,
+            Mod::Lt => !unordered && x < y,
+            Mod::Le => !unordered && x <= y,
+            Mod::Gt => !unordered && x > y,
+            Mod::Ge => !unordered && x >= y,
+            Mod::Equ => unordered || x == y,
+            Mod::Neu => unordered || x != y,
+            Mod::Ltu => unordered || x < y,
+            Mod::Leu => unordered || x <= y,
+            Mod::Gtu => unordered || x > y,
+            Mod::Geu => unordered || x >= y,
+            Mod::Num => !unordered,
+            Mod::Nan => unordered,
+            _ => false,
+        };
+    }
+    let (sa, sb) = (sext(a, w), sext(b, w));
+    let (ua, ub) = (trunc(a, w), trunc(b, w));
+    let signed = t.is_signed();
+    match cmp {
+        Mod::Eq => ua == ub,
+        Mod::Ne => ua != ub,
+        Mod::Lt => if signed { sa < sb } else { ua < ub },
+        Mod::Le => if signed { sa <= sb } else { ua <= ub },
+        Mod::Gt => if signed { sa > sb } else { ua > ub },
+        Mod::Ge => if signed { sa >= sb } else { ua >= ub },
+        Mod::Lo => ua < ub,
+        Mod::Ls => ua <= ub,
+        Mod::Hi => ua > ub,
+        Mod::Hs => ua >= ub,
+        _ => false,
+    }
+}
+
+impl Exec for op::Setp {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        check_float(cx, i, t)?;
+        let cmp = i.mods.iter().find(|m| matches!(m, Mod::Eq | Mod::Ne | Mod::Lt | Mod::Le | Mod::Gt | Mod::Ge | Mod::Lo | Mod::Ls | Mod::Hi | Mod::Hs | Mod::Equ | Mod::Neu | Mod::Ltu | Mod::Leu | Mod::Gtu | Mod::Geu | Mod::Num | Mod::Nan)).unwrap_or(Mod::Eq);
+        let boolop = [Mod::And, Mod::Or, Mod::Xor].into_iter().find(|m| i.has(*m));
+        for l in lanes(cx.mask) {
+            let r = compare(cmp, t, cx.src(i, 1, l), cx.src(i, 2, l));
+            let (p, q) = match boolop {
+                Some(op) => {
+                    let c = cx.src(i, 3, l) & 1 == 1;
+                    let comb = |x: bool| match op {
+                        Mod::And => x && c,
+                        Mod::Or => x || c,
+                        _ => x ^ c,
+                    };
+                    (comb(r), comb(!r))
+                }
+                None => (r, !r),
+            };
+            match &i.operands[0] {
+                Operand::Pair(d, e) => {
+                    if d.0 != u32::MAX {
+                        cx.set_reg(*d, l, p as u64);
+                    }
+                    cx.set_reg(*e, l, q as u64);
+                }
+                _ => cx.dst(i, 0, l, p as u64),
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
+impl Exec for op::Selp {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let w = bits(cx.ty(i));
+        for l in lanes(cx.mask) {
+            let v = if cx.src(i, 3, l) & 1 == 1 { cx.src(i, 1, l) } else { cx.src(i, 2, l) };
+            cx.dst(i, 0, l, trunc(v, w));
+        }
+        Ok(Flow::Next)
+    }
+}
+
+impl Exec for op::Cvt {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let dt = cx.ty(i);
+        let st = i.ty2.unwrap_or(dt);
+        check_float(cx, i, dt)?;
+        check_float(cx, i, st)?;
+        let (dw, sw) = (bits(dt), bits(st));
+        let round = [Mod::Rni, Mod::Rzi, Mod::Rmi, Mod::Rpi, Mod::Rn, Mod::Rz, Mod::Rm, Mod::Rp].into_iter().find(|m| i.has(*m));
+        let sat = i.has(Mod::Sat);
+        for l in lanes(cx.mask) {
+            let a = trunc(cx.src(i, 1, l), sw);
+            let v = if is_f(st) {
+                let x = f(st, a);
+                if is_f(dt) {
+                    let x = match round {
+                        Some(Mod::Rni) => x.round_ties_even(),
+                        Some(Mod::Rzi) => x.trunc(),
+                        Some(Mod::Rmi) => x.floor(),
+                        Some(Mod::Rpi) => x.ceil(),
+                        _ => x,
+                    };
+                    fb(dt, if sat { x.clamp(0.0, 1.0) } else { x })
+                } else {
+                    let r = match round {
+                        Some(Mod::Rni) | Some(Mod::Rn) => x.round_ties_even(),
+                        Some(Mod::Rmi) | Some(Mod::Rm) => x.floor(),
+                        Some(Mod::Rpi) | Some(Mod::Rp) => x.ceil(),
+                        _ => x.trunc(),
+                    };
+                    // Float to int saturates (PTX 9.7.9.21: NaN converts to 0).
+                    if r.is_nan() {
+                        0
+                    } else if dt.is_signed() {
+                        let lo = -(2f64.powi(dw as i32 - 1));
+                        let hi = 2f64.powi(dw as i32 - 1) - 1.0;
+                        trunc(r.clamp(lo, hi) as i64 as u64, dw)
+                    } else {
+                        let hi = 2f64.powi(dw as i32) - 1.0;
+                        r.clamp(0.0, hi) as u64
+                    }
+                }
+            } else {
+                let wide: i128 = if st.is_signed() { sext(a, sw) as i128 } else { a as i128 };
+                if is_f(dt) {
+                    fb(dt, wide as f64)
+                } else if sat {
+                    let (lo, hi): (i128, i128) = if dt.is_signed() { (-(1i128 << (dw - 1)), (1i128 << (dw - 1)) - 1) } else { (0, (1i128 << dw) - 1) };
+                    trunc(wide.clamp(lo, hi) as u64, dw)
+                } else if dt.is_signed() && dw > sw {
+                    trunc(wide as u64, dw)
+                } else {
+                    trunc(wide as u64, dw)
+                }
+            };
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+impl Exec for op::Cvta {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        use crate::machine::{LOCAL_GENERIC_BASE, SHARED_GENERIC_BASE};
+        let to = i.has(Mod::To);
+        let base = if i.has(Mod::Shared) || i.has(Mod::SharedCta) || i.has(Mod::SharedCluster) {
+            SHARED_GENERIC_BASE
+        } else if i.has(Mod::Local) {
+            LOCAL_GENERIC_BASE
+        } else {
+            0
+        };
+        let w = bits(cx.ty(i));
+        for l in lanes(cx.mask) {
+            let a = cx.src(i, 1, l);
+            let v = if to { a.wrapping_sub(base) } else { a.wrapping_add(base) };
+            cx.dst(i, 0, l, trunc(v, w));
+        }
+        Ok(Flow::Next)
+    }
+}

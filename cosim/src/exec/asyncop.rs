@@ -1,0 +1,268 @@
+//! Non-bulk asynchronous copies and their completion mechanisms: cp.async with commit/wait
+//! groups (PTX 9.7.9.25.3), cp.async.mbarrier.arrive (PTX 9.7.13.15.15), st.async (PTX 9.7.9.12)
+//! and red.async (PTX 9.7.13.7). Each issues an [`AsyncOp`] that the scheduler completes at a
+//! later step; [`complete_async`] applies it.
+
+use super::mbarrier::{arrive_on, describe, locate, on_phase_complete, Obj};
+use super::{lanes, Cx, Exec, Flow, Stop, R};
+use crate::finding::FindingKind;
+use crate::machine::{AsyncOp, Lane, Machine, Place, Wait, WARP};
+use crate::mbarrier::{self as mb, Arrive};
+use crate::retire::SyncEvent;
+use hopsync_firmware::ir::{Instr, Mod, Operand};
+use hopsync_firmware::ops::op;
+
+/// cp.async (PTX 9.7.9.25.3): copies cp-size bytes (src-size of them from global, the rest zero)
+/// into shared memory asynchronously; the copy joins the thread's open group.
+impl Exec for op::CpAsync {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        for l in lanes(cx.mask) {
+            let size = cx.src(i, 2, l) as usize;
+            if !matches!(size, 4 | 8 | 16) || (i.has(Mod::Cg) && size != 16) {
+                return super::unsupported(cx, i, "cp.async cp-size other than 4, 8, 16 (16 only for .cg)");
+            }
+            let src_size = if i.operands.len() > 3 { (cx.src(i, 3, l) as usize).min(size) } else { size };
+            let dst = cx.place(i, 0, l, size)?;
+            // The source is generic-addressed global memory.
+            let sa = cx.addr(i, 1, l);
+            let src = match cx.m.resolve(cx.cta, cx.warp, l, Some(Mod::Global), sa, size) {
+                Ok(p) => p,
+                Err(b) => {
+                    cx.finding(b.kind, l, b.msg)?;
+                    continue;
+                }
+            };
+            let mut data = cx.m.read(src, size).to_vec();
+            data[src_size..].fill(0);
+            let Place::Shared(c, off) = dst else {
+                return super::unsupported(cx, i, "cp.async to a non-shared destination");
+            };
+            let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+            let group = warp.cp_open_group[l as usize];
+            let ready = cx.m.async_ready_at();
+            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cp_inflight.push((l, group, ready));
+            cx.m.seq += 1;
+            let seq = cx.m.seq;
+            cx.m.pending.push(crate::machine::Pending {
+                ready_at: ready,
+                seq,
+                op: AsyncOp::CpAsync { cta: c, warp: cx.warp, lane: l, dst: off as u32, data, group },
+            });
+            let _ = cx.cta;
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// cp.async.commit_group: closes the thread's open group.
+impl Exec for op::CpAsyncCommitGroup {
+    fn exec(cx: &mut Cx<'_, '_>, _: &Instr) -> R {
+        let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+        for l in lanes(cx.mask) {
+            warp.cp_open_group[l as usize] += 1;
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// Committed groups of `lane` with copies still in flight.
+fn groups_pending(m: &Machine<'_>, cta: u32, warp: u32, lane: u32) -> u32 {
+    let w = &m.ctas[cta as usize].warps[warp as usize];
+    let open = w.cp_open_group[lane as usize];
+    let mut gs: Vec<u64> = w.cp_inflight.iter().filter(|(l, g, _)| *l == lane && *g < open).map(|(_, g, _)| *g).collect();
+    gs.sort_unstable();
+    gs.dedup();
+    gs.len() as u32
+}
+
+fn wait_groups(cx: &mut Cx<'_, '_>, n: u32) -> R {
+    let mut block = 0;
+    for l in lanes(cx.mask) {
+        if groups_pending(cx.m, cx.cta, cx.warp, l) > n {
+            block |= 1 << l;
+        }
+    }
+    cx.block(block, Wait::CpAsyncGroups(n));
+    Ok(Flow::Next)
+}
+
+/// cp.async.wait_group N: waits until at most N of the thread's committed groups are pending.
+impl Exec for op::CpAsyncWaitGroup {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let n = cx.src(i, 0, cx.first_lane()) as u32;
+        wait_groups(cx, n)
+    }
+}
+
+/// cp.async.wait_all = commit_group; wait_group 0.
+impl Exec for op::CpAsyncWaitAll {
+    fn exec(cx: &mut Cx<'_, '_>, _: &Instr) -> R {
+        let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+        for l in lanes(cx.mask) {
+            warp.cp_open_group[l as usize] += 1;
+        }
+        wait_groups(cx, 0)
+    }
+}
+
+/// cp.async.mbarrier.arrive (PTX 9.7.13.15.15): an arrive-on triggered when all prior cp.async
+/// of the thread complete. Without `.noinc` the pending count is first incremented by one, so
+/// the net effect on the count is zero.
+impl Exec for op::CpAsyncMbarrierArrive {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let noinc = i.has(Mod::Noinc);
+        for l in lanes(cx.mask) {
+            let o = locate(cx, i, 0, l)?;
+            if !cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {
+                cx.finding(FindingKind::MbarrierUninitialized, l, format!("cp.async.mbarrier.arrive on cta {} shared 0x{:x}, which holds no valid mbarrier", o.cta, o.off))?;
+                continue;
+            }
+            if !noinc {
+                let old = cx.m.read_mbar_word(o.cta, o.off);
+                let mut s = mb::MbarrierState::decode(old);
+                if s.pending_arrivals >= mb::MAX_COUNT {
+                    let d = describe(cx.m, o);
+                    cx.finding(FindingKind::MbarrierCountOutOfRange, l, format!("cp.async.mbarrier.arrive increments pending past 2^20-1: {d}"))?;
+                    continue;
+                }
+                s.pending_arrivals += 1;
+                let new = s.encode();
+                cx.m.write(Place::Shared(o.cta, o.off as usize), &new.to_le_bytes());
+                cx.m.sync_event(SyncEvent::Mbarrier { cta: o.cta, offset: o.off, old, new });
+            }
+            // Completes after every earlier cp.async of this thread.
+            let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+            let after = w.cp_inflight.iter().filter(|(ln, _, _)| *ln == l).map(|(_, _, r)| *r).max();
+            let ready = after.unwrap_or(0).max(cx.m.async_ready_at());
+            cx.m.seq += 1;
+            let seq = cx.m.seq;
+            cx.m.pending.push(crate::machine::Pending {
+                ready_at: ready,
+                seq,
+                op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l },
+            });
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// The mbarrier operand of st.async / red.async must be in the same CTA as the destination
+/// (PTX 9.7.9.12: "mbar ... in the same CTA as the destination").
+fn remote_target(cx: &mut Cx<'_, '_>, i: &Instr, lane: u32, size: usize) -> Result<Option<(u32, u32, Obj)>, Stop> {
+    let dst = cx.place(i, 0, lane, size)?;
+    let Place::Shared(c, off) = dst else {
+        cx.finding(FindingKind::MemOutOfBounds, lane, "st.async/red.async destination is not in shared memory".into())?;
+        return Ok(None);
+    };
+    let o = locate(cx, i, 2, lane)?;
+    if o.cta != c {
+        cx.finding(FindingKind::AsyncMbarrierMismatch, lane, format!("destination is in cta {c} but the mbarrier is in cta {}", o.cta))?;
+        return Ok(None);
+    }
+    Ok(Some((c, off as u32, o)))
+}
+
+/// st.async (PTX 9.7.9.12): a store to another CTA's shared memory whose completion performs
+/// complete-tx of its size on the mbarrier beside the destination.
+impl Exec for op::StAsync {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let eb = t.type_bytes().unwrap_or(4) as usize;
+        let n = if i.has(Mod::V4) { 4 } else if i.has(Mod::V2) { 2 } else { 1 };
+        for l in lanes(cx.mask) {
+            let Some((c, off, o)) = remote_target(cx, i, l, eb * n)? else { continue };
+            let vals: Vec<u64> = match &i.operands[1] {
+                Operand::Vector(v) => v.iter().map(|x| match x {
+                    Operand::Reg(r) => cx.reg(*r, l),
+                    Operand::Imm(k) => *k as u64,
+                    _ => 0,
+                }).collect(),
+                _ => vec![cx.src(i, 1, l)],
+            };
+            let data: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()[..eb].to_vec()).collect();
+            cx.push_async(AsyncOp::RemoteWrite { cta: c, dst: off, data, red: None, mbar: o.off, tx: (eb * n) as u32 });
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// red.async (PTX 9.7.13.7): a reduction into another CTA's shared memory completing tx on the
+/// mbarrier beside it.
+impl Exec for op::RedAsync {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let eb = t.type_bytes().unwrap_or(4) as usize;
+        let op = [Mod::Add, Mod::Min, Mod::Max, Mod::Inc, Mod::Dec, Mod::And, Mod::Or, Mod::Xor].into_iter().find(|m| i.has(*m)).unwrap_or(Mod::Add);
+        for l in lanes(cx.mask) {
+            let Some((c, off, o)) = remote_target(cx, i, l, eb)? else { continue };
+            let v = cx.src(i, 1, l);
+            cx.push_async(AsyncOp::RemoteWrite { cta: c, dst: off, data: v.to_le_bytes()[..eb].to_vec(), red: Some((op, t)), mbar: o.off, tx: eb as u32 });
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// Applies a completed asynchronous operation.
+pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
+    match op {
+        AsyncOp::CpAsync { cta, warp, lane, dst, data, group } => {
+            m.write(Place::Shared(cta, dst as usize), &data);
+            let w = &mut m.ctas[cta as usize].warps[warp as usize];
+            if let Some(k) = w.cp_inflight.iter().position(|(l, g, _)| *l == lane && *g == group) {
+                w.cp_inflight.remove(k);
+            }
+            // Wake lanes whose wait_group condition now holds.
+            for l in 0..WARP as u32 {
+                if let Lane::Blocked(Wait::CpAsyncGroups(n)) = m.ctas[cta as usize].warps[warp as usize].lane[l as usize] {
+                    if groups_pending(m, cta, warp, l) <= n {
+                        m.ctas[cta as usize].warps[warp as usize].lane[l as usize] = Lane::Ready;
+                    }
+                }
+            }
+            Ok(())
+        }
+        AsyncOp::CpAsyncArrive { cta, offset, noinc: _, warp, lane } => {
+            let o = Obj { cta, off: offset, remote: false };
+            match arrive_on(m, o, Arrive { count: 1, ..Default::default() }) {
+                Ok(_) => Ok(()),
+                Err(k) => {
+                    let d = describe(m, o);
+                    m.report(k, format!("asynchronous arrive-on of cp.async.mbarrier.arrive: {d}"), Some((cta, warp, lane, 0)))
+                }
+            }
+        }
+        AsyncOp::RemoteWrite { cta, dst, data, red, mbar, tx } => {
+            let p = Place::Shared(cta, dst as usize);
+            match red {
+                None => m.write(p, &data),
+                Some((op, t)) => {
+                    let n = data.len();
+                    let old = m.read_u64(p, n);
+                    let mut b = [0u8; 8];
+                    b[..n].copy_from_slice(&data);
+                    let new = super::mem::atomic_op(op, t, old, u64::from_le_bytes(b), 0);
+                    m.write(p, &new.to_le_bytes()[..n]);
+                }
+            }
+            let o = Obj { cta, off: mbar, remote: true };
+            if !m.ctas[cta as usize].mbarriers.contains_key(&mbar) {
+                return m.report(FindingKind::MbarrierUninitialized, format!("complete-tx of an asynchronous store on cta {cta} shared 0x{mbar:x}, which holds no valid mbarrier"), None);
+            }
+            let old = m.read_mbar_word(cta, mbar);
+            match mb::complete_tx(old, tx) {
+                Ok((new, done)) => {
+                    m.write(Place::Shared(cta, mbar as usize), &new.to_le_bytes());
+                    m.sync_event(SyncEvent::Mbarrier { cta, offset: mbar, old, new });
+                    if done {
+                        on_phase_complete(m, o);
+                    }
+                    Ok(())
+                }
+                Err(k) => {
+                    let d = describe(m, o);
+                    m.report(k, format!("complete-tx of {tx} bytes: {d}"), None)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Named barriers `bar`/`barrier` (PTX 9.7.13.1) and the cluster barrier (PTX 9.7.13.3).
+//!
+//! Named barriers count in threads at warp granularity: "barrier{.cta} instruction causes
+//! executing thread to wait for all non-exited threads from its warp and marks warps' arrival at
+//! barrier", so a warp arrives once, counting 32, when all of its non-exited threads executed the
+//! barrier. Without a thread count, all non-exited threads of the CTA participate.
+
+use super::{lanes, Cx, Exec, Flow, Stop, R};
+use crate::finding::FindingKind;
+use crate::machine::{Lane, Machine, Wait, WARP};
+use crate::retire::SyncEvent;
+use hopsync_firmware::ir::{Instr, Mod, Operand};
+use hopsync_firmware::ops::op;
+
+/// Threads the CTA's default-count barriers expect: 32 per warp with a live thread.
+fn cta_threads(m: &Machine<'_>, cta: u32) -> u32 {
+    m.ctas[cta as usize].warps.iter().filter(|w| !w.exited()).count() as u32 * WARP as u32
+}
+
+fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+    let aligned = i.op == hopsync_firmware::Opcode::Bar || i.has(Mod::Aligned);
+    let red = i.has(Mod::Red);
+    let sync = i.has(Mod::Sync) || red;
+    // Operand positions: red forms start with the destination.
+    let (ai, bi, ci) = if red { (1, Some(2), 3) } else { (0, Some(1), 0) };
+    let has_b = if red { i.operands.len() == 4 } else { i.operands.len() == 2 };
+    let ci = if red { if has_b { ci } else { 2 } } else { ci };
+    let lane0 = cx.first_lane();
+    let id = cx.src(i, ai, lane0);
+    if id > 15 {
+        cx.finding(FindingKind::BarrierIdOutOfRange, lane0, format!("barrier id {id}: a CTA has barriers 0..=15"))?;
+        return Ok(Flow::Next);
+    }
+    let id = id as u8;
+    let count = if has_b { Some(cx.src(i, bi.unwrap_or(1), lane0) as u32) } else { None };
+    if let Some(b) = count {
+        if b % 32 != 0 || b == 0 {
+            cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id} thread count {b} is not a non-zero multiple of the warp size (32)"))?;
+        }
+    }
+    if i.has(Mod::Arrive) && count.is_none() {
+        // PTX 9.7.13.1: "a non-zero thread count is required for barrier{.cta}.arrive" (also a
+        // syntax rule: `bar.arrive a, b`).
+        cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id}: arrive needs a thread count"))?;
+    }
+    let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
+    let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+    let arriving = warp.bar_partial[id as usize] | cx.mask;
+    // Lanes of this group whose guard was false do not execute the barrier: they fall through.
+    if arriving != live {
+        if aligned {
+            let l = (live & !arriving).trailing_zeros();
+            cx.finding(
+                FindingKind::BarrierAlignedDivergent,
+                lane0,
+                format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
+            )?;
+            return Ok(Flow::Next);
+        }
+        warp.bar_partial[id as usize] = arriving;
+        cx.block(cx.mask, Wait::NamedBarrierWarp(id));
+        return Ok(Flow::Next);
+    }
+    warp.bar_partial[id as usize] = 0;
+    // Red inputs of every arriving lane (those blocked earlier in the warp included).
+    let preds: Vec<(u32, bool)> = if red { lanes(arriving).map(|l| (l, cx.src(i, ci, l) & 1 == 1)).collect() } else { Vec::new() };
+    let dst = if red {
+        match &i.operands[0] {
+            Operand::Reg(r) => Some(r.0),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let red_op = [Mod::Popc, Mod::And, Mod::Or].into_iter().find(|m| i.has(*m));
+    let all_threads = cta_threads(cx.m, cx.cta);
+    let (cta, w) = (cx.cta, cx.warp);
+    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    if b.arrived_warps >> w & 1 == 1 {
+        let msg = format!("warp {w} arrives on barrier {id} a second time before it completes ({} of {} threads arrived)", b.arrived, b.expected.unwrap_or(all_threads));
+        cx.finding(FindingKind::BarrierWarpArrivedTwice, lane0, msg)?;
+        return Ok(Flow::Next);
+    }
+    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    if b.arrived > 0 && b.expected != count {
+        let msg = format!("barrier {id} is in use with thread count {:?}, this warp gives {:?}", b.expected, count);
+        cx.finding(FindingKind::BarrierCountMismatch, lane0, msg)?;
+    }
+    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    if b.arrived > 0 && (b.red.is_some() != red) {
+        cx.finding(FindingKind::BarrierRedMixed, lane0, format!("barrier {id}: bar.red mixed with bar.sync/bar.arrive on the same active barrier"))?;
+    }
+    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    if b.arrived == 0 {
+        b.expected = count;
+        b.red = if red { red_op } else { None };
+        b.popc = 0;
+        b.all = true;
+        b.any = false;
+        b.red_dst.clear();
+    }
+    for (l, p) in &preds {
+        b.popc += *p as u32;
+        b.all &= *p;
+        b.any |= *p;
+        if let Some(d) = dst {
+            b.red_dst.push((w, *l, d));
+        }
+    }
+    b.arrived += WARP as u32;
+    b.arrived_warps |= 1 << w;
+    let expected = b.expected.unwrap_or(all_threads);
+    let generation = b.generation;
+    if b.arrived > expected {
+        let msg = format!("barrier {id}: {} threads arrived but the thread count is {expected}", b.arrived);
+        cx.finding(FindingKind::BarrierCountTooSmall, lane0, msg)?;
+    }
+    if sync {
+        let warp = &mut cx.m.ctas[cta as usize].warps[w as usize];
+        for l in lanes(arriving) {
+            warp.lane[l as usize] = Lane::Blocked(Wait::NamedBarrier(id, generation));
+        }
+    } else {
+        // Arrive: lanes blocked earlier waiting for the rest of the warp may go on.
+        let warp = &mut cx.m.ctas[cta as usize].warps[w as usize];
+        for l in lanes(arriving) {
+            if warp.lane[l as usize] == Lane::Blocked(Wait::NamedBarrierWarp(id)) {
+                warp.lane[l as usize] = Lane::Ready;
+            }
+        }
+    }
+    cx.m.progress();
+    try_release(cx.m, cta, id);
+    Ok(Flow::Next)
+}
+
+/// Completes barrier `id` of `cta` if enough threads arrived: releases its waiters, delivers
+/// bar.red results, and resets it for reuse.
+fn try_release(m: &mut Machine<'_>, cta: u32, id: u8) {
+    let all = cta_threads(m, cta);
+    let b = &m.ctas[cta as usize].bars[id as usize];
+    if b.arrived == 0 || b.arrived < b.expected.unwrap_or(all) {
+        return;
+    }
+    let generation = b.generation;
+    let warps = b.arrived_warps;
+    let result = match b.red {
+        Some(Mod::Popc) => b.popc as u64,
+        Some(Mod::And) => b.all as u64,
+        Some(Mod::Or) => b.any as u64,
+        _ => 0,
+    };
+    let dsts = b.red_dst.clone();
+    let c = &mut m.ctas[cta as usize];
+    for w in c.warps.iter_mut() {
+        for l in 0..WARP {
+            if w.lane[l] == Lane::Blocked(Wait::NamedBarrier(id, generation)) {
+                w.lane[l] = Lane::Ready;
+            }
+        }
+    }
+    let b = &mut c.bars[id as usize];
+    b.arrived = 0;
+    b.arrived_warps = 0;
+    b.generation += 1;
+    b.red = None;
+    b.red_dst.clear();
+    for (w, l, r) in dsts {
+        let reg = hopsync_firmware::ir::RegId(r);
+        let is_pred = m.module().kernel.regs[r as usize].ty == Mod::Pred;
+        let v = if is_pred { result & 1 } else { result & 0xffff_ffff };
+        m.ctas[cta as usize].warps[w as usize].regs[r as usize * WARP + l as usize] = v;
+        if m.rec.is_some() && m.rec.as_ref().is_some_and(|r| r.cta == cta && r.warp == w) {
+            m.log_reg(reg, l, v);
+        }
+    }
+    m.sync_event(SyncEvent::NamedBarrierRelease { cta, id: id as u32, warps });
+}
+
+impl Exec for op::Bar {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        bar_exec(cx, i)
+    }
+}
+impl Exec for op::Barrier {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        bar_exec(cx, i)
+    }
+}
+
+/// Threads of a cluster that have not exited.
+fn cluster_threads(m: &Machine<'_>, cluster: u32) -> u64 {
+    m.clusters[cluster as usize]
+        .ctas
+        .iter()
+        .map(|&c| m.ctas[c as usize].warps.iter().map(|w| w.live().count_ones() as u64).sum::<u64>())
+        .sum()
+}
+
+/// barrier.cluster.arrive (PTX 9.7.13.3): each thread arrives once per phase; the phase completes
+/// when every non-exited thread of the cluster arrived.
+impl Exec for op::BarrierClusterArrive {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
+        if i.has(Mod::Aligned) && cx.mask != live {
+            cx.finding(FindingKind::ClusterBarrierAlignedDivergent, cx.first_lane(), format!("`.aligned` barrier.cluster.arrive executed by lanes {:#010x} of live {live:#010x}", cx.mask))?;
+        }
+        let cl = cx.m.ctas[cx.cta as usize].cluster;
+        let phase = cx.m.clusters[cl as usize].phase;
+        for l in lanes(cx.mask) {
+            if cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cluster_arrival[l as usize].is_some() {
+                cx.finding(FindingKind::ClusterBarrierArriveTwice, l, format!("thread arrives on the cluster barrier again before waiting (phase {phase})"))?;
+                continue;
+            }
+            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cluster_arrival[l as usize] = Some(phase);
+            cx.m.clusters[cl as usize].arrived += 1;
+        }
+        cx.m.progress();
+        try_release_cluster(cx.m, cl);
+        Ok(Flow::Next)
+    }
+}
+
+/// barrier.cluster.wait (PTX 9.7.13.3): waits for the phase this thread arrived in.
+impl Exec for op::BarrierClusterWait {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
+        if i.has(Mod::Aligned) && cx.mask != live {
+            cx.finding(FindingKind::ClusterBarrierAlignedDivergent, cx.first_lane(), format!("`.aligned` barrier.cluster.wait executed by lanes {:#010x} of live {live:#010x}", cx.mask))?;
+        }
+        let cl = cx.m.ctas[cx.cta as usize].cluster;
+        let now = cx.m.clusters[cl as usize].phase;
+        let mut block = 0u32;
+        for l in lanes(cx.mask) {
+            let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+            match warp.cluster_arrival[l as usize] {
+                None => {
+                    cx.finding(FindingKind::ClusterBarrierWaitWithoutArrive, l, "barrier.cluster.wait without a barrier.cluster.arrive in this phase".into())?;
+                }
+                Some(p) if p < now => warp.cluster_arrival[l as usize] = None,
+                Some(p) => {
+                    block |= 1 << l;
+                    warp.lane[l as usize] = Lane::Blocked(Wait::ClusterBarrier(p));
+                }
+            }
+        }
+        let _ = block;
+        Ok(Flow::Next)
+    }
+}
+
+fn try_release_cluster(m: &mut Machine<'_>, cl: u32) {
+    let need = cluster_threads(m, cl);
+    let c = &m.clusters[cl as usize];
+    if c.arrived == 0 || c.arrived < need {
+        return;
+    }
+    let phase = c.phase;
+    let ctas = c.ctas.clone();
+    for cta in ctas {
+        for w in m.ctas[cta as usize].warps.iter_mut() {
+            for l in 0..WARP {
+                if w.lane[l] == Lane::Blocked(Wait::ClusterBarrier(phase)) {
+                    w.lane[l] = Lane::Ready;
+                    w.cluster_arrival[l] = None;
+                }
+            }
+        }
+    }
+    let c = &mut m.clusters[cl as usize];
+    c.phase += 1;
+    c.arrived = 0;
+    let p = c.phase;
+    m.sync_event(SyncEvent::ClusterBarrierRelease { cluster: cl, phase: p });
+}
+
+/// Threads exiting can complete barriers that wait for "all non-exited threads": default-count
+/// named barriers, non-aligned partial warp arrivals, and the cluster barrier.
+pub fn on_lanes_exit(m: &mut Machine<'_>, cta: u32, warp: u32, _mask: u32) -> Result<(), Stop> {
+    // A warp whose remaining lanes all wait at a non-aligned barrier now counts as arrived.
+    let live = m.ctas[cta as usize].warps[warp as usize].live();
+    for id in 0..16u8 {
+        let w = &mut m.ctas[cta as usize].warps[warp as usize];
+        let partial = w.bar_partial[id as usize];
+        if partial != 0 && partial & live == live {
+            // The waiting lanes become the warp's arrival; they stay blocked on the barrier.
+            w.bar_partial[id as usize] = 0;
+            let b = &mut m.ctas[cta as usize].bars[id as usize];
+            let generation = b.generation;
+            b.arrived += WARP as u32;
+            b.arrived_warps |= 1 << warp;
+            let w = &mut m.ctas[cta as usize].warps[warp as usize];
+            for l in lanes(partial) {
+                w.lane[l as usize] = Lane::Blocked(Wait::NamedBarrier(id, generation));
+            }
+        }
+        try_release(m, cta, id);
+    }
+    let cl = m.ctas[cta as usize].cluster;
+    try_release_cluster(m, cl);
+    Ok(())
+}

@@ -1,0 +1,263 @@
+//! Instruction bodies: one `impl Exec for op::X` per opcode, grouped by family in the files of
+//! this module. The dispatch table is generated from the firmware crate's opcode table, so an
+//! opcode without a body does not compile.
+
+use crate::finding::FindingKind;
+use crate::machine::{AsyncOp, Lane, Machine, Place, Wait, WARP};
+use hopsync_firmware::ir::{AddrBase, Instr, Mod, Operand, RegId, Space};
+use hopsync_firmware::ops::op;
+
+mod alu;
+mod asyncop;
+mod barrier;
+mod ctrl;
+mod fence;
+mod mbarrier;
+mod mem;
+mod tma;
+mod warp;
+
+pub use asyncop::complete_async;
+pub use barrier::on_lanes_exit;
+
+/// Where control goes after an instruction (for the lanes whose guard held).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Fall through.
+    Next,
+    /// Branch to this instruction index.
+    Jump(u32),
+    /// The lanes exit.
+    Exit,
+}
+
+/// Why a run stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// A finding in error mode (it is in `Machine::findings`).
+    Finding,
+    /// Something hopsync does not model yet.
+    Unsupported(String),
+}
+
+/// Result of a body.
+pub type R = Result<Flow, Stop>;
+
+/// The executing context of one warp-instruction.
+pub struct Cx<'a, 'p> {
+    /// The machine.
+    pub m: &'a mut Machine<'p>,
+    /// Linear CTA id.
+    pub cta: u32,
+    /// Warp index in the CTA.
+    pub warp: u32,
+    /// Instruction index.
+    pub pc: u32,
+    /// Lanes executing (guard true).
+    pub mask: u32,
+    /// Lanes of the warp's current group (guard true or false).
+    pub group: u32,
+}
+
+/// One body per instruction.
+pub trait Exec {
+    /// Executes the instruction for the lanes in `cx.mask`.
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R;
+}
+
+macro_rules! exec_table {
+    ($( ($v:ident, $name:literal, $ops:literal, [$($g:expr),*], $sm:literal) ),* $(,)?) => {
+        static EXEC: &[fn(&mut Cx<'_, '_>, &Instr) -> R] = &[ $( <op::$v as Exec>::exec ),* ];
+    };
+}
+hopsync_firmware::opcode_table!(exec_table);
+
+/// Runs the body of `i`.
+#[inline]
+pub fn dispatch(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+    EXEC[i.op as usize](cx, i)
+}
+
+/// Iterates the set bits of a lane mask.
+#[inline]
+pub fn lanes(mask: u32) -> impl Iterator<Item = u32> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+/// Width in bits of a type modifier.
+#[inline]
+pub fn bits(ty: Mod) -> u32 {
+    ty.type_bytes().map(|b| if ty == Mod::Pred { 1 } else { b * 8 }).unwrap_or(64)
+}
+
+/// Truncates to a width.
+#[inline]
+pub fn trunc(v: u64, w: u32) -> u64 {
+    if w >= 64 {
+        v
+    } else {
+        v & ((1u64 << w) - 1)
+    }
+}
+
+/// Sign-extends from a width.
+#[inline]
+pub fn sext(v: u64, w: u32) -> i64 {
+    if w >= 64 {
+        v as i64
+    } else {
+        let s = 64 - w;
+        ((v << s) as i64) >> s
+    }
+}
+
+impl<'a, 'p> Cx<'a, 'p> {
+    /// The instruction's type or an internal error.
+    pub fn ty(&self, i: &Instr) -> Mod {
+        i.ty().unwrap_or(Mod::B64)
+    }
+
+    /// Register value of a lane.
+    #[inline]
+    pub fn reg(&self, r: RegId, lane: u32) -> u64 {
+        self.m.ctas[self.cta as usize].warps[self.warp as usize].regs[r.0 as usize * WARP + lane as usize]
+    }
+
+    /// Writes a register of a lane, truncated to the register's declared width.
+    #[inline]
+    pub fn set_reg(&mut self, r: RegId, lane: u32, v: u64) {
+        let decl = self.m.module().kernel.regs[r.0 as usize].ty;
+        let v = if decl == Mod::Pred { v & 1 } else { trunc(v, bits(decl)) };
+        self.m.ctas[self.cta as usize].warps[self.warp as usize].regs[r.0 as usize * WARP + lane as usize] = v;
+        if self.m.rec.is_some() {
+            self.m.log_reg(r, lane, v);
+        }
+    }
+
+    /// Value of operand `k` for a lane (registers, immediates, special registers, symbol addresses).
+    #[inline]
+    pub fn src(&self, i: &Instr, k: usize, lane: u32) -> u64 {
+        match &i.operands[k] {
+            Operand::Reg(r) => self.reg(*r, lane),
+            Operand::NotReg(r) => (self.reg(*r, lane) & 1) ^ 1,
+            Operand::Imm(v) => *v as u64,
+            Operand::FloatBits { bits, double } => {
+                // An f32 literal used by an f64 instruction widens, and vice versa.
+                match (double, i.ty()) {
+                    (false, Some(Mod::F64)) => (f32::from_bits(*bits as u32) as f64).to_bits(),
+                    (true, Some(Mod::F32)) => (f64::from_bits(*bits) as f32).to_bits() as u64,
+                    _ => *bits,
+                }
+            }
+            Operand::Special(s) => self.m.sreg(self.cta, self.warp, lane, *s),
+            Operand::Sym(s) => self.m.symbol_address(*s),
+            _ => 0,
+        }
+    }
+
+    /// Writes destination operand `k` (register) for a lane; `_` discards.
+    #[inline]
+    pub fn dst(&mut self, i: &Instr, k: usize, lane: u32, v: u64) {
+        match &i.operands[k] {
+            Operand::Reg(r) => self.set_reg(*r, lane, v),
+            Operand::Pair(d, _) if d.0 != u32::MAX => self.set_reg(*d, lane, v),
+            _ => {}
+        }
+    }
+
+    /// The effective state space of address operand `k`: the instruction's space modifier, else
+    /// the space of a variable used as the base, else generic (`None`).
+    pub fn space(&self, i: &Instr, k: usize) -> Option<Mod> {
+        for m in [Mod::SharedCluster, Mod::SharedCta, Mod::Shared, Mod::Global, Mod::Local, Mod::Param, Mod::Const] {
+            if i.has(m) {
+                return Some(m);
+            }
+        }
+        if let Operand::Addr { base: AddrBase::Sym(s), .. } = &i.operands[k] {
+            return Some(match self.m.module().symbols[s.0 as usize].space {
+                Space::Shared => Mod::SharedCta,
+                Space::Global => Mod::Global,
+                Space::Param => Mod::Param,
+                Space::Local => Mod::Local,
+                Space::Const => Mod::Const,
+            });
+        }
+        None
+    }
+
+    /// The address of address operand `k` for a lane.
+    #[inline]
+    pub fn addr(&self, i: &Instr, k: usize, lane: u32) -> u64 {
+        match &i.operands[k] {
+            Operand::Addr { base, offset } => {
+                let b = match base {
+                    AddrBase::Reg(r) => self.reg(*r, lane),
+                    AddrBase::Sym(s) => self.m.symbol_address(*s),
+                    AddrBase::Imm(v) => *v,
+                };
+                b.wrapping_add(*offset as u64)
+            }
+            _ => 0,
+        }
+    }
+
+    /// Resolves address operand `k` of a lane to a place, reporting a finding when it is bad.
+    pub fn place(&mut self, i: &Instr, k: usize, lane: u32, size: usize) -> Result<Place, Stop> {
+        let a = self.addr(i, k, lane);
+        let sp = self.space(i, k);
+        match self.m.resolve(self.cta, self.warp, lane, sp, a, size) {
+            Ok(p) => Ok(p),
+            Err(b) => {
+                self.finding(b.kind, lane, b.msg)?;
+                Err(Stop::Finding)
+            }
+        }
+    }
+
+    /// Reports a finding at this instruction and lane.
+    pub fn finding(&mut self, kind: FindingKind, lane: u32, msg: String) -> Result<(), Stop> {
+        self.m.report(kind, msg, Some((self.cta, self.warp, lane, self.pc)))
+    }
+
+    /// The instruction as text (for messages).
+    pub fn text(&self, i: &Instr) -> String {
+        hopsync_firmware::printer::print_instr(self.m.module(), i)
+    }
+
+    /// Blocks the lanes in `mask` on `w` (they resume after this instruction).
+    pub fn block(&mut self, mask: u32, w: Wait) {
+        let warp = &mut self.m.ctas[self.cta as usize].warps[self.warp as usize];
+        for l in lanes(mask) {
+            warp.lane[l as usize] = Lane::Blocked(w);
+        }
+    }
+
+    /// Lowest lane of the executing mask.
+    pub fn first_lane(&self) -> u32 {
+        self.mask.trailing_zeros()
+    }
+
+    /// Queues an asynchronous completion.
+    pub fn push_async(&mut self, op: AsyncOp) {
+        self.m.push_async(op)
+    }
+}
+
+/// Fails with "unsupported: <instruction>".
+pub fn unsupported(cx: &Cx<'_, '_>, i: &Instr, what: &str) -> R {
+    Err(Stop::Unsupported(format!(
+        "unsupported: {what} (`{}` at {}:{})",
+        cx.text(i),
+        cx.m.prog.path,
+        i.loc
+    )))
+}

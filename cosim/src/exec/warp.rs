@@ -1,0 +1,182 @@
+//! Warp and cluster instructions: mapa, elect.sync, activemask, vote.sync, match.sync, redux.sync,
+//! bar.warp.sync, griddepcontrol (PTX 9.7.9.x, 9.7.13.2, 9.7.13.8 - 9.7.13.14).
+
+use super::{bits, lanes, sext, trunc, Cx, Exec, Flow, Stop, R};
+use crate::finding::FindingKind;
+use crate::machine::{SHARED_GENERIC_BASE, SMEM_CLUSTER_STRIDE};
+use hopsync_firmware::ir::{Instr, Mod, Operand};
+use hopsync_firmware::ops::op;
+
+/// The `.sync` rule shared by these instructions: every executing thread is in membermask, and
+/// every live thread named in membermask executes the instruction together (PTX 9.7.13.9: "the
+/// behavior is undefined if the executing thread is not in membermask").
+fn check_membermask(cx: &mut Cx<'_, '_>, i: &Instr, k: usize) -> Result<u32, Stop> {
+    let lane0 = cx.first_lane();
+    let mm = cx.src(i, k, lane0) as u32;
+    for l in lanes(cx.mask) {
+        if cx.src(i, k, l) as u32 != mm {
+            cx.finding(FindingKind::WarpSyncMaskMismatch, l, format!("lanes disagree on membermask: lane {lane0} has {mm:#010x}, lane {l} has {:#010x}", cx.src(i, k, l) as u32))?;
+        }
+    }
+    let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
+    if cx.mask & !mm != 0 {
+        let l = (cx.mask & !mm).trailing_zeros();
+        cx.finding(FindingKind::WarpSyncMaskMismatch, l, format!("lane {l} executes `{}` but is not in membermask {mm:#010x}", cx.text(i)))?;
+    }
+    let missing = mm & live & !cx.mask;
+    if missing != 0 {
+        cx.finding(
+            FindingKind::WarpSyncMaskMismatch,
+            lane0,
+            format!("membermask {mm:#010x} names lanes {missing:#010x} that are live but not executing `{}` with the others (executing {:#010x})", cx.text(i), cx.mask),
+        )?;
+    }
+    Ok(mm & cx.mask)
+}
+
+/// mapa (PTX 9.7.9.x "mapa"): the address of the same variable in CTA `rank` of the cluster.
+impl Exec for op::Mapa {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let n: u32 = cx.m.prog.manifest.cluster_size();
+        let w = bits(cx.ty(i));
+        let generic = !i.has(Mod::SharedCluster);
+        for l in lanes(cx.mask) {
+            let a = cx.src(i, 1, l);
+            let rank = cx.src(i, 2, l) as u32;
+            if rank >= n {
+                cx.finding(FindingKind::ClusterRankOutOfRange, l, format!("mapa to CTA rank {rank}, but the cluster has {n} CTAs"))?;
+                continue;
+            }
+            let local = if generic { a.wrapping_sub(SHARED_GENERIC_BASE) } else { a };
+            let v = SMEM_CLUSTER_STRIDE * (rank as u64 + 1) + (local % SMEM_CLUSTER_STRIDE);
+            cx.dst(i, 0, l, trunc(if generic { v + SHARED_GENERIC_BASE } else { v }, w));
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// elect.sync (PTX 9.7.13.14): the lowest executing lane in membermask is the leader.
+impl Exec for op::Elect {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let set = check_membermask(cx, i, 1)?;
+        let leader = set.trailing_zeros();
+        for l in lanes(cx.mask) {
+            if let Operand::Pair(d, p) = &i.operands[0] {
+                if d.0 != u32::MAX {
+                    cx.set_reg(*d, l, leader as u64);
+                }
+                cx.set_reg(*p, l, (l == leader) as u64);
+            } else {
+                cx.dst(i, 0, l, (l == leader) as u64);
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// activemask (PTX 9.7.13.11): the threads of the warp executing this instruction together.
+impl Exec for op::Activemask {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let g = cx.group as u64;
+        for l in lanes(cx.mask) {
+            cx.dst(i, 0, l, g);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// vote.sync (PTX 9.7.13.9).
+impl Exec for op::Vote {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let set = check_membermask(cx, i, 2)?;
+        let ballot = lanes(set).filter(|&l| cx.src(i, 1, l) & 1 == 1).fold(0u32, |m, l| m | 1 << l);
+        let v = if i.has(Mod::Ballot) {
+            ballot as u64
+        } else if i.has(Mod::All) {
+            (ballot == set) as u64
+        } else if i.has(Mod::Any) {
+            (ballot != 0) as u64
+        } else {
+            (ballot == set || ballot == 0) as u64
+        };
+        for l in lanes(cx.mask) {
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// match.sync (PTX 9.7.13.10).
+impl Exec for op::Match {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let set = check_membermask(cx, i, 2)?;
+        let w = bits(cx.ty(i));
+        let vals: Vec<(u32, u64)> = lanes(set).map(|l| (l, trunc(cx.src(i, 1, l), w))).collect();
+        let all_same = vals.windows(2).all(|p| p[0].1 == p[1].1);
+        for l in lanes(cx.mask) {
+            let mine = trunc(cx.src(i, 1, l), w);
+            let (d, p) = if i.has(Mod::Any) {
+                (vals.iter().filter(|(_, v)| *v == mine).fold(0u32, |m, (k, _)| m | 1 << k), None)
+            } else {
+                (if all_same { set } else { 0 }, Some(all_same))
+            };
+            match &i.operands[0] {
+                Operand::Pair(dr, pr) => {
+                    if dr.0 != u32::MAX {
+                        cx.set_reg(*dr, l, d as u64);
+                    }
+                    cx.set_reg(*pr, l, p.unwrap_or(false) as u64);
+                }
+                _ => cx.dst(i, 0, l, d as u64),
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// redux.sync (PTX 9.7.13.12).
+impl Exec for op::Redux {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        if t == Mod::F32 {
+            return super::unsupported(cx, i, "redux.sync on .f32 (sm_100a)");
+        }
+        let set = check_membermask(cx, i, 2)?;
+        let vals: Vec<u64> = lanes(set).map(|l| trunc(cx.src(i, 1, l), 32)).collect();
+        let signed = t == Mod::S32;
+        let v = if i.has(Mod::Add) {
+            vals.iter().fold(0u64, |a, b| a.wrapping_add(*b))
+        } else if i.has(Mod::Min) {
+            if signed { vals.iter().map(|v| sext(*v, 32)).min().unwrap_or(0) as u64 } else { vals.iter().copied().min().unwrap_or(0) }
+        } else if i.has(Mod::Max) {
+            if signed { vals.iter().map(|v| sext(*v, 32)).max().unwrap_or(0) as u64 } else { vals.iter().copied().max().unwrap_or(0) }
+        } else if i.has(Mod::And) {
+            vals.iter().fold(u32::MAX as u64, |a, b| a & b)
+        } else if i.has(Mod::Or) {
+            vals.iter().fold(0, |a, b| a | b)
+        } else {
+            vals.iter().fold(0, |a, b| a ^ b)
+        };
+        for l in lanes(cx.mask) {
+            cx.dst(i, 0, l, trunc(v, 32));
+        }
+        Ok(Flow::Next)
+    }
+}
+
+/// bar.warp.sync (PTX 9.7.13.2): the named lanes meet here. With min-pc scheduling they already
+/// execute together; a lane named but elsewhere is the mismatch finding.
+impl Exec for op::BarWarpSync {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        check_membermask(cx, i, 0)?;
+        Ok(Flow::Next)
+    }
+}
+
+/// griddepcontrol (PTX 9.7.13.13): hopsync launches one grid with no dependent grid, so
+/// `launch_dependents` has nothing to launch and `wait` has no prerequisite grid to wait for.
+impl Exec for op::Griddepcontrol {
+    fn exec(_: &mut Cx<'_, '_>, _: &Instr) -> R {
+        Ok(Flow::Next)
+    }
+}

@@ -1,0 +1,142 @@
+//! Findings: undefined behaviour, broken rules and deadlocks, each with a stable name shared by the
+//! golden model, the RTL simulation assertions and the bad-program expectations.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! findings {
+    ($( $(#[$doc:meta])* $v:ident ),* $(,)?) => {
+        /// Every finding kind.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum FindingKind { $( $(#[$doc])* $v ),* }
+        impl FindingKind {
+            /// Stable name.
+            pub fn name(self) -> &'static str {
+                match self { $( FindingKind::$v => stringify!($v) ),* }
+            }
+            /// All kinds.
+            pub const ALL: &'static [FindingKind] = &[$(FindingKind::$v),*];
+            /// Kind from its name.
+            pub fn from_name(s: &str) -> Option<FindingKind> {
+                Self::ALL.iter().copied().find(|k| k.name() == s)
+            }
+        }
+    };
+}
+
+findings! {
+    /// An mbarrier operation other than init on an object never initialized or invalidated (PTX 9.7.13.15.3).
+    MbarrierUninitialized,
+    /// `mbarrier.init` on an object that is still valid (PTX 9.7.13.15.9: "must be invalidated to repurpose").
+    MbarrierInitOnValid,
+    /// Arrival or expected count outside 1..=2^20-1 (PTX 9.7.13.15.2).
+    MbarrierCountOutOfRange,
+    /// Pending arrival count would go below zero (PTX 9.7.13.15.2).
+    MbarrierPendingUnderflow,
+    /// tx-count outside [-(2^20-1), 2^20-1] (PTX 9.7.13.15.2).
+    MbarrierTxCountOutOfRange,
+    /// A `.noComplete` arrive that completes the phase (PTX 9.7.13.15.13).
+    MbarrierNoCompleteCompleted,
+    /// test_wait/try_wait on a phase neither current nor immediately preceding (PTX 9.7.13.15.16).
+    MbarrierWaitPhaseInvalid,
+    /// An operation other than arrive/expect_tx/complete_tx on a `.shared::cluster` mbarrier (PTX 9.7.13.15.8).
+    MbarrierClusterAddressUnsupported,
+    /// An arrive in the next phase before a wait returned true in this one (PTX 9.7.13.15.4).
+    MbarrierArriveBeforeWait,
+    /// An mbarrier address that is not 8-byte aligned (PTX 9.7.13.15.1).
+    MbarrierMisaligned,
+    /// An mbarrier address outside shared memory (PTX 9.7.13.15.1).
+    MbarrierNotShared,
+    /// `mbarrier.pending_count` on a token that did not come from a `.noComplete` arrive (PTX 9.7.13.15.17).
+    MbarrierPendingCountBadToken,
+    /// A plain memory access to an mbarrier object while it is valid (PTX 9.7.13.15.3: only mbarrier ops may touch it).
+    MbarrierAccessedAsData,
+    /// Barrier id outside 0..=15 (PTX 9.7.13.1).
+    BarrierIdOutOfRange,
+    /// Barrier thread count not a multiple of the warp size (PTX 9.7.13.1).
+    BarrierCountNotMultipleOfWarp,
+    /// More threads arrived than the barrier's thread count (PTX 9.7.13.1).
+    BarrierCountTooSmall,
+    /// Threads using one active barrier with different thread counts (PTX 9.7.13.1).
+    BarrierCountMismatch,
+    /// An `.aligned` barrier executed by a divergent warp (PTX 9.7.13.1).
+    BarrierAlignedDivergent,
+    /// `bar.red` mixed with `bar.sync`/`bar.arrive` on the same active barrier (PTX 9.7.13.1).
+    BarrierRedMixed,
+    /// A warp arriving twice on a barrier before it resets (PTX 9.7.13.1).
+    BarrierWarpArrivedTwice,
+    /// `barrier.cluster.wait` without a preceding arrive in this phase (PTX 9.7.13.3).
+    ClusterBarrierWaitWithoutArrive,
+    /// `barrier.cluster.arrive` twice in one phase (PTX 9.7.13.3).
+    ClusterBarrierArriveTwice,
+    /// A `.aligned` cluster barrier executed divergently (PTX 9.7.13.3).
+    ClusterBarrierAlignedDivergent,
+    /// A `.sync` warp instruction whose membermask does not match the threads executing it (PTX 9.7.13.2, 9.7.13.9-14).
+    WarpSyncMaskMismatch,
+    /// A memory access outside any allocation.
+    MemOutOfBounds,
+    /// A memory access not aligned to its size.
+    MemMisaligned,
+    /// `mapa` or a `.shared::cluster` access naming a CTA rank outside the cluster.
+    ClusterRankOutOfRange,
+    /// `st.async` / `red.async` whose mbarrier is not in the same CTA as the destination (PTX 9.7.9.12).
+    AsyncMbarrierMismatch,
+    /// Every live warp blocked (or spinning) and no asynchronous operation pending.
+    Deadlock,
+    /// The run passed its step limit.
+    StepLimit,
+    /// Division by zero in an integer `div`/`rem`.
+    DivideByZero,
+}
+
+/// Where a finding happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Location {
+    /// Source file.
+    pub file: String,
+    /// Source line (0 when not tied to one instruction).
+    pub line: u32,
+    /// Source column.
+    pub col: u32,
+    /// Program counter (instruction index).
+    pub pc: u32,
+    /// Linear CTA id.
+    pub cta: u32,
+    /// Warp index within the CTA.
+    pub warp: u32,
+    /// First offending lane.
+    pub lane: u32,
+    /// The instruction as text.
+    pub instr: String,
+}
+
+/// A named finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable kind.
+    pub kind: FindingKind,
+    /// What happened, with the state involved.
+    pub message: String,
+    /// Where.
+    pub location: Location,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let l = &self.location;
+        write!(
+            f,
+            "finding {}: {}\n  --> {}:{}:{} (cta {}, warp {}, lane {}, pc {}: `{}`)",
+            self.kind.name(),
+            self.message,
+            l.file,
+            l.line,
+            l.col,
+            l.cta,
+            l.warp,
+            l.lane,
+            l.pc,
+            l.instr
+        )
+    }
+}

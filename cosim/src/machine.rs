@@ -1,0 +1,1022 @@
+//! The golden machine: a SIMT executor of the firmware IR.
+//!
+//! Grid → clusters → CTAs → warps of 32 lanes. Each lane has its own pc; a warp executes the group
+//! of ready lanes at the lowest pc (min-pc reconvergence: divergent paths of structured code meet
+//! again where the lower path catches up), one warp-instruction per scheduler step, atomically.
+//! Warps are picked round-robin, or in a seeded random order with `--seed`. Asynchronous
+//! operations (cp.async, st.async, red.async) complete at later steps chosen by the scheduler.
+//!
+//! Every executed warp-instruction can produce a [`Retire`] record (when logging is on).
+
+use crate::exec::{self, Flow, Stop};
+use crate::finding::{Finding, FindingKind, Location};
+use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
+use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
+use hopsync_firmware::{printer, Program};
+use std::collections::HashMap;
+
+/// Base of the first global buffer (docs/DESIGN.md).
+pub const GLOBAL_BASE: u64 = 0x0000_0001_0000_0000;
+/// Generic addresses of shared memory start here (docs/DESIGN.md).
+pub const SHARED_GENERIC_BASE: u64 = 0x0000_7f00_0000_0000;
+/// Generic addresses of local memory start here (docs/DESIGN.md).
+pub const LOCAL_GENERIC_BASE: u64 = 0x0000_7e00_0000_0000;
+/// Stride of CTA windows in the `.shared::cluster` space (docs/DESIGN.md).
+pub const SMEM_CLUSTER_STRIDE: u64 = 0x0100_0000;
+/// Warp size.
+pub const WARP: usize = 32;
+
+/// What to do on undefined behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UbMode {
+    /// Stop at the first finding.
+    Error,
+    /// Record findings and continue where the model can.
+    Warn,
+}
+
+/// Run options.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None`: deterministic round-robin; `Some(seed)`: randomized interleaving and async delays.
+    pub seed: Option<u64>,
+    /// UB policy.
+    pub ub: UbMode,
+    /// Maximum scheduler steps before the `StepLimit` finding.
+    pub max_steps: u64,
+    /// Steps without progress (no memory or sync change) before the `Deadlock` finding.
+    pub spin_limit: u64,
+    /// Steps an asynchronous operation takes in deterministic mode.
+    pub async_delay: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { seed: None, ub: UbMode::Error, max_steps: 200_000_000, spin_limit: 2_000_000, async_delay: 64 }
+    }
+}
+
+/// Why a lane is not ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Waiting for a named barrier to complete (id, generation arrived in).
+    NamedBarrier(u8, u64),
+    /// Waiting for the rest of its warp to reach a non-aligned named barrier.
+    NamedBarrierWarp(u8),
+    /// Waiting for the cluster barrier phase it arrived in.
+    ClusterBarrier(u64),
+    /// `cp.async.wait_group n` (n stored).
+    CpAsyncGroups(u32),
+}
+
+/// A lane's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Not launched (partial last warp) or exited.
+    Done,
+    /// Runnable.
+    Ready,
+    /// Blocked.
+    Blocked(Wait),
+}
+
+/// What a warp last polled without success (for deadlock reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Poll {
+    /// CTA holding the mbarrier.
+    pub cta: u32,
+    /// Its shared offset.
+    pub offset: u32,
+    /// The pc of the wait instruction.
+    pub pc: u32,
+}
+
+/// A warp.
+#[derive(Debug, Clone)]
+pub struct Warp {
+    /// Registers, `reg * 32 + lane`.
+    pub regs: Vec<u64>,
+    /// Per-lane program counters.
+    pub pc: [u32; WARP],
+    /// Per-lane state.
+    pub lane: [Lane; WARP],
+    /// Lanes that exist (threads of the CTA).
+    pub launched: u32,
+    /// Last unsuccessful mbarrier poll, cleared on progress.
+    pub polling: Option<Poll>,
+    /// Per barrier id, lanes that reached a non-aligned barrier while the warp was divergent.
+    pub bar_partial: [u32; 16],
+    /// Per lane: the number of the cp.async group now open (copies issued go into it; a commit
+    /// closes it and opens the next).
+    pub cp_open_group: [u64; WARP],
+    /// cp.async copies in flight: (lane, group, ready_at).
+    pub cp_inflight: Vec<(u32, u64, u64)>,
+    /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
+    pub cluster_arrival: [Option<u64>; WARP],
+}
+
+impl Warp {
+    /// Lanes not exited.
+    pub fn live(&self) -> u32 {
+        (0..WARP).filter(|&l| self.lane[l] != Lane::Done).fold(0, |m, l| m | 1 << l)
+    }
+    /// Whether every lane is done.
+    pub fn exited(&self) -> bool {
+        self.lane.iter().all(|l| *l == Lane::Done)
+    }
+    /// The group to run next: lanes that are ready at the lowest pc.
+    pub fn next_group(&self) -> Option<(u32, u32)> {
+        let mut best = u32::MAX;
+        for l in 0..WARP {
+            if self.lane[l] == Lane::Ready && self.pc[l] < best {
+                best = self.pc[l];
+            }
+        }
+        if best == u32::MAX {
+            return None;
+        }
+        let mask = (0..WARP).filter(|&l| self.lane[l] == Lane::Ready && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
+        Some((best, mask))
+    }
+}
+
+/// One named barrier of a CTA (PTX 9.7.13.1).
+#[derive(Debug, Clone, Default)]
+pub struct NamedBarrier {
+    /// Threads expected (None: all non-exited threads of the CTA).
+    pub expected: Option<u32>,
+    /// Threads arrived (warp-granular: a warp counts 32).
+    pub arrived: u32,
+    /// Warps arrived in this generation.
+    pub arrived_warps: u64,
+    /// Whether the barrier is in use by `bar.red` (vs sync/arrive) this generation.
+    pub red: Option<Mod>,
+    /// popc accumulator.
+    pub popc: u32,
+    /// and accumulator.
+    pub all: bool,
+    /// or accumulator.
+    pub any: bool,
+    /// Completed generations.
+    pub generation: u64,
+    /// Red results delivered to waiters, by (warp, lane): register to write.
+    pub red_dst: Vec<(u32, u32, u32)>,
+}
+
+/// Shadow facts about one mbarrier object, for findings only (not architectural state).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MbarShadow {
+    /// Phase number (unbounded) as seen by the golden model.
+    pub phase: u64,
+    /// Per warp-lane: the phase number in which a wait last returned true, to find arrives in the
+    /// next phase before any wait returned true (PTX 9.7.13.15.4) we track per object only
+    /// whether some wait returned true for the phase before the current one.
+    pub waited_prev: bool,
+}
+
+/// A CTA.
+#[derive(Debug, Clone)]
+pub struct Cta {
+    /// Linear id in the grid.
+    pub id: u32,
+    /// %ctaid.
+    pub ctaid: [u32; 3],
+    /// Cluster index.
+    pub cluster: u32,
+    /// Rank in the cluster (%cluster_ctarank).
+    pub rank: u32,
+    /// %cluster_ctaid.
+    pub cluster_ctaid: [u32; 3],
+    /// Shared memory.
+    pub smem: Vec<u8>,
+    /// Warps.
+    pub warps: Vec<Warp>,
+    /// Named barriers 0..=15.
+    pub bars: Vec<NamedBarrier>,
+    /// Valid mbarrier objects by shared offset.
+    pub mbarriers: HashMap<u32, MbarShadow>,
+    /// Per-thread local memory.
+    pub local: Vec<Vec<u8>>,
+}
+
+/// A cluster and its barrier (PTX 9.7.13.3).
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    /// Linear ids of its CTAs, by rank.
+    pub ctas: Vec<u32>,
+    /// Completed phases.
+    pub phase: u64,
+    /// Threads arrived in the current phase.
+    pub arrived: u64,
+}
+
+/// A global allocation.
+#[derive(Debug, Clone)]
+pub struct Region {
+    /// Buffer or variable name.
+    pub name: String,
+    /// Base address.
+    pub base: u64,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}
+
+/// An asynchronous operation in flight.
+#[derive(Debug, Clone)]
+pub enum AsyncOp {
+    /// `cp.async`: copy `bytes` into shared memory of `cta` at `dst`, then decrement the issuing
+    /// thread's group.
+    CpAsync {
+        /// CTA.
+        cta: u32,
+        /// Warp.
+        warp: u32,
+        /// Lane.
+        lane: u32,
+        /// Destination shared offset.
+        dst: u32,
+        /// Data (read at issue: the source is not written while a copy is in flight in these programs;
+        /// the async-proxy race finding comes with the TMA issue).
+        data: Vec<u8>,
+        /// The issuing thread's cp.async group.
+        group: u64,
+    },
+    /// `cp.async.mbarrier.arrive`: an arrive-on triggered when the thread's prior cp.async complete.
+    CpAsyncArrive {
+        /// CTA of the mbarrier.
+        cta: u32,
+        /// Shared offset of the mbarrier.
+        offset: u32,
+        /// `.noinc`: the pending count was not incremented at issue.
+        noinc: bool,
+        /// Issuing thread.
+        warp: u32,
+        /// Issuing lane.
+        lane: u32,
+    },
+    /// `st.async`/`red.async`: write (or reduce into) remote shared memory, then complete-tx.
+    RemoteWrite {
+        /// Destination CTA.
+        cta: u32,
+        /// Destination offset.
+        dst: u32,
+        /// Data (for red.async: the operand, applied at completion).
+        data: Vec<u8>,
+        /// red.async op and type, if a reduction.
+        red: Option<(Mod, Mod)>,
+        /// mbarrier offset in the destination CTA.
+        mbar: u32,
+        /// Bytes to complete on the mbarrier.
+        tx: u32,
+    },
+}
+
+/// A scheduled asynchronous completion.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// Step at which it may complete.
+    pub ready_at: u64,
+    /// Issue order.
+    pub seq: u64,
+    /// What completes.
+    pub op: AsyncOp,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every thread exited.
+    Completed,
+    /// Stopped by a finding (the last one in `findings`).
+    Fault,
+    /// Stopped because something is not supported.
+    Unsupported(String),
+}
+
+/// The whole mutable state of a run.
+pub struct Machine<'p> {
+    /// The program.
+    pub prog: &'p Program,
+    /// Options.
+    pub cfg: Config,
+    /// CTAs, by linear id.
+    pub ctas: Vec<Cta>,
+    /// Clusters.
+    pub clusters: Vec<Cluster>,
+    /// Global memory.
+    pub global: Vec<Region>,
+    /// The kernel parameter buffer and each param's offset in it.
+    pub params: Vec<u8>,
+    /// Offsets of params / shared symbols, by symbol id.
+    pub sym_offset: Vec<u64>,
+    /// Static + dynamic shared bytes per CTA.
+    pub smem_bytes: u32,
+    /// Asynchronous operations in flight.
+    pub pending: Vec<Pending>,
+    /// Scheduler step.
+    pub step: u64,
+    /// Warp-instructions executed.
+    pub instructions: u64,
+    /// Thread-instructions executed.
+    pub thread_instructions: u64,
+    /// mbarrier phases completed.
+    pub phases_completed: u64,
+    /// Findings so far.
+    pub findings: Vec<Finding>,
+    /// Step of the last progress event.
+    pub last_progress: u64,
+    /// Async issue counter.
+    pub seq: u64,
+    /// Tokens returned by `.noComplete` arrives (the only ones `mbarrier.pending_count` may read).
+    pub nocomplete_tokens: std::collections::HashSet<u64>,
+    /// Record being built for the current instruction (when logging).
+    pub rec: Option<Retire>,
+    /// Where records go.
+    pub sink: Option<Box<dyn RetireSink + 'p>>,
+    rng: u64,
+    rr: usize,
+    order: Vec<(u32, u32)>,
+}
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+impl<'p> Machine<'p> {
+    /// Builds the launch: global buffers, params, CTAs and warps.
+    pub fn new(prog: &'p Program, cfg: Config) -> Machine<'p> {
+        let m = &prog.module;
+        let man = &prog.manifest;
+        // Global buffers, then module-scope .global variables.
+        let mut global = Vec::new();
+        let mut next = GLOBAL_BASE;
+        let mut buf_addr = HashMap::new();
+        for b in &man.buffers {
+            buf_addr.insert(b.name.clone(), next);
+            global.push(Region { name: b.name.clone(), base: next, bytes: b.initial_bytes() });
+            next += (b.bytes + 255) & !255;
+            next += 256; // a guard gap so overruns are out of bounds, not in the next buffer
+        }
+        let mut sym_offset = vec![0u64; m.symbols.len()];
+        let mut smem = 0u64;
+        let mut params = Vec::new();
+        for (i, s) in m.symbols.iter().enumerate() {
+            match s.space {
+                Space::Global | Space::Const => {
+                    let mut bytes = vec![0u8; s.bytes().max(1) as usize];
+                    let eb = s.ty.type_bytes().unwrap_or(1) as usize;
+                    for (k, v) in s.init.iter().enumerate() {
+                        let le = v.to_le_bytes();
+                        if (k + 1) * eb <= bytes.len() {
+                            bytes[k * eb..(k + 1) * eb].copy_from_slice(&le[..eb]);
+                        }
+                    }
+                    sym_offset[i] = next;
+                    global.push(Region { name: s.name.clone(), base: next, bytes });
+                    next += (s.bytes() + 255) & !255;
+                    next += 256;
+                }
+                Space::Shared if !s.is_extern => {
+                    let a = s.alignment().max(1);
+                    smem = (smem + a - 1) / a * a;
+                    sym_offset[i] = smem;
+                    smem += s.bytes();
+                }
+                Space::Param => {
+                    let a = s.alignment().max(1);
+                    let off = (params.len() as u64 + a - 1) / a * a;
+                    params.resize(off as usize, 0);
+                    sym_offset[i] = off;
+                    let val: u64 = man
+                        .params
+                        .iter()
+                        .find(|p| p.name == s.name)
+                        .map(|p| match (&p.buffer, p.value) {
+                            (Some(b), _) => buf_addr[b],
+                            (None, Some(v)) => v as u64,
+                            _ => 0,
+                        })
+                        .unwrap_or(0);
+                    let n = s.bytes() as usize;
+                    let le = val.to_le_bytes();
+                    for k in 0..n {
+                        params.push(if k < 8 { le[k] } else { 0 });
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Dynamic shared memory: every extern .shared symbol starts at the same aligned offset.
+        let dyn_base = (smem + 1023) / 1024 * 1024;
+        let has_dyn = m.symbols.iter().any(|s| s.space == Space::Shared && s.is_extern);
+        for (i, s) in m.symbols.iter().enumerate() {
+            if s.space == Space::Shared && s.is_extern {
+                sym_offset[i] = dyn_base;
+            }
+        }
+        let smem_bytes = if has_dyn || man.launch.dynamic_smem > 0 {
+            dyn_base + man.launch.dynamic_smem as u64
+        } else {
+            smem
+        } as u32;
+
+        let l = &man.launch;
+        let threads = man.threads_per_cta() as usize;
+        let nwarps = threads.div_ceil(WARP);
+        let nregs = m.kernel.regs.len();
+        let mut ctas = Vec::new();
+        let mut clusters: Vec<Cluster> = Vec::new();
+        let cpg = [l.grid[0] / l.cluster[0], l.grid[1] / l.cluster[1], l.grid[2] / l.cluster[2]];
+        for z in 0..l.grid[2] {
+            for y in 0..l.grid[1] {
+                for x in 0..l.grid[0] {
+                    let id = ctas.len() as u32;
+                    let cid = [x / l.cluster[0], y / l.cluster[1], z / l.cluster[2]];
+                    let cluster = cid[0] + cpg[0] * (cid[1] + cpg[1] * cid[2]);
+                    let cc = [x % l.cluster[0], y % l.cluster[1], z % l.cluster[2]];
+                    let rank = cc[0] + l.cluster[0] * (cc[1] + l.cluster[1] * cc[2]);
+                    while clusters.len() <= cluster as usize {
+                        clusters.push(Cluster::default());
+                    }
+                    let cl = &mut clusters[cluster as usize];
+                    if cl.ctas.len() <= rank as usize {
+                        cl.ctas.resize(rank as usize + 1, u32::MAX);
+                    }
+                    cl.ctas[rank as usize] = id;
+                    let warps = (0..nwarps)
+                        .map(|w| {
+                            let mut lane = [Lane::Done; WARP];
+                            let mut launched = 0;
+                            for (l, st) in lane.iter_mut().enumerate() {
+                                if w * WARP + l < threads {
+                                    *st = Lane::Ready;
+                                    launched |= 1 << l;
+                                }
+                            }
+                            Warp {
+                                regs: vec![0; nregs * WARP],
+                                pc: [0; WARP],
+                                lane,
+                                launched,
+                                polling: None,
+                                bar_partial: [0; 16],
+                                cp_open_group: [0; WARP],
+                                cp_inflight: Vec::new(),
+                                cluster_arrival: [None; WARP],
+                            }
+                        })
+                        .collect();
+                    let local_bytes: u64 = m.symbols.iter().filter(|s| s.space == Space::Local).map(|s| s.bytes() + 16).sum();
+                    ctas.push(Cta {
+                        id,
+                        ctaid: [x, y, z],
+                        cluster,
+                        rank,
+                        cluster_ctaid: cc,
+                        smem: vec![0; smem_bytes as usize],
+                        warps,
+                        bars: vec![NamedBarrier::default(); 16],
+                        mbarriers: HashMap::new(),
+                        local: vec![vec![0; local_bytes as usize]; if local_bytes > 0 { nwarps * WARP } else { 0 }],
+                    });
+                }
+            }
+        }
+        // Local symbols: offsets within each thread's local frame.
+        let mut loff = 0u64;
+        for (i, s) in m.symbols.iter().enumerate() {
+            if s.space == Space::Local {
+                let a = s.alignment().max(1);
+                loff = (loff + a - 1) / a * a;
+                sym_offset[i] = loff;
+                loff += s.bytes();
+            }
+        }
+        let order = ctas.iter().flat_map(|c| (0..c.warps.len() as u32).map(move |w| (c.id, w))).collect();
+        let rng = cfg.seed.map(|s| s ^ 0x5DEE_CE66_D1CE_4E5B).unwrap_or(1) | 1;
+        Machine {
+            prog,
+            cfg,
+            ctas,
+            clusters,
+            global,
+            params,
+            sym_offset,
+            smem_bytes,
+            pending: Vec::new(),
+            step: 0,
+            instructions: 0,
+            thread_instructions: 0,
+            phases_completed: 0,
+            findings: Vec::new(),
+            last_progress: 0,
+            seq: 0,
+            nocomplete_tokens: Default::default(),
+            rec: None,
+            sink: None,
+            rng,
+            rr: 0,
+            order,
+        }
+    }
+
+    /// The module.
+    pub fn module(&self) -> &'p Module {
+        &self.prog.module
+    }
+
+    /// Sends retire records to `sink`.
+    pub fn set_sink(&mut self, sink: Box<dyn RetireSink + 'p>) {
+        self.sink = Some(sink);
+    }
+
+    /// Runs to completion or to the first stopping finding.
+    pub fn run(&mut self) -> Outcome {
+        loop {
+            match self.step_once() {
+                Ok(true) => {}
+                Ok(false) => return Outcome::Completed,
+                Err(Stop::Finding) => return Outcome::Fault,
+                Err(Stop::Unsupported(s)) => return Outcome::Unsupported(s),
+            }
+        }
+    }
+
+    /// Random number in `0..n` (deterministic mode: 0).
+    pub fn rand(&mut self, n: u64) -> u64 {
+        if self.cfg.seed.is_none() || n <= 1 {
+            return 0;
+        }
+        xorshift(&mut self.rng) % n
+    }
+
+    /// Delay for a new asynchronous operation.
+    pub fn async_ready_at(&mut self) -> u64 {
+        let d = if self.cfg.seed.is_some() { 1 + self.rand(4 * self.cfg.async_delay) } else { self.cfg.async_delay };
+        self.step + d
+    }
+
+    /// Schedules an asynchronous completion.
+    pub fn push_async(&mut self, op: AsyncOp) {
+        let ready_at = self.async_ready_at();
+        self.seq += 1;
+        self.pending.push(Pending { ready_at, seq: self.seq, op });
+    }
+
+    /// Marks forward progress (resets the spin detector).
+    pub fn progress(&mut self) {
+        self.last_progress = self.step;
+    }
+
+    /// One scheduler step: complete due async ops, run one warp-instruction.
+    /// Returns Ok(false) when every thread has exited.
+    pub fn step_once(&mut self) -> Result<bool, Stop> {
+        self.step += 1;
+        if self.step > self.cfg.max_steps {
+            self.report(FindingKind::StepLimit, format!("the run passed its limit of {} steps", self.cfg.max_steps), None)?;
+            return Err(Stop::Finding);
+        }
+        self.complete_due(false)?;
+        // Pick a runnable warp.
+        let n = self.order.len();
+        let start = if self.cfg.seed.is_some() { self.rand(n as u64) as usize } else { self.rr };
+        let mut picked = None;
+        for k in 0..n {
+            let (c, w) = self.order[(start + k) % n];
+            if let Some(g) = self.ctas[c as usize].warps[w as usize].next_group() {
+                picked = Some((c, w, g));
+                self.rr = (start + k + 1) % n;
+                break;
+            }
+        }
+        let Some((c, w, (pc, mask))) = picked else {
+            if self.ctas.iter().all(|c| c.warps.iter().all(|w| w.exited())) {
+                // Outstanding async writes still land (they were issued before exit).
+                while !self.pending.is_empty() {
+                    self.complete_due(true)?;
+                }
+                return Ok(false);
+            }
+            if !self.pending.is_empty() {
+                self.complete_due(true)?;
+                return Ok(true);
+            }
+            return self.deadlock(false);
+        };
+        if self.step - self.last_progress > self.cfg.spin_limit && self.pending.is_empty() {
+            return self.deadlock(true);
+        }
+        self.exec_at(c, w, pc, mask)?;
+        Ok(true)
+    }
+
+    /// Completes due asynchronous operations; with `force`, the earliest one regardless of time.
+    fn complete_due(&mut self, force: bool) -> Result<(), Stop> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        loop {
+            let idx = self
+                .pending
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| force || p.ready_at <= self.step)
+                .min_by_key(|(_, p)| (p.ready_at, p.seq))
+                .map(|(i, _)| i);
+            let Some(i) = idx else { return Ok(()) };
+            let p = self.pending.remove(i);
+            self.progress();
+            exec::complete_async(self, p.op)?;
+            if force {
+                return Ok(());
+            }
+        }
+    }
+
+    fn deadlock(&mut self, spinning: bool) -> Result<bool, Stop> {
+        let mut lines = Vec::new();
+        for c in 0..self.ctas.len() {
+            for w in 0..self.ctas[c].warps.len() {
+                let warp = &self.ctas[c].warps[w];
+                if warp.exited() {
+                    continue;
+                }
+                let pcs: Vec<u32> = (0..WARP).filter(|&l| warp.lane[l] != Lane::Done).map(|l| warp.pc[l]).collect();
+                let pc = pcs.iter().copied().min().unwrap_or(0);
+                let what = self.describe_wait(c, w);
+                let ins = self.module().kernel.body.get(pc as usize).map(|i| format!(" `{}` (line {})", printer::print_instr(self.module(), i), i.loc.line)).unwrap_or_default();
+                lines.push(format!("cta {c} warp {w} at pc {pc}{ins}: {what}"));
+            }
+        }
+        let msg = format!(
+            "{}; no asynchronous operation is pending:\n    {}",
+            if spinning { "every live warp has spun without progress" } else { "every live warp is blocked" },
+            lines.join("\n    ")
+        );
+        self.report(FindingKind::Deadlock, msg, None)?;
+        Err(Stop::Finding)
+    }
+
+    /// Text describing what warp `w` of CTA `c` waits on, with the object's state.
+    pub fn describe_wait(&self, c: usize, w: usize) -> String {
+        let warp = &self.ctas[c].warps[w];
+        let mut parts = Vec::new();
+        for l in 0..WARP {
+            if let Lane::Blocked(wt) = warp.lane[l] {
+                let s = match wt {
+                    Wait::NamedBarrier(id, _) | Wait::NamedBarrierWarp(id) => {
+                        let b = &self.ctas[c].bars[id as usize];
+                        format!(
+                            "named barrier {id}: {} of {} threads arrived (warps {:#x})",
+                            b.arrived,
+                            b.expected.map(|e| e.to_string()).unwrap_or_else(|| "all".into()),
+                            b.arrived_warps
+                        )
+                    }
+                    Wait::ClusterBarrier(_) => {
+                        let cl = &self.clusters[self.ctas[c].cluster as usize];
+                        format!("cluster barrier phase {}: {} threads arrived", cl.phase, cl.arrived)
+                    }
+                    Wait::CpAsyncGroups(n) => format!("cp.async.wait_group {n}"),
+                };
+                if !parts.contains(&s) {
+                    parts.push(s);
+                }
+            }
+        }
+        if let Some(p) = warp.polling {
+            let word = self.read_mbar_word(p.cta, p.offset);
+            let s = crate::mbarrier::MbarrierState::decode(word);
+            parts.push(format!(
+                "polling the mbarrier at cta {} shared 0x{:x}: phase {}, pending {}/{} arrivals, tx-count {}",
+                p.cta, p.offset, self.ctas[p.cta as usize].mbarriers.get(&p.offset).map(|m| m.phase).unwrap_or(s.phase as u64), s.pending_arrivals, s.expected_arrivals, s.tx_count
+            ));
+        }
+        if parts.is_empty() {
+            "running".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// Reads an mbarrier word (no checks).
+    pub fn read_mbar_word(&self, cta: u32, off: u32) -> u64 {
+        let s = &self.ctas[cta as usize].smem;
+        let o = off as usize;
+        if o + 8 > s.len() {
+            return 0;
+        }
+        u64::from_le_bytes(s[o..o + 8].try_into().unwrap())
+    }
+
+    /// Executes one warp-instruction for the lanes in `mask` at `pc`.
+    fn exec_at(&mut self, c: u32, w: u32, pc: u32, group: u32) -> Result<(), Stop> {
+        let module = self.module();
+        let Some(ins) = module.kernel.body.get(pc as usize) else {
+            // Falling off the end of the kernel body is an implicit exit.
+            let warp = &mut self.ctas[c as usize].warps[w as usize];
+            for l in 0..WARP {
+                if group >> l & 1 == 1 {
+                    warp.lane[l] = Lane::Done;
+                }
+            }
+            exec::on_lanes_exit(self, c, w, group)?;
+            return Ok(());
+        };
+        // Guard: lanes whose predicate is false skip the instruction.
+        let mut mask = group;
+        if let Some(g) = ins.guard {
+            let warp = &self.ctas[c as usize].warps[w as usize];
+            let base = g.reg.0 as usize * WARP;
+            for l in 0..WARP {
+                if mask >> l & 1 == 1 && ((warp.regs[base + l] & 1 == 1) == g.negated) {
+                    mask &= !(1 << l);
+                }
+            }
+        }
+        self.instructions += 1;
+        self.thread_instructions += mask.count_ones() as u64;
+        if self.sink.is_some() {
+            self.rec = Some(Retire { step: self.step, cta: c, warp: w, pc, mask, ..Default::default() });
+        }
+        let flow = if mask == 0 {
+            Flow::Next
+        } else {
+            let mut cx = exec::Cx { m: self, cta: c, warp: w, pc, mask, group };
+            exec::dispatch(&mut cx, ins)?
+        };
+        let warp = &mut self.ctas[c as usize].warps[w as usize];
+        match flow {
+            Flow::Next => {
+                for l in 0..WARP {
+                    if group >> l & 1 == 1 && warp.pc[l] == pc {
+                        warp.pc[l] = pc + 1;
+                    }
+                }
+            }
+            Flow::Jump(t) => {
+                for l in 0..WARP {
+                    if group >> l & 1 == 1 {
+                        warp.pc[l] = if mask >> l & 1 == 1 { t } else { pc + 1 };
+                    }
+                }
+            }
+            Flow::Exit => {
+                for l in 0..WARP {
+                    if group >> l & 1 == 1 {
+                        if mask >> l & 1 == 1 {
+                            warp.lane[l] = Lane::Done;
+                        } else {
+                            warp.pc[l] = pc + 1;
+                        }
+                    }
+                }
+                self.progress();
+                exec::on_lanes_exit(self, c, w, mask)?;
+            }
+        }
+        if let (Some(r), Some(s)) = (self.rec.take(), self.sink.as_mut()) {
+            s.retire(r);
+        }
+        Ok(())
+    }
+
+    /// Records a finding; in error mode returns `Err(Stop::Finding)`.
+    pub fn report(&mut self, kind: FindingKind, message: String, at: Option<(u32, u32, u32, u32)>) -> Result<(), Stop> {
+        let mut location = Location { file: self.prog.path.clone(), ..Default::default() };
+        if let Some((cta, warp, lane, pc)) = at {
+            location.cta = cta;
+            location.warp = warp;
+            location.lane = lane;
+            location.pc = pc;
+            if let Some(ins) = self.module().kernel.body.get(pc as usize) {
+                location.line = ins.loc.line;
+                location.col = ins.loc.col;
+                location.instr = printer::print_instr(self.module(), ins);
+            }
+        }
+        self.findings.push(Finding { kind, message, location });
+        match self.cfg.ub {
+            UbMode::Error => Err(Stop::Finding),
+            UbMode::Warn => Ok(()),
+        }
+    }
+
+    /// The contents of an output buffer.
+    pub fn buffer(&self, name: &str) -> Option<&[u8]> {
+        self.global.iter().find(|r| r.name == name).map(|r| r.bytes.as_slice())
+    }
+}
+
+// ---- memory ----------------------------------------------------------------------------------
+
+/// A resolved memory location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Global region index, byte offset.
+    Global(usize, usize),
+    /// Shared memory of a CTA (linear id), byte offset.
+    Shared(u32, usize),
+    /// Local memory of thread (cta, thread index), byte offset.
+    Local(u32, usize, usize),
+    /// Kernel parameter buffer offset.
+    Param(usize),
+}
+
+/// Why an address did not resolve.
+#[derive(Debug, Clone)]
+pub struct BadAddr {
+    /// Finding kind.
+    pub kind: FindingKind,
+    /// Text.
+    pub msg: String,
+}
+
+impl<'p> Machine<'p> {
+    /// Resolves an address in `space` (None = generic) issued by thread (cta, warp, lane).
+    pub fn resolve(&self, cta: u32, warp: u32, lane: u32, space: Option<Mod>, addr: u64, size: usize) -> Result<Place, BadAddr> {
+        let oob = |what: &str| BadAddr { kind: FindingKind::MemOutOfBounds, msg: format!("{size}-byte access at {what} 0x{addr:x} is outside every allocation") };
+        if size > 1 && addr % (size.min(16) as u64) != 0 {
+            return Err(BadAddr { kind: FindingKind::MemMisaligned, msg: format!("{size}-byte access at 0x{addr:x} is not {}-byte aligned", size.min(16)) });
+        }
+        match space {
+            Some(Mod::Shared) | Some(Mod::SharedCta) => self.shared_place(cta, addr, size, false).ok_or_else(|| oob("shared::cta")),
+            Some(Mod::SharedCluster) => self.shared_place(cta, addr, size, true).ok_or_else(|| oob("shared::cluster")),
+            Some(Mod::Param) => {
+                if (addr as usize) + size <= self.params.len() {
+                    Ok(Place::Param(addr as usize))
+                } else {
+                    Err(oob("param"))
+                }
+            }
+            Some(Mod::Local) => self.local_place(cta, warp, lane, addr, size).ok_or_else(|| oob("local")),
+            Some(Mod::Global) | Some(Mod::Const) => self.global_place(addr, size).ok_or_else(|| oob("global")),
+            _ => {
+                if (SHARED_GENERIC_BASE..SHARED_GENERIC_BASE + (1 << 32)).contains(&addr) {
+                    self.shared_place(cta, addr - SHARED_GENERIC_BASE, size, true).ok_or_else(|| oob("generic(shared)"))
+                } else if (LOCAL_GENERIC_BASE..LOCAL_GENERIC_BASE + (1 << 32)).contains(&addr) {
+                    self.local_place(cta, warp, lane, addr - LOCAL_GENERIC_BASE, size).ok_or_else(|| oob("generic(local)"))
+                } else {
+                    self.global_place(addr, size).ok_or_else(|| oob("generic(global)"))
+                }
+            }
+        }
+    }
+
+    fn global_place(&self, addr: u64, size: usize) -> Option<Place> {
+        let i = self.global.partition_point(|r| r.base <= addr).checked_sub(1)?;
+        let r = &self.global[i];
+        let off = (addr - r.base) as usize;
+        (off + size <= r.bytes.len()).then_some(Place::Global(i, off))
+    }
+
+    /// `.shared::cta` offsets are the own CTA's; `.shared::cluster` addresses above the first
+    /// stride name a CTA by rank (docs/DESIGN.md).
+    fn shared_place(&self, cta: u32, addr: u64, size: usize, cluster: bool) -> Option<Place> {
+        let (target, off) = if cluster && addr >= SMEM_CLUSTER_STRIDE {
+            let rank = addr / SMEM_CLUSTER_STRIDE - 1;
+            let cl = &self.clusters[self.ctas[cta as usize].cluster as usize];
+            (*cl.ctas.get(rank as usize)?, addr % SMEM_CLUSTER_STRIDE)
+        } else {
+            (cta, addr)
+        };
+        (off as usize + size <= self.smem_bytes as usize).then_some(Place::Shared(target, off as usize))
+    }
+
+    fn local_place(&self, cta: u32, warp: u32, lane: u32, addr: u64, size: usize) -> Option<Place> {
+        let t = warp as usize * WARP + lane as usize;
+        let len = self.ctas[cta as usize].local.get(t).map(|v| v.len()).unwrap_or(0);
+        (addr as usize + size <= len).then_some(Place::Local(cta, t, addr as usize))
+    }
+
+    /// Bytes at a place.
+    pub fn read(&self, p: Place, size: usize) -> &[u8] {
+        match p {
+            Place::Global(i, o) => &self.global[i].bytes[o..o + size],
+            Place::Shared(c, o) => &self.ctas[c as usize].smem[o..o + size],
+            Place::Local(c, t, o) => &self.ctas[c as usize].local[t][o..o + size],
+            Place::Param(o) => &self.params[o..o + size],
+        }
+    }
+
+    /// Reads a little-endian value of up to 8 bytes.
+    pub fn read_u64(&self, p: Place, size: usize) -> u64 {
+        let mut b = [0u8; 8];
+        b[..size.min(8)].copy_from_slice(&self.read(p, size.min(8))[..size.min(8)]);
+        u64::from_le_bytes(b)
+    }
+
+    /// Writes bytes at a place (and logs the write).
+    pub fn write(&mut self, p: Place, data: &[u8]) {
+        let n = data.len();
+        let (space, addr) = match p {
+            Place::Global(i, o) => {
+                self.global[i].bytes[o..o + n].copy_from_slice(data);
+                (MemSpace::Global, self.global[i].base + o as u64)
+            }
+            Place::Shared(c, o) => {
+                self.ctas[c as usize].smem[o..o + n].copy_from_slice(data);
+                (MemSpace::Shared(c), o as u64)
+            }
+            Place::Local(c, t, o) => {
+                self.ctas[c as usize].local[t][o..o + n].copy_from_slice(data);
+                (MemSpace::Local, o as u64)
+            }
+            Place::Param(o) => {
+                self.params[o..o + n].copy_from_slice(data);
+                (MemSpace::Local, o as u64)
+            }
+        };
+        self.last_progress = self.step;
+        if let Some(r) = self.rec.as_mut() {
+            r.mem.push(MemWrite { space, addr, bytes: data.to_vec() });
+        }
+    }
+
+    /// Logs a sync-unit event.
+    pub fn sync_event(&mut self, e: SyncEvent) {
+        self.last_progress = self.step;
+        if let Some(r) = self.rec.as_mut() {
+            r.sync.push(e);
+        }
+    }
+
+    /// The address a symbol names in its space.
+    pub fn symbol_address(&self, s: hopsync_firmware::ir::SymId) -> u64 {
+        self.sym_offset[s.0 as usize]
+    }
+
+    /// Special register value for a thread.
+    pub fn sreg(&self, cta: u32, warp: u32, lane: u32, s: Sreg) -> u64 {
+        use hopsync_firmware::ir::Dim;
+        let c = &self.ctas[cta as usize];
+        let l = &self.prog.manifest.launch;
+        let t = warp * WARP as u32 + lane;
+        let tid = [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])];
+        let d = |d: Dim| match d {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        };
+        let cpg = |i: usize| l.grid[i] / l.cluster[i];
+        let cid = |i: usize| c.ctaid[i] / l.cluster[i];
+        (match s {
+            Sreg::Tid(x) => tid[d(x)],
+            Sreg::Ntid(x) => l.block[d(x)],
+            Sreg::Ctaid(x) => c.ctaid[d(x)],
+            Sreg::Nctaid(x) => l.grid[d(x)],
+            Sreg::Clusterid(x) => cid(d(x)),
+            Sreg::Nclusterid(x) => cpg(d(x)),
+            Sreg::ClusterCtaid(x) => c.cluster_ctaid[d(x)],
+            Sreg::ClusterNctaid(x) => l.cluster[d(x)],
+            Sreg::ClusterCtarank => c.rank,
+            Sreg::ClusterNctarank => l.cluster.iter().product(),
+            Sreg::IsExplicitCluster => (l.cluster != [1, 1, 1]) as u32,
+            Sreg::Laneid => lane,
+            Sreg::Warpid => warp,
+            Sreg::Nwarpid => 64,
+            Sreg::Smid => cta,
+            Sreg::Clock => self.step as u32,
+            Sreg::Clock64 => return self.step,
+            Sreg::Globaltimer => return self.step * 32,
+            Sreg::LanemaskEq => 1 << lane,
+            Sreg::LanemaskLe => ((1u64 << (lane + 1)) - 1) as u32,
+            Sreg::LanemaskLt => ((1u64 << lane) - 1) as u32,
+            Sreg::LanemaskGe => !((1u64 << lane) - 1) as u32,
+            Sreg::LanemaskGt => !((1u64 << (lane + 1)) - 1) as u32,
+            Sreg::DynamicSmemSize => l.dynamic_smem,
+            Sreg::TotalSmemSize => self.smem_bytes,
+        }) as u64
+    }
+
+    /// A register-write record helper.
+    pub fn log_reg(&mut self, reg: RegId, lane: u32, v: u64) {
+        if let Some(r) = self.rec.as_mut() {
+            let e = match r.regs.iter().position(|x| x.reg == reg.0) {
+                Some(i) => &mut r.regs[i],
+                None => {
+                    r.regs.push(RegWrite { reg: reg.0, mask: 0, values: vec![0; WARP] });
+                    r.regs.last_mut().unwrap()
+                }
+            };
+            e.mask |= 1 << lane;
+            e.values[lane as usize] = v;
+        }
+    }
+}
+
+/// Convenience for operand-less addresses in bodies.
+pub fn addr_base_space(base: &AddrBase, module: &Module) -> Option<Space> {
+    match base {
+        AddrBase::Sym(s) => Some(module.symbols[s.0 as usize].space),
+        _ => None,
+    }
+}
+
+/// Whether an operand is the sink `_`.
+pub fn is_sink(op: &Operand) -> bool {
+    matches!(op, Operand::Sink)
+}

@@ -1,0 +1,515 @@
+//! The typed IR of a firmware program: a PTX module with one `.entry` kernel.
+//!
+//! Registers, symbols and labels are interned into dense ids so engines index flat arrays.
+//! Source locations are kept for diagnostics but do not take part in equality, so that
+//! `parse(print(parse(src))) == parse(src)` is meaningful.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+pub use crate::ops::Opcode;
+
+/// A position in a source file (1-based line and column).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Loc {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+}
+impl PartialEq for Loc {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+macro_rules! define_mods {
+    ($( ($v:ident, $t:literal) ),* $(,)?) => {
+        /// Every instruction modifier (the dotted suffixes of a mnemonic), by its PTX spelling.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[repr(u8)]
+        pub enum Mod { $($v),* }
+        const MOD_TEXT: &[&str] = &[$($t),*];
+        const MOD_ALL: &[Mod] = &[$(Mod::$v),*];
+    };
+}
+
+define_mods! {
+    (Pred, "pred"), (B8, "b8"), (B16, "b16"), (B32, "b32"), (B64, "b64"), (B128, "b128"),
+    (U8, "u8"), (U16, "u16"), (U32, "u32"), (U64, "u64"), (S8, "s8"), (S16, "s16"), (S32, "s32"),
+    (S64, "s64"), (F16, "f16"), (F16x2, "f16x2"), (Bf16, "bf16"), (Bf16x2, "bf16x2"), (F32, "f32"),
+    (F64, "f64"),
+    (Eq, "eq"), (Ne, "ne"), (Lt, "lt"), (Le, "le"), (Gt, "gt"), (Ge, "ge"), (Lo, "lo"), (Ls, "ls"),
+    (Hi, "hi"), (Hs, "hs"), (Equ, "equ"), (Neu, "neu"), (Ltu, "ltu"), (Leu, "leu"), (Gtu, "gtu"),
+    (Geu, "geu"), (Num, "num"), (Nan, "nan"),
+    (And, "and"), (Or, "or"), (Xor, "xor"), (Cas, "cas"), (Exch, "exch"), (Add, "add"), (Inc, "inc"),
+    (Dec, "dec"), (Min, "min"), (Max, "max"), (Popc, "popc"),
+    (Global, "global"), (Shared, "shared"), (SharedCta, "shared::cta"),
+    (SharedCluster, "shared::cluster"), (Local, "local"), (Param, "param"), (Const, "const"),
+    (Weak, "weak"), (Volatile, "volatile"), (Relaxed, "relaxed"), (Acquire, "acquire"),
+    (Release, "release"), (AcqRel, "acq_rel"), (Sc, "sc"), (Mmio, "mmio"),
+    (Cta, "cta"), (Cluster, "cluster"), (Gpu, "gpu"), (Sys, "sys"), (Gl, "gl"),
+    (V2, "v2"), (V4, "v4"), (V8, "v8"),
+    (Ca, "ca"), (Cg, "cg"), (Cs, "cs"), (Lu, "lu"), (Cv, "cv"), (Wb, "wb"), (Wt, "wt"), (Nc, "nc"),
+    (L2CacheHint, "L2::cache_hint"), (L1NoAllocate, "L1::no_allocate"),
+    (L1EvictNormal, "L1::evict_normal"), (L1EvictUnchanged, "L1::evict_unchanged"),
+    (L1EvictFirst, "L1::evict_first"), (L1EvictLast, "L1::evict_last"),
+    (L2EvictFirst, "L2::evict_first"), (L2EvictLast, "L2::evict_last"),
+    (L2EvictNormal, "L2::evict_normal"),
+    (L2Prefetch64B, "L2::64B"), (L2Prefetch128B, "L2::128B"), (L2Prefetch256B, "L2::256B"), (L2, "L2"),
+    (Rn, "rn"), (Rz, "rz"), (Rm, "rm"), (Rp, "rp"), (Rni, "rni"), (Rzi, "rzi"), (Rmi, "rmi"),
+    (Rpi, "rpi"), (Rna, "rna"), (Rs, "rs"),
+    (Wide, "wide"), (Sat, "sat"), (Cc, "cc"), (Ftz, "ftz"), (Approx, "approx"), (Full, "full"),
+    (Uni, "uni"), (To, "to"), (Noftz, "noftz"),
+    (Sync, "sync"), (All, "all"), (Any, "any"), (Ballot, "ballot"), (Abs, "abs"), (NaN, "NaN"),
+    (LaunchDependents, "launch_dependents"), (Wait, "wait"),
+    (Arrive, "arrive"), (Red, "red"), (Aligned, "aligned"),
+    (Proxy, "proxy"), (Alias, "alias"), (Async, "async"), (AsyncGeneric, "async::generic"),
+    (TensormapGeneric, "tensormap::generic"), (MbarrierInit, "mbarrier_init"),
+    (SyncRestrictSharedCta, "sync_restrict::shared::cta"),
+    (SyncRestrictSharedCluster, "sync_restrict::shared::cluster"),
+    (ExpectTx, "expect_tx"), (NoComplete, "noComplete"), (Parity, "parity"), (Noinc, "noinc"),
+    (MbarrierCompleteTxBytes, "mbarrier::complete_tx::bytes"), (BulkGroup, "bulk_group"),
+    (D1, "1d"), (D2, "2d"), (D3, "3d"), (D4, "4d"), (D5, "5d"),
+    (Tile, "tile"), (Im2col, "im2col"), (Im2colW, "im2col::w"), (Im2colW128, "im2col::w::128"),
+    (TileGather4, "tile::gather4"), (TileScatter4, "tile::scatter4"), (Im2colNoOffs, "im2col_no_offs"),
+    (MulticastCluster, "multicast::cluster"), (MulticastClusterAll, "multicast::cluster::all"),
+    (CtaGroup1, "cta_group::1"), (CtaGroup2, "cta_group::2"), (CpMask, "cp_mask"), (Read, "read"),
+    (IsCanceled, "is_canceled"), (GetFirstCtaid, "get_first_ctaid"),
+    (GetFirstCtaidX, "get_first_ctaid::x"), (GetFirstCtaidY, "get_first_ctaid::y"),
+    (GetFirstCtaidZ, "get_first_ctaid::z"),
+}
+
+impl Mod {
+    /// PTX spelling, without the leading dot.
+    pub fn text(self) -> &'static str {
+        MOD_TEXT[self as usize]
+    }
+    /// Modifier from its PTX spelling.
+    pub fn from_text(s: &str) -> Option<Mod> {
+        MOD_TEXT.iter().position(|t| *t == s).map(|i| MOD_ALL[i])
+    }
+    /// Whether this modifier names a data type.
+    pub fn is_type(self) -> bool {
+        (self as u8) <= (Mod::F64 as u8)
+    }
+    /// Size in bytes of a data-type modifier.
+    pub fn type_bytes(self) -> Option<u32> {
+        use Mod::*;
+        Some(match self {
+            Pred => 1,
+            B8 | U8 | S8 => 1,
+            B16 | U16 | S16 | F16 | Bf16 => 2,
+            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 => 4,
+            B64 | U64 | S64 | F64 => 8,
+            B128 => 16,
+            _ => return None,
+        })
+    }
+    /// Whether a data-type modifier is signed integer.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Mod::S8 | Mod::S16 | Mod::S32 | Mod::S64)
+    }
+    /// Whether a data-type modifier is floating point.
+    pub fn is_float(self) -> bool {
+        matches!(self, Mod::F16 | Mod::F16x2 | Mod::Bf16 | Mod::Bf16x2 | Mod::F32 | Mod::F64)
+    }
+}
+
+/// A set of modifiers, order-free (the printer writes them in the table's group order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModSet([u64; 4]);
+
+impl ModSet {
+    /// Adds a modifier.
+    pub fn insert(&mut self, m: Mod) {
+        let i = m as usize;
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    /// Whether the set holds `m`.
+    #[inline]
+    pub fn has(&self, m: Mod) -> bool {
+        let i = m as usize;
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    /// The members in declaration order.
+    pub fn iter(&self) -> impl Iterator<Item = Mod> + '_ {
+        MOD_ALL.iter().copied().filter(|m| self.has(*m))
+    }
+    /// The first member that is a data type (the instruction type; `cvt` has two: see `types`).
+    pub fn ty(&self) -> Option<Mod> {
+        self.iter().find(|m| m.is_type())
+    }
+}
+
+/// Register id: index into [`Kernel::regs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RegId(pub u32);
+/// Symbol id: index into [`Module::symbols`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SymId(pub u32);
+/// Label id: index into [`Kernel::labels`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LabelId(pub u32);
+
+/// A declared register.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegDecl {
+    /// Name including the `%` if written so.
+    pub name: String,
+    /// Declared type (`.pred`, `.b32`, ...).
+    pub ty: Mod,
+    /// Range declaration this register came from: (`%r`, N) for `%r<N>`; printed back as one line.
+    pub range: Option<(String, u32)>,
+}
+
+/// The state space of a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Space {
+    /// `.shared` (CTA shared memory).
+    Shared,
+    /// `.global`.
+    Global,
+    /// `.param` (kernel parameter).
+    Param,
+    /// `.local`.
+    Local,
+    /// `.const`.
+    Const,
+}
+impl Space {
+    /// PTX spelling.
+    pub fn text(self) -> &'static str {
+        match self {
+            Space::Shared => "shared",
+            Space::Global => "global",
+            Space::Param => "param",
+            Space::Local => "local",
+            Space::Const => "const",
+        }
+    }
+}
+
+/// A declared variable: `.shared .align 8 .b64 bar[4];`, `.param .u64 p`, `.extern .shared .b8 dyn[];`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Symbol {
+    /// Name.
+    pub name: String,
+    /// State space.
+    pub space: Space,
+    /// Element type.
+    pub ty: Mod,
+    /// `.align N` if given.
+    pub align: Option<u32>,
+    /// Array length; `Some(0)` for `[]` (extern, dynamic shared memory); `None` for a scalar.
+    pub array: Option<u32>,
+    /// `.extern`.
+    pub is_extern: bool,
+    /// `.ptr.shared.align N` etc. attributes on params, kept verbatim for printing.
+    pub attrs: Vec<String>,
+    /// Initializer values, if any (`= {1, 2}`).
+    pub init: Vec<i64>,
+    /// Declared at module scope (outside the kernel).
+    pub module_scope: bool,
+}
+impl Symbol {
+    /// Size in bytes (0 for an unsized extern array).
+    pub fn bytes(&self) -> u64 {
+        let e = self.ty.type_bytes().unwrap_or(1) as u64;
+        e * self.array.map(|n| n as u64).unwrap_or(1)
+    }
+    /// Alignment in bytes.
+    pub fn alignment(&self) -> u64 {
+        self.align.map(|a| a as u64).unwrap_or(self.ty.type_bytes().unwrap_or(1) as u64)
+    }
+}
+
+/// Dimension selector of a special register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Dim {
+    /// `.x`
+    X,
+    /// `.y`
+    Y,
+    /// `.z`
+    Z,
+}
+
+/// Special registers (PTX 10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sreg {
+    /// `%tid.d`
+    Tid(Dim),
+    /// `%ntid.d`
+    Ntid(Dim),
+    /// `%ctaid.d`
+    Ctaid(Dim),
+    /// `%nctaid.d`
+    Nctaid(Dim),
+    /// `%clusterid.d`
+    Clusterid(Dim),
+    /// `%nclusterid.d`
+    Nclusterid(Dim),
+    /// `%cluster_ctaid.d`
+    ClusterCtaid(Dim),
+    /// `%cluster_nctaid.d`
+    ClusterNctaid(Dim),
+    /// `%cluster_ctarank`
+    ClusterCtarank,
+    /// `%cluster_nctarank`
+    ClusterNctarank,
+    /// `%is_explicit_cluster`
+    IsExplicitCluster,
+    /// `%laneid`
+    Laneid,
+    /// `%warpid`
+    Warpid,
+    /// `%nwarpid`
+    Nwarpid,
+    /// `%smid`
+    Smid,
+    /// `%clock`
+    Clock,
+    /// `%clock64`
+    Clock64,
+    /// `%globaltimer`
+    Globaltimer,
+    /// `%lanemask_eq`
+    LanemaskEq,
+    /// `%lanemask_le`
+    LanemaskLe,
+    /// `%lanemask_lt`
+    LanemaskLt,
+    /// `%lanemask_ge`
+    LanemaskGe,
+    /// `%lanemask_gt`
+    LanemaskGt,
+    /// `%dynamic_smem_size`
+    DynamicSmemSize,
+    /// `%total_smem_size`
+    TotalSmemSize,
+}
+
+impl Sreg {
+    /// Parses `%name` or `%name.x` (without a leading `%`, with the dimension split off).
+    pub fn from_parts(name: &str, dim: Option<&str>) -> Option<Sreg> {
+        let d = match dim {
+            Some("x") => Some(Dim::X),
+            Some("y") => Some(Dim::Y),
+            Some("z") => Some(Dim::Z),
+            Some(_) => return None,
+            None => None,
+        };
+        let with_dim = |f: fn(Dim) -> Sreg| d.map(f);
+        let plain = |s: Sreg| if d.is_none() { Some(s) } else { None };
+        match name {
+            "tid" => with_dim(Sreg::Tid),
+            "ntid" => with_dim(Sreg::Ntid),
+            "ctaid" => with_dim(Sreg::Ctaid),
+            "nctaid" => with_dim(Sreg::Nctaid),
+            "clusterid" => with_dim(Sreg::Clusterid),
+            "nclusterid" => with_dim(Sreg::Nclusterid),
+            "cluster_ctaid" => with_dim(Sreg::ClusterCtaid),
+            "cluster_nctaid" => with_dim(Sreg::ClusterNctaid),
+            "cluster_ctarank" => plain(Sreg::ClusterCtarank),
+            "cluster_nctarank" => plain(Sreg::ClusterNctarank),
+            "is_explicit_cluster" => plain(Sreg::IsExplicitCluster),
+            "laneid" => plain(Sreg::Laneid),
+            "warpid" => plain(Sreg::Warpid),
+            "nwarpid" => plain(Sreg::Nwarpid),
+            "smid" => plain(Sreg::Smid),
+            "clock" => plain(Sreg::Clock),
+            "clock64" => plain(Sreg::Clock64),
+            "globaltimer" => plain(Sreg::Globaltimer),
+            "lanemask_eq" => plain(Sreg::LanemaskEq),
+            "lanemask_le" => plain(Sreg::LanemaskLe),
+            "lanemask_lt" => plain(Sreg::LanemaskLt),
+            "lanemask_ge" => plain(Sreg::LanemaskGe),
+            "lanemask_gt" => plain(Sreg::LanemaskGt),
+            "dynamic_smem_size" => plain(Sreg::DynamicSmemSize),
+            "total_smem_size" => plain(Sreg::TotalSmemSize),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Sreg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dim = |d: &Dim| match d {
+            Dim::X => "x",
+            Dim::Y => "y",
+            Dim::Z => "z",
+        };
+        match self {
+            Sreg::Tid(d) => write!(f, "%tid.{}", dim(d)),
+            Sreg::Ntid(d) => write!(f, "%ntid.{}", dim(d)),
+            Sreg::Ctaid(d) => write!(f, "%ctaid.{}", dim(d)),
+            Sreg::Nctaid(d) => write!(f, "%nctaid.{}", dim(d)),
+            Sreg::Clusterid(d) => write!(f, "%clusterid.{}", dim(d)),
+            Sreg::Nclusterid(d) => write!(f, "%nclusterid.{}", dim(d)),
+            Sreg::ClusterCtaid(d) => write!(f, "%cluster_ctaid.{}", dim(d)),
+            Sreg::ClusterNctaid(d) => write!(f, "%cluster_nctaid.{}", dim(d)),
+            Sreg::ClusterCtarank => f.write_str("%cluster_ctarank"),
+            Sreg::ClusterNctarank => f.write_str("%cluster_nctarank"),
+            Sreg::IsExplicitCluster => f.write_str("%is_explicit_cluster"),
+            Sreg::Laneid => f.write_str("%laneid"),
+            Sreg::Warpid => f.write_str("%warpid"),
+            Sreg::Nwarpid => f.write_str("%nwarpid"),
+            Sreg::Smid => f.write_str("%smid"),
+            Sreg::Clock => f.write_str("%clock"),
+            Sreg::Clock64 => f.write_str("%clock64"),
+            Sreg::Globaltimer => f.write_str("%globaltimer"),
+            Sreg::LanemaskEq => f.write_str("%lanemask_eq"),
+            Sreg::LanemaskLe => f.write_str("%lanemask_le"),
+            Sreg::LanemaskLt => f.write_str("%lanemask_lt"),
+            Sreg::LanemaskGe => f.write_str("%lanemask_ge"),
+            Sreg::LanemaskGt => f.write_str("%lanemask_gt"),
+            Sreg::DynamicSmemSize => f.write_str("%dynamic_smem_size"),
+            Sreg::TotalSmemSize => f.write_str("%total_smem_size"),
+        }
+    }
+}
+
+/// Base of an address operand `[base+offset]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum AddrBase {
+    /// A register holding the address.
+    Reg(RegId),
+    /// A variable: its address in its state space.
+    Sym(SymId),
+    /// An absolute address `[0x100]`.
+    Imm(u64),
+}
+
+/// An operand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Operand {
+    /// A register.
+    Reg(RegId),
+    /// `!p`: a negated predicate.
+    NotReg(RegId),
+    /// An integer immediate (also `0f...`/`0d...` float bit patterns, kept as bits).
+    Imm(i64),
+    /// A float literal written as `0fXXXXXXXX` (f32 bits) or `0dXXXXXXXXXXXXXXXX` (f64 bits).
+    FloatBits {
+        /// The raw bits.
+        bits: u64,
+        /// Whether written as `0d` (64-bit).
+        double: bool,
+    },
+    /// A special register.
+    Special(Sreg),
+    /// A variable's address used as a value (`mov.u32 %r1, smem_buf;`).
+    Sym(SymId),
+    /// A memory operand `[base+offset]`.
+    Addr {
+        /// Base.
+        base: AddrBase,
+        /// Byte offset.
+        offset: i64,
+    },
+    /// `{a, b, ...}`.
+    Vector(Vec<Operand>),
+    /// A branch target.
+    Label(LabelId),
+    /// `_`, the sink.
+    Sink,
+    /// `d|p`: a destination and a predicate destination.
+    Pair(RegId, RegId),
+}
+
+/// An instruction guard `@p` / `@!p`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Guard {
+    /// Predicate register.
+    pub reg: RegId,
+    /// `@!p`.
+    pub negated: bool,
+}
+
+/// One instruction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Instr {
+    /// The opcode (row of the opcode table).
+    pub op: Opcode,
+    /// Its modifiers.
+    pub mods: ModSet,
+    /// The second data type of `cvt` (destination type first in `mods`, this is the source).
+    pub ty2: Option<Mod>,
+    /// Guard predicate.
+    pub guard: Option<Guard>,
+    /// Operands in source order.
+    pub operands: Vec<Operand>,
+    /// Where it was written.
+    pub loc: Loc,
+}
+
+impl Instr {
+    /// The instruction's data type (the first type modifier).
+    #[inline]
+    pub fn ty(&self) -> Option<Mod> {
+        self.mods.ty()
+    }
+    /// Whether a modifier is present.
+    #[inline]
+    pub fn has(&self, m: Mod) -> bool {
+        self.mods.has(m)
+    }
+}
+
+/// A kernel (`.entry`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    /// Name.
+    pub name: String,
+    /// `.visible`.
+    pub visible: bool,
+    /// Parameters: symbols of space `.param`, in order.
+    pub params: Vec<SymId>,
+    /// Performance directives (`.maxntid 128, 1, 1`, `.reqnctapercluster 2`), verbatim.
+    pub directives: Vec<String>,
+    /// Registers.
+    pub regs: Vec<RegDecl>,
+    /// Label names; `label_pc[i]` is the instruction index the label points at.
+    pub labels: Vec<String>,
+    /// Instruction index of each label.
+    pub label_pc: Vec<u32>,
+    /// Instructions.
+    pub body: Vec<Instr>,
+}
+
+/// A PTX module.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Module {
+    /// `.version major.minor`.
+    pub version: (u32, u32),
+    /// `.target` list (e.g. `["sm_90a"]`).
+    pub target: Vec<String>,
+    /// `.address_size` (64).
+    pub address_size: u32,
+    /// Every variable: module-scope globals/shared and kernel-scope params/shared/locals.
+    pub symbols: Vec<Symbol>,
+    /// The one entry kernel.
+    pub kernel: Kernel,
+}
+
+impl Module {
+    /// The `sm_` number of the target (90 for `sm_90` and `sm_90a`).
+    pub fn sm(&self) -> u32 {
+        self.target
+            .iter()
+            .filter_map(|t| t.strip_prefix("sm_"))
+            .filter_map(|t| t.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())
+            .next()
+            .unwrap_or(0)
+    }
+    /// Looks up a symbol by name.
+    pub fn symbol(&self, name: &str) -> Option<SymId> {
+        self.symbols.iter().position(|s| s.name == name).map(|i| SymId(i as u32))
+    }
+}

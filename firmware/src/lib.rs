@@ -1,0 +1,88 @@
+//! hopsync firmware: PTX programs with a launch manifest, parsed into a typed IR.
+//!
+//! A program is one `.ptx` file: a PTX module with one `.entry` kernel, written so ptxas would
+//! accept it unchanged, and a TOML launch manifest in its leading `//!` lines ([`manifest`]).
+//! [`ops`] holds the one opcode table that drives the [`parser`], the [`printer`] and the executors
+//! of every engine.
+
+pub mod diag;
+pub mod ir;
+pub mod lexer;
+pub mod manifest;
+pub mod ops;
+pub mod parser;
+pub mod printer;
+pub mod tensormap;
+
+pub use diag::Diag;
+pub use ir::{Instr, Mod, Module, Opcode, Operand};
+pub use manifest::Manifest;
+
+use std::path::Path;
+
+/// A parsed program: its module, its manifest and where it came from.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Path it was read from (or a name for embedded programs).
+    pub path: String,
+    /// The source text.
+    pub source: String,
+    /// The launch manifest.
+    pub manifest: Manifest,
+    /// The PTX module.
+    pub module: Module,
+}
+
+impl Program {
+    /// Parses program text; errors carry `path:line:col` and the source line.
+    pub fn parse(path: &str, source: &str) -> Result<Program, Diag> {
+        let wrap = |d: Diag| d.with_source(path, source);
+        let module = parser::parse_module(source).map_err(wrap)?;
+        let manifest = Manifest::from_source(source).map_err(wrap)?;
+        check_params(&module, &manifest).map_err(wrap)?;
+        Ok(Program { path: path.to_string(), source: source.to_string(), manifest, module })
+    }
+
+    /// Reads and parses a program file.
+    pub fn load(path: &Path) -> Result<Program, Diag> {
+        let name = path.display().to_string();
+        let src = std::fs::read_to_string(path).map_err(|e| Diag {
+            file: name.clone(),
+            loc: ir::Loc { line: 0, col: 0 },
+            msg: format!("cannot read program: {e}"),
+            line_text: String::new(),
+        })?;
+        Program::parse(&name, &src)
+    }
+
+    /// The program's name: its file stem.
+    pub fn name(&self) -> String {
+        Path::new(&self.path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+}
+
+/// Every `.param` of the entry needs a manifest value and vice versa, in the same order.
+fn check_params(m: &Module, man: &Manifest) -> Result<(), Diag> {
+    let decl: Vec<&str> = m.kernel.params.iter().map(|p| m.symbols[p.0 as usize].name.as_str()).collect();
+    let given: Vec<&str> = man.params.iter().map(|p| p.name.as_str()).collect();
+    if decl != given {
+        let line = m.kernel.body.first().map(|i| i.loc).unwrap_or_default();
+        let _ = line;
+        let loc = manifest_loc(m, man);
+        return Err(Diag::new(
+            loc,
+            format!("bad manifest: kernel parameters are [{}] but the manifest gives [{}]", decl.join(", "), given.join(", ")),
+        ));
+    }
+    for (p, s) in man.params.iter().zip(&m.kernel.params) {
+        let sym = &m.symbols[s.0 as usize];
+        if p.buffer.is_some() && sym.ty.type_bytes() != Some(8) {
+            return Err(Diag::new(manifest_loc(m, man), format!("bad manifest: param `{}` holds a buffer address but is declared `.{}`, not 64-bit", p.name, sym.ty.text())));
+        }
+    }
+    Ok(())
+}
+
+fn manifest_loc(_m: &Module, _man: &Manifest) -> ir::Loc {
+    ir::Loc { line: 1, col: 1 }
+}

@@ -1,0 +1,381 @@
+//! The launch manifest: TOML written in the leading `//!` comment lines of a program.
+//!
+//! ```text
+//! //! description = "what the program shows"
+//! //! [launch]
+//! //! grid = [1, 1, 1]          # CTAs per grid, x y z
+//! //! block = [64, 1, 1]        # threads per CTA
+//! //! cluster = [1, 1, 1]       # CTAs per cluster (optional, default 1 1 1)
+//! //! dynamic_smem = 0          # bytes of dynamic shared memory
+//! //! [[buffer]]
+//! //! name = "out"
+//! //! bytes = 256
+//! //! fill = "iota"             # zeros | iota | random | values | hex
+//! //! type = "u32"              # element type for iota/values/expect
+//! //! output = true
+//! //! expect = [0, 1, 2]        # expected contents (elements of `type`), or expect_hex = "..."
+//! //! [[param]]
+//! //! name = "out_ptr"          # a .param of the entry, in declaration order
+//! //! buffer = "out"            # or value = 7
+//! //! [expect]                  # for programs that must fail
+//! //! finding = "MbarrierUninitialized"   # or error = "text in the diagnostic"
+//! ```
+//! Every field is checked; unknown fields are errors. The manifest lines are TOML once the
+//! `//!` prefix (and one following space) is removed.
+
+use crate::diag::Diag;
+use crate::ir::Loc;
+use serde::{Deserialize, Serialize};
+
+/// Launch shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Launch {
+    /// CTAs in the grid, x y z.
+    pub grid: [u32; 3],
+    /// Threads per CTA, x y z.
+    pub block: [u32; 3],
+    /// CTAs per cluster, x y z.
+    #[serde(default = "one3")]
+    pub cluster: [u32; 3],
+    /// Dynamic shared memory bytes per CTA.
+    #[serde(default)]
+    pub dynamic_smem: u32,
+}
+fn one3() -> [u32; 3] {
+    [1, 1, 1]
+}
+
+/// How a buffer is filled before launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Fill {
+    /// All zero bytes.
+    #[default]
+    Zeros,
+    /// Element i = start + i * step, of `type`.
+    Iota,
+    /// Bytes from a xorshift64* stream seeded with `seed`.
+    Random,
+    /// The `values` list, elements of `type`, rest zero.
+    Values,
+    /// The `hex` string, rest zero.
+    Hex,
+}
+
+/// A global-memory buffer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Buffer {
+    /// Name, referenced by params.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Initial contents.
+    #[serde(default)]
+    pub fill: Fill,
+    /// Element type for iota / values / expect (`u8` `u16` `u32` `u64` `s32` `s64` `f32`).
+    #[serde(default = "default_ty", rename = "type")]
+    pub ty: String,
+    /// iota start.
+    #[serde(default)]
+    pub start: i64,
+    /// iota step.
+    #[serde(default = "one")]
+    pub step: i64,
+    /// random seed.
+    #[serde(default)]
+    pub seed: u64,
+    /// values fill.
+    #[serde(default)]
+    pub values: Vec<f64>,
+    /// hex fill.
+    #[serde(default)]
+    pub hex: String,
+    /// Whether the buffer is an output (reported and compared).
+    #[serde(default)]
+    pub output: bool,
+    /// Expected contents as elements of `type` (prefix of the buffer).
+    #[serde(default)]
+    pub expect: Option<Vec<f64>>,
+    /// Expected contents as hex bytes (prefix of the buffer).
+    #[serde(default)]
+    pub expect_hex: Option<String>,
+}
+fn default_ty() -> String {
+    "u32".into()
+}
+fn one() -> i64 {
+    1
+}
+
+/// A kernel parameter value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    /// The `.param` name in the entry.
+    pub name: String,
+    /// Address of this buffer.
+    #[serde(default)]
+    pub buffer: Option<String>,
+    /// A scalar value.
+    #[serde(default)]
+    pub value: Option<i64>,
+}
+
+/// What a program that must fail is expected to produce.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// A finding kind the run must stop with.
+    #[serde(default)]
+    pub finding: Option<String>,
+    /// Text the parse / validation diagnostic must contain.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// The whole manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// What the program shows.
+    #[serde(default)]
+    pub description: String,
+    /// Launch shape.
+    pub launch: Launch,
+    /// Whether outputs depend on thread interleaving (then compared on order-independent facts).
+    #[serde(default)]
+    pub interleaving_dependent: bool,
+    /// Global buffers, allocated in this order.
+    #[serde(default, rename = "buffer")]
+    pub buffers: Vec<Buffer>,
+    /// Parameter values.
+    #[serde(default, rename = "param")]
+    pub params: Vec<Param>,
+    /// Expected failure, for bad programs.
+    #[serde(default)]
+    pub expect: Option<Expect>,
+}
+
+/// Extracts the `//!` lines: the TOML text and, per TOML line, the source line number.
+fn manifest_lines(src: &str) -> (String, Vec<u32>) {
+    let mut text = String::new();
+    let mut lines = Vec::new();
+    for (i, l) in src.lines().enumerate() {
+        let t = l.trim_start();
+        if let Some(rest) = t.strip_prefix("//!") {
+            text.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+            text.push('\n');
+            lines.push(i as u32 + 1);
+        }
+    }
+    (text, lines)
+}
+
+impl Manifest {
+    /// Parses and validates the manifest of `src`.
+    pub fn from_source(src: &str) -> Result<Manifest, Diag> {
+        let (text, lines) = manifest_lines(src);
+        if lines.is_empty() {
+            return Err(Diag::new(
+                Loc { line: 1, col: 1 },
+                "missing launch manifest: expected `//!` TOML lines with a [launch] table",
+            ));
+        }
+        let m: Manifest = toml::from_str(&text).map_err(|e| {
+            let (l, c) = e
+                .span()
+                .map(|s| {
+                    let before = &text[..s.start];
+                    let l = before.matches('\n').count();
+                    let c = s.start - before.rfind('\n').map(|p| p + 1).unwrap_or(0);
+                    (l, c)
+                })
+                .unwrap_or((0, 0));
+            let src_line = lines.get(l).copied().unwrap_or(lines[0]);
+            let src_text = src.lines().nth(src_line as usize - 1).unwrap_or("");
+            let prefix = src_text.find("//!").map(|p| p + 3).unwrap_or(0)
+                + usize::from(src_text.get(src_text.find("//!").unwrap_or(0) + 3..).is_some_and(|r| r.starts_with(' ')));
+            Diag::new(
+                Loc { line: src_line, col: (prefix + c + 1) as u32 },
+                format!("bad manifest: {}", e.message()),
+            )
+        })?;
+        let at = |what: &str| {
+            let needle = what;
+            let (i, col) = src
+                .lines()
+                .enumerate()
+                .find_map(|(i, l)| l.find(needle).filter(|_| l.trim_start().starts_with("//!")).map(|c| (i, c)))
+                .unwrap_or((lines[0] as usize - 1, 0));
+            Loc { line: i as u32 + 1, col: col as u32 + 1 }
+        };
+        m.validate(&at)?;
+        Ok(m)
+    }
+
+    fn validate(&self, at: &dyn Fn(&str) -> Loc) -> Result<(), Diag> {
+        let l = &self.launch;
+        let bad = |key: &str, msg: String| Err(Diag::new(at(key), format!("bad manifest: {msg}")));
+        if l.grid.contains(&0) || l.block.contains(&0) || l.cluster.contains(&0) {
+            return bad("[launch]", "grid, block and cluster dimensions must be >= 1".into());
+        }
+        let threads: u64 = l.block.iter().map(|&d| d as u64).product();
+        if threads > 1024 {
+            return bad("block", format!("block has {threads} threads; at most 1024 per CTA"));
+        }
+        let csize: u32 = l.cluster.iter().product();
+        if csize > 16 {
+            return bad("cluster", format!("cluster has {csize} CTAs; sm_90 allows at most 16 (8 portable)"));
+        }
+        for d in 0..3 {
+            if l.grid[d] % l.cluster[d] != 0 {
+                return bad(
+                    "cluster",
+                    format!("grid dimension {} ({}) is not a multiple of the cluster dimension ({})", d, l.grid[d], l.cluster[d]),
+                );
+            }
+        }
+        if l.dynamic_smem > 227 * 1024 {
+            return bad("dynamic_smem", format!("dynamic_smem {} exceeds sm_90's 227 KiB per CTA", l.dynamic_smem));
+        }
+        let mut names = std::collections::HashSet::new();
+        for b in &self.buffers {
+            if !names.insert(b.name.as_str()) {
+                return bad(&format!("\"{}\"", b.name), format!("buffer `{}` declared twice", b.name));
+            }
+            if elem_bytes(&b.ty).is_none() {
+                return bad(&format!("\"{}\"", b.ty), format!("buffer `{}`: unknown element type `{}`", b.name, b.ty));
+            }
+            if b.bytes == 0 || b.bytes > (1 << 30) {
+                return bad(&format!("\"{}\"", b.name), format!("buffer `{}`: bytes must be in 1..=2^30", b.name));
+            }
+            if b.fill == Fill::Hex && hex_bytes(&b.hex).is_none() {
+                return bad("hex", format!("buffer `{}`: hex is not an even-length hex string", b.name));
+            }
+            if let Some(h) = &b.expect_hex {
+                if hex_bytes(h).is_none() {
+                    return bad("expect_hex", format!("buffer `{}`: expect_hex is not an even-length hex string", b.name));
+                }
+            }
+            if (b.expect.is_some() || b.expect_hex.is_some()) && !b.output {
+                return bad("expect", format!("buffer `{}` has expected contents but is not an output", b.name));
+            }
+        }
+        for p in &self.params {
+            match (&p.buffer, &p.value) {
+                (Some(b), None) => {
+                    if !names.contains(b.as_str()) {
+                        return bad(&format!("\"{b}\""), format!("param `{}` names unknown buffer `{b}`", p.name));
+                    }
+                }
+                (None, Some(_)) => {}
+                _ => return bad(&format!("\"{}\"", p.name), format!("param `{}` needs exactly one of buffer or value", p.name)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Threads per CTA.
+    pub fn threads_per_cta(&self) -> u32 {
+        self.launch.block.iter().product()
+    }
+    /// CTAs per cluster.
+    pub fn cluster_size(&self) -> u32 {
+        self.launch.cluster.iter().product()
+    }
+    /// CTAs in the grid.
+    pub fn ctas(&self) -> u32 {
+        self.launch.grid.iter().product()
+    }
+}
+
+/// Bytes of a manifest element type.
+pub fn elem_bytes(ty: &str) -> Option<usize> {
+    Some(match ty {
+        "u8" | "s8" => 1,
+        "u16" | "s16" => 2,
+        "u32" | "s32" | "f32" => 4,
+        "u64" | "s64" | "f64" => 8,
+        _ => return None,
+    })
+}
+
+/// Encodes one element of a manifest type, little-endian.
+pub fn encode_elem(ty: &str, v: f64) -> Vec<u8> {
+    match ty {
+        "f32" => (v as f32).to_le_bytes().to_vec(),
+        "f64" => v.to_le_bytes().to_vec(),
+        _ => {
+            let n = elem_bytes(ty).unwrap_or(4);
+            (v as i128 as u64).to_le_bytes()[..n].to_vec()
+        }
+    }
+}
+
+/// Decodes a hex string (whitespace and `_` ignored).
+pub fn hex_bytes(s: &str) -> Option<Vec<u8>> {
+    let clean: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'_').collect();
+    if clean.len() % 2 != 0 {
+        return None;
+    }
+    clean
+        .chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
+        .collect()
+}
+
+impl Buffer {
+    /// The initial contents.
+    pub fn initial_bytes(&self) -> Vec<u8> {
+        let n = self.bytes as usize;
+        let mut out = vec![0u8; n];
+        let eb = elem_bytes(&self.ty).unwrap_or(4);
+        match self.fill {
+            Fill::Zeros => {}
+            Fill::Iota => {
+                for (i, chunk) in out.chunks_mut(eb).enumerate() {
+                    let v = self.start.wrapping_add((i as i64).wrapping_mul(self.step));
+                    let bytes = encode_elem(&self.ty, v as f64);
+                    let k = chunk.len();
+                    chunk.copy_from_slice(&bytes[..k]);
+                }
+            }
+            Fill::Random => {
+                let mut x = self.seed ^ 0x9E37_79B9_7F4A_7C15;
+                for b in out.iter_mut() {
+                    x ^= x >> 12;
+                    x ^= x << 25;
+                    x ^= x >> 27;
+                    *b = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8;
+                }
+            }
+            Fill::Values => {
+                for (i, v) in self.values.iter().enumerate() {
+                    let bytes = encode_elem(&self.ty, *v);
+                    let s = i * eb;
+                    if s + eb <= n {
+                        out[s..s + eb].copy_from_slice(&bytes);
+                    }
+                }
+            }
+            Fill::Hex => {
+                let h = hex_bytes(&self.hex).unwrap_or_default();
+                let k = h.len().min(n);
+                out[..k].copy_from_slice(&h[..k]);
+            }
+        }
+        out
+    }
+
+    /// The expected contents prefix, if any.
+    pub fn expected_bytes(&self) -> Option<Vec<u8>> {
+        if let Some(h) = &self.expect_hex {
+            return hex_bytes(h);
+        }
+        self.expect
+            .as_ref()
+            .map(|vals| vals.iter().flat_map(|v| encode_elem(&self.ty, *v)).collect())
+    }
+}

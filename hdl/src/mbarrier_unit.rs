@@ -1,0 +1,1978 @@
+//! MbarrierUnit: the mbarrier engine of one CTA (PTX 9.7.13.15).
+//!
+//! mbarrier objects are 64-bit words in shared memory. The unit owns a word-addressed bank of
+//! `2^A` shared-memory words (`RAM<MbarrierWord, A>`); any word of the bank can hold an mbarrier
+//! (PTX 9.7.13.15.1: `.b64`, 8-byte aligned, so word index = byte address >> 3). The word layout
+//! is the DESIGN.md encoding, bit-exact: `pending_arrivals` 0..=19, `expected_arrivals` 20..=39,
+//! `tx_count` 40..=60 (21-bit two's complement), `phase_hi` 61..=62, `phase_parity` 63.
+//!
+//! Every operation is a pipelined read-modify-write of one word, one operation per cycle,
+//! back-to-back on the same word included:
+//! - stage 0 (accept): a round-robin arbiter picks one of three ready/valid request ports and
+//!   presents the word index to the RAM's synchronous read port;
+//! - stage 1 (execute): the old word arrives (or is forwarded, see below), the operation's next
+//!   word is computed and written back, its response, fault and wake-table updates are
+//!   registered.
+//!
+//! The RAM returns the OLD value when one edge both writes and reads the same word, so the word
+//! written at the edge that started stage 1 is forwarded from a bypass register (`last_word`);
+//! the hit flag (`s1_fwd`) is computed in stage 0 so the forward mux is one level deep. Stage 1
+//! writes the word back on every operation (unchanged when the operation does not modify it or
+//! faults), which makes the forward exact without a write-enable term.
+//!
+//! Ports (all synchronous to `clock`):
+//! - `local_req`/`local_valid`/`local_ready`: ops of this CTA's warps (all ops).
+//! - `tma_req`/`tma_valid`/`tma_ready`: the TMA engine (complete_tx of cp.async.bulk*).
+//! - `cluster_req`/`cluster_valid`/`cluster_ready`: other CTAs of the cluster and the
+//!   async-store path (st.async / red.async complete_tx, `.shared::cluster` arrive /
+//!   arrive_drop / expect_tx / complete_tx). Ops not allowed on `.shared::cluster`
+//!   (PTX 9.7.13.15.8) raise the fault `UnsupportedRemoteOp`.
+//! - `resp`: one response per accepted `local_req`, two edges after acceptance (no
+//!   back-pressure: the issuing warp holds a slot for it).
+//! - `wake`: at most one wake event per cycle for a warp suspended by try_wait.
+//! - `fault`: simulation-assertion findings (a `MbarrierFinding` code), registered with the
+//!   response. A faulting op does not change the word.
+//!
+//! Assumptions (documented, not checked):
+//! - Requests carry the word index (shared::cta byte address >> 3; the executor checks the
+//!   8-byte alignment of PTX 9.7.13.15.1). Indices >= 2^A raise `UnsupportedWordOutOfRange`.
+//! - `suspend_time_hint` is already in cycles (the executor converts the PTX nanoseconds);
+//!   without a hint the system limit `default_suspend_cycles` (a constructor parameter) applies.
+//! - A warp has at most one try_wait outstanding (it is suspended); a new try_wait of the same
+//!   warp replaces its waiter entry.
+//! - `mbarrier.pending_count` is pure on the token (PTX 9.7.13.15.17): it goes through the
+//!   pipeline as an op that reads `token.pending_arrivals` and touches no word.
+//! - `cp.async.mbarrier.arrive` without `.noinc` is the op `CpAsyncArriveInc` (pending + 1 at
+//!   issue, PTX 9.7.13.15.15); its deferred arrive-on later comes in as a plain `Arrive`.
+//!   `.noinc` needs no op at issue.
+//!
+//! PTX clauses implemented: 9.7.13.15.2 (contents, ranges), 9.7.13.15.4 (phases),
+//! 9.7.13.15.5.1/2 (expect-tx, complete-tx), 9.7.13.15.6 (phase completion: pending == 0 and
+//! tx-count == 0; pending reloads from expected), 9.7.13.15.7 (arrive-on), 9.7.13.15.8
+//! (ops allowed on .shared::cluster), 9.7.13.15.9 (init), 9.7.13.15.10 (inval),
+//! 9.7.13.15.11 (expect_tx), 9.7.13.15.12 (complete_tx), 9.7.13.15.13 (arrive, .expect_tx,
+//! .noComplete), 9.7.13.15.14 (arrive_drop: expected count decremented for later phases),
+//! 9.7.13.15.15 (cp.async.mbarrier.arrive), 9.7.13.15.16 (test_wait / try_wait, token and
+//! parity forms, suspension with time limit), 9.7.13.15.17 (pending_count).
+
+use rust_hdl::prelude::*;
+
+/// Warps per CTA (1024 threads / 32): one waiter entry per warp.
+pub const MBARRIER_WAITERS: usize = 32;
+
+/// One mbarrier object: the DESIGN.md 64-bit encoding, packed LSB-first.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct MbarrierWord {
+    /// bits 0..=19: arrivals still pending in the current phase.
+    pub pending_arrivals: Bits<20>,
+    /// bits 20..=39: arrivals expected per phase (reload value of pending_arrivals).
+    pub expected_arrivals: Bits<20>,
+    /// bits 40..=60: tx-count, 21-bit two's complement.
+    pub tx_count: Bits<21>,
+    /// bits 61..=62: bits 1..2 of the phase number.
+    pub phase_hi: Bits<2>,
+    /// bit 63: bit 0 of the phase number.
+    pub phase_parity: bool,
+}
+
+impl MbarrierWord {
+    /// The 64-bit word as software reads it (DESIGN.md layout).
+    pub fn to_u64(self) -> u64 {
+        let b: Bits<64> = self.into();
+        b.to_u64()
+    }
+    /// Unpacks a 64-bit word.
+    pub fn from_u64(x: u64) -> Self {
+        Self {
+            pending_arrivals: (x & 0xF_FFFF).into(),
+            expected_arrivals: ((x >> 20) & 0xF_FFFF).into(),
+            tx_count: ((x >> 40) & 0x1F_FFFF).into(),
+            phase_hi: ((x >> 61) & 3).into(),
+            phase_parity: (x >> 63) & 1 == 1,
+        }
+    }
+}
+
+/// mbarrier operations (PTX 9.7.13.15.9 .. 9.7.13.15.17).
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum MbarrierOp {
+    /// mbarrier.init [a], count
+    Init,
+    /// mbarrier.inval [a]
+    Inval,
+    /// mbarrier.arrive state, [a]{, count}
+    Arrive,
+    /// mbarrier.arrive.noComplete state, [a], count
+    ArriveNoComplete,
+    /// mbarrier.arrive.expect_tx state, [a], txCount (arrive count 1)
+    ArriveExpectTx,
+    /// mbarrier.arrive_drop state, [a]{, count}
+    ArriveDrop,
+    /// mbarrier.arrive_drop.noComplete state, [a], count
+    ArriveDropNoComplete,
+    /// mbarrier.arrive_drop.expect_tx state, [a], txCount (arrive count 1)
+    ArriveDropExpectTx,
+    /// mbarrier.expect_tx [a], txCount
+    ExpectTx,
+    /// mbarrier.complete_tx [a], txCount (also TMA / st.async / red.async completion)
+    CompleteTx,
+    /// mbarrier.test_wait waitComplete, [a], state
+    TestWait,
+    /// mbarrier.test_wait.parity waitComplete, [a], phaseParity
+    TestWaitParity,
+    /// mbarrier.try_wait waitComplete, [a], state{, suspendTimeHint}
+    TryWait,
+    /// mbarrier.try_wait.parity waitComplete, [a], phaseParity{, suspendTimeHint}
+    TryWaitParity,
+    /// mbarrier.pending_count count, state (pure on the token)
+    PendingCount,
+    /// cp.async.mbarrier.arrive [a] without .noinc: pending_arrivals + 1 at issue
+    CpAsyncArriveInc,
+}
+
+/// Which port an operation came from.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum MbarrierSource {
+    /// this CTA's warps
+    Local,
+    /// the TMA engine
+    Tma,
+    /// other CTAs of the cluster / async stores
+    Cluster,
+}
+
+/// Simulation-assertion findings; variant names are the golden model's `FindingKind` names.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum MbarrierFinding {
+    /// no finding
+    NoFinding,
+    /// an op other than init (and pending_count) on a word holding no valid mbarrier
+    /// (PTX 9.7.13.15.3; shadow valid bit)
+    MbarrierUninitialized,
+    /// init on a word that still holds a valid mbarrier (PTX 9.7.13.15.9)
+    MbarrierInitOnValid,
+    /// count operand outside 1..=2^20-1, or a pending count pushed past 2^20-1 by
+    /// cp.async.mbarrier.arrive (PTX 9.7.13.15.2, 9.7.13.15.15)
+    MbarrierCountOutOfRange,
+    /// an arrive-on would take pending_arrivals (or, for arrive_drop, expected_arrivals)
+    /// below zero
+    MbarrierPendingUnderflow,
+    /// the resulting tx-count lies outside -(2^20-1)..=2^20-1
+    MbarrierTxCountOutOfRange,
+    /// a .noComplete arrive would complete the phase (PTX 9.7.13.15.13)
+    MbarrierNoCompleteCompleted,
+    /// a token names a phase neither current nor immediately preceding (PTX 9.7.13.15.16)
+    MbarrierWaitPhaseInvalid,
+    /// a remote port (.shared::cluster) sent an op other than arrive / arrive_drop /
+    /// expect_tx / complete_tx (PTX 9.7.13.15.8)
+    MbarrierClusterAddressUnsupported,
+    /// word index beyond the shared-memory bank (PTX 9.7.13.15.1: the object is in .shared)
+    MbarrierNotShared,
+}
+
+impl MbarrierFinding {
+    /// The finding's stable name (the golden model's `FindingKind::name`); `None` for `NoFinding`.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            MbarrierFinding::NoFinding => None,
+            MbarrierFinding::MbarrierUninitialized => Some("MbarrierUninitialized"),
+            MbarrierFinding::MbarrierInitOnValid => Some("MbarrierInitOnValid"),
+            MbarrierFinding::MbarrierCountOutOfRange => Some("MbarrierCountOutOfRange"),
+            MbarrierFinding::MbarrierPendingUnderflow => Some("MbarrierPendingUnderflow"),
+            MbarrierFinding::MbarrierTxCountOutOfRange => Some("MbarrierTxCountOutOfRange"),
+            MbarrierFinding::MbarrierNoCompleteCompleted => Some("MbarrierNoCompleteCompleted"),
+            MbarrierFinding::MbarrierWaitPhaseInvalid => Some("MbarrierWaitPhaseInvalid"),
+            MbarrierFinding::MbarrierClusterAddressUnsupported => {
+                Some("MbarrierClusterAddressUnsupported")
+            }
+            MbarrierFinding::MbarrierNotShared => Some("MbarrierNotShared"),
+        }
+    }
+}
+
+/// State of one waiter-table entry (one per warp).
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum WaiterState {
+    /// no try_wait outstanding
+    Idle,
+    /// suspended in try_wait
+    Waiting,
+    /// the awaited phase completed; wake event pending
+    WokenByCompletion,
+    /// the suspend-time limit expired; wake event pending
+    WokenByTimeout,
+}
+
+/// A request on any of the three ports.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct MbarrierReq {
+    /// the operation
+    pub op: MbarrierOp,
+    /// word index of the mbarrier in the shared-memory bank
+    pub word: Bits<16>,
+    /// count operand (init count, arrive count); u32 as in PTX so ranges can be checked
+    pub count: Bits<32>,
+    /// txCount operand of expect_tx / complete_tx / .expect_tx forms (u32)
+    pub tx_count: Bits<32>,
+    /// arrive token (`state`) of test_wait / try_wait / pending_count
+    pub token: MbarrierWord,
+    /// phaseParity operand of the .parity forms
+    pub phase_parity: bool,
+    /// issuing warp (responses and wake events name it)
+    pub warp: Bits<5>,
+    /// suspendTimeHint, already in cycles
+    pub suspend_time_hint: Bits<32>,
+    /// whether suspend_time_hint was given
+    pub has_suspend_time_hint: bool,
+}
+
+/// The response to a local request.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct MbarrierResp {
+    /// a response is present this cycle
+    pub valid: bool,
+    /// the issuing warp
+    pub warp: Bits<5>,
+    /// the word before the operation: the arrive token (`state`) of arrive ops
+    pub state: MbarrierWord,
+    /// waitComplete of test_wait / try_wait
+    pub wait_complete: bool,
+    /// try_wait found the phase incomplete and suspended the warp (a wake event follows)
+    pub suspended: bool,
+    /// pending_count result (token.pending_arrivals)
+    pub pending_count: Bits<20>,
+}
+
+/// A wake event for a warp suspended in try_wait.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct MbarrierWake {
+    /// an event is present this cycle
+    pub valid: bool,
+    /// the warp to resume
+    pub warp: Bits<5>,
+    /// true: woken by phase completion (waitComplete = true); false: by the time limit
+    pub completed: bool,
+}
+
+/// A finding of the simulation assertions.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct MbarrierFault {
+    /// a finding is present this cycle
+    pub valid: bool,
+    /// which finding
+    pub kind: MbarrierFinding,
+    /// word index of the faulting op
+    pub word: Bits<16>,
+    /// port of the faulting op
+    pub source: MbarrierSource,
+    /// warp of the faulting op (local port)
+    pub warp: Bits<5>,
+}
+
+/// The mbarrier unit with a bank of `2^A` shared-memory words (1 <= A <= 16).
+#[derive(LogicBlock)]
+pub struct MbarrierUnit<const A: usize> {
+    /// the SM clock
+    pub clock: Signal<In, Clock>,
+    /// request from this CTA's warps
+    pub local_req: Signal<In, MbarrierReq>,
+    /// `local_req` is valid
+    pub local_valid: Signal<In, bool>,
+    /// `local_req` is accepted this cycle
+    pub local_ready: Signal<Out, bool>,
+    /// request from the TMA engine
+    pub tma_req: Signal<In, MbarrierReq>,
+    /// `tma_req` is valid
+    pub tma_valid: Signal<In, bool>,
+    /// `tma_req` is accepted this cycle
+    pub tma_ready: Signal<Out, bool>,
+    /// request from other CTAs of the cluster / async stores
+    pub cluster_req: Signal<In, MbarrierReq>,
+    /// `cluster_req` is valid
+    pub cluster_valid: Signal<In, bool>,
+    /// `cluster_req` is accepted this cycle
+    pub cluster_ready: Signal<Out, bool>,
+    /// response to a local request, two edges after acceptance
+    pub resp: Signal<Out, MbarrierResp>,
+    /// wake event of a try_wait-suspended warp
+    pub wake: Signal<Out, MbarrierWake>,
+    /// simulation-assertion finding
+    pub fault: Signal<Out, MbarrierFault>,
+
+    /// system-dependent suspend-time limit of try_wait, in cycles
+    default_suspend_cycles: Constant<Bits<32>>,
+    /// word-index bits at or above A (set: beyond the bank)
+    word_hi_mask: Constant<Bits<16>>,
+
+    /// the shared-memory words holding the mbarrier objects
+    ram: RAM<MbarrierWord, A>,
+    /// shadow valid bit per word (simulation assertions only; DESIGN.md "shadow set")
+    shadow: RAM<bool, A>,
+    /// the port with the highest arbitration priority this cycle (round robin)
+    rr: DFF<MbarrierSource>,
+    /// stage 1 holds an operation
+    s1_valid: DFF<bool>,
+    /// stage 1 request
+    s1_req: DFF<MbarrierReq>,
+    /// stage 1 request's port
+    s1_src: DFF<MbarrierSource>,
+    /// stage 1 reads the word written at the edge that started it: take `last_word`
+    s1_fwd: DFF<bool>,
+    /// the word written at the last edge (bypass for the RAM's old-value read)
+    last_word: DFF<MbarrierWord>,
+    /// the shadow valid bit written at the last edge
+    last_valid: DFF<bool>,
+    /// a phase completed in stage 1 last cycle (applied to the waiter table now)
+    cpl_valid: DFF<bool>,
+    /// {completed phase parity, word index} of that completion
+    cpl_tag: DFF<Bits<17>>,
+    /// free-running cycle counter (waiter deadlines)
+    now: DFF<Bits<32>>,
+    /// response register
+    resp_q: DFF<MbarrierResp>,
+    /// wake-event register
+    wake_q: DFF<MbarrierWake>,
+    /// fault register
+    fault_q: DFF<MbarrierFault>,
+    /// waiter table: entry state, per warp
+    waiter_state: [DFF<WaiterState>; MBARRIER_WAITERS],
+    /// waiter table: {awaited phase parity, word index}, per warp
+    waiter_tag: [DFF<Bits<17>>; MBARRIER_WAITERS],
+    /// waiter table: cycle at which the suspend-time limit expires, per warp
+    waiter_deadline: [DFF<Bits<32>>; MBARRIER_WAITERS],
+
+    // ---- stage 0 temporaries
+    /// an operation is accepted this cycle
+    acc_valid: Signal<Local, bool>,
+    /// the accepted request
+    acc_req: Signal<Local, MbarrierReq>,
+    /// its port
+    acc_src: Signal<Local, MbarrierSource>,
+    /// its word index
+    acc_word: Signal<Local, Bits<16>>,
+    /// the local port wins arbitration
+    grant_local: Signal<Local, bool>,
+    /// the TMA port wins arbitration
+    grant_tma: Signal<Local, bool>,
+    /// the cluster port wins arbitration
+    grant_cluster: Signal<Local, bool>,
+
+    // ---- stage 1 temporaries
+    /// the word before the operation (RAM or forwarded)
+    cur_q: Signal<Local, MbarrierWord>,
+    /// the word's shadow valid bit before the operation
+    cur_valid_q: Signal<Local, bool>,
+    /// the request's token
+    tok: Signal<Local, MbarrierWord>,
+    /// arrive-on count (0 when the op does not arrive)
+    arrive_c: Signal<Local, Bits<20>>,
+    /// expected-count decrement of arrive_drop (0 otherwise)
+    drop_c: Signal<Local, Bits<20>>,
+    /// tx-count change: +txCount (expect-tx), -txCount (complete-tx), 0; 23-bit two's complement
+    tx_delta: Signal<Local, Bits<23>>,
+    /// arrive-on family (arrive, arrive_drop and their forms)
+    is_arrive: Signal<Local, bool>,
+    /// the op's count operand must lie in 1..=2^20-1
+    uses_count: Signal<Local, bool>,
+    /// the op changes tx-count by its txCount operand
+    uses_tx: Signal<Local, bool>,
+    /// the op may complete the phase (arrive-on, complete-tx; PTX 9.7.13.15.5.2, .7)
+    may_complete: Signal<Local, bool>,
+    /// .noComplete form
+    no_complete: Signal<Local, bool>,
+    /// mbarrier.init
+    is_init: Signal<Local, bool>,
+    /// mbarrier.inval
+    is_inval: Signal<Local, bool>,
+    /// cp.async.mbarrier.arrive (pending + 1)
+    is_cp_inc: Signal<Local, bool>,
+    /// test_wait / try_wait with a token
+    is_wait_token: Signal<Local, bool>,
+    /// test_wait / try_wait .parity
+    is_wait_parity: Signal<Local, bool>,
+    /// try_wait (may suspend)
+    is_try: Signal<Local, bool>,
+    /// the op touches the word (all but pending_count)
+    touches_word: Signal<Local, bool>,
+    /// the op is allowed on .shared::cluster (remote ports)
+    remote_ok: Signal<Local, bool>,
+    /// count operand in range
+    count_ok: Signal<Local, bool>,
+    /// txCount operand >= 2^21: the resulting tx-count is out of range whatever the word
+    tx_big: Signal<Local, bool>,
+    /// word index beyond the bank
+    word_oob: Signal<Local, bool>,
+    /// suspend-time limit of this try_wait
+    hint_cycles: Signal<Local, Bits<32>>,
+    /// tx-count after the op, 23-bit two's complement
+    tx23: Signal<Local, Bits<23>>,
+    /// pending arrivals after the op, 21-bit two's complement
+    pending21: Signal<Local, Bits<21>>,
+    /// expected arrivals after the op, 21-bit two's complement
+    expected21: Signal<Local, Bits<21>>,
+    /// phase_hi of the phase after the token's
+    tok1_hi: Signal<Local, Bits<2>>,
+    /// current phase == token's phase (mod 8)
+    phase_is_tok: Signal<Local, bool>,
+    /// current phase == token's phase + 1 (mod 8)
+    phase_is_tok1: Signal<Local, bool>,
+    /// tx23 within -(2^20-1)..=2^20-1
+    tx_range_ok: Signal<Local, bool>,
+    /// pending and tx both reach zero
+    reaches_zero: Signal<Local, bool>,
+    /// the finding of this op
+    finding: Signal<Local, MbarrierFinding>,
+    /// waitComplete of this op
+    wait_complete: Signal<Local, bool>,
+    /// this op completes the current phase (before the finding gate)
+    complete: Signal<Local, bool>,
+    /// this op suspends its warp (try_wait, phase incomplete)
+    suspend: Signal<Local, bool>,
+    /// deadline of a new waiter
+    ins_deadline: Signal<Local, Bits<32>>,
+    /// {current phase parity, word index}
+    cur_tag: Signal<Local, Bits<17>>,
+    /// the word after the op
+    word_d: Signal<Local, MbarrierWord>,
+    /// the shadow valid bit after the op
+    valid_d: Signal<Local, bool>,
+
+    // ---- wake emission temporaries
+    /// some entry has a wake event pending
+    wake_any: Signal<Local, bool>,
+    /// lowest such warp
+    wake_warp: Signal<Local, Bits<5>>,
+    /// its event is a completion wake
+    wake_cpl: Signal<Local, bool>,
+}
+
+impl<const A: usize> MbarrierUnit<A> {
+    /// A unit with `2^A` words and a try_wait system time limit of `default_suspend_cycles`.
+    /// The shadow valid bits start cleared (no word holds an mbarrier).
+    pub fn new(default_suspend_cycles: u32) -> Self {
+        assert!((1..=16).contains(&A), "the bank holds 2^A words, 1 <= A <= 16");
+        let hi_mask: u64 = 0xFFFF & !((1u64 << A) - 1);
+        Self {
+            clock: Default::default(),
+            local_req: Default::default(),
+            local_valid: Default::default(),
+            local_ready: Default::default(),
+            tma_req: Default::default(),
+            tma_valid: Default::default(),
+            tma_ready: Default::default(),
+            cluster_req: Default::default(),
+            cluster_valid: Default::default(),
+            cluster_ready: Default::default(),
+            resp: Default::default(),
+            wake: Default::default(),
+            fault: Default::default(),
+            default_suspend_cycles: Constant::new((default_suspend_cycles as u64).into()),
+            word_hi_mask: Constant::new(hi_mask.into()),
+            ram: Default::default(),
+            shadow: (0..(1usize << A)).map(|_| false).into(),
+            rr: Default::default(),
+            s1_valid: Default::default(),
+            s1_req: Default::default(),
+            s1_src: Default::default(),
+            s1_fwd: Default::default(),
+            last_word: Default::default(),
+            last_valid: Default::default(),
+            cpl_valid: Default::default(),
+            cpl_tag: Default::default(),
+            now: Default::default(),
+            resp_q: Default::default(),
+            wake_q: Default::default(),
+            fault_q: Default::default(),
+            waiter_state: std::array::from_fn(|_| Default::default()),
+            waiter_tag: std::array::from_fn(|_| Default::default()),
+            waiter_deadline: std::array::from_fn(|_| Default::default()),
+            acc_valid: Default::default(),
+            acc_req: Default::default(),
+            acc_src: Default::default(),
+            acc_word: Default::default(),
+            grant_local: Default::default(),
+            grant_tma: Default::default(),
+            grant_cluster: Default::default(),
+            cur_q: Default::default(),
+            cur_valid_q: Default::default(),
+            tok: Default::default(),
+            arrive_c: Default::default(),
+            drop_c: Default::default(),
+            tx_delta: Default::default(),
+            is_arrive: Default::default(),
+            uses_count: Default::default(),
+            uses_tx: Default::default(),
+            may_complete: Default::default(),
+            no_complete: Default::default(),
+            is_init: Default::default(),
+            is_inval: Default::default(),
+            is_cp_inc: Default::default(),
+            is_wait_token: Default::default(),
+            is_wait_parity: Default::default(),
+            is_try: Default::default(),
+            touches_word: Default::default(),
+            remote_ok: Default::default(),
+            count_ok: Default::default(),
+            tx_big: Default::default(),
+            word_oob: Default::default(),
+            hint_cycles: Default::default(),
+            tx23: Default::default(),
+            pending21: Default::default(),
+            expected21: Default::default(),
+            tok1_hi: Default::default(),
+            phase_is_tok: Default::default(),
+            phase_is_tok1: Default::default(),
+            tx_range_ok: Default::default(),
+            reaches_zero: Default::default(),
+            finding: Default::default(),
+            wait_complete: Default::default(),
+            complete: Default::default(),
+            suspend: Default::default(),
+            ins_deadline: Default::default(),
+            cur_tag: Default::default(),
+            word_d: Default::default(),
+            valid_d: Default::default(),
+            wake_any: Default::default(),
+            wake_warp: Default::default(),
+            wake_cpl: Default::default(),
+        }
+    }
+}
+
+impl<const A: usize> Logic for MbarrierUnit<A> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, rr, s1_valid, s1_req, s1_src, s1_fwd, last_word, last_valid, cpl_valid,
+            cpl_tag, now, resp_q, wake_q, fault_q
+        );
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+        self.shadow.read_clock.next = self.clock.val();
+        self.shadow.write_clock.next = self.clock.val();
+        self.now.d.next = self.now.q.val() + 1;
+
+        // ---- stage 0: round-robin arbitration; rr names the port with top priority.
+        self.grant_local.next = false;
+        self.grant_tma.next = false;
+        self.grant_cluster.next = false;
+        match self.rr.q.val() {
+            MbarrierSource::Local => {
+                if self.local_valid.val() {
+                    self.grant_local.next = true;
+                } else if self.tma_valid.val() {
+                    self.grant_tma.next = true;
+                } else if self.cluster_valid.val() {
+                    self.grant_cluster.next = true;
+                }
+            }
+            MbarrierSource::Tma => {
+                if self.tma_valid.val() {
+                    self.grant_tma.next = true;
+                } else if self.cluster_valid.val() {
+                    self.grant_cluster.next = true;
+                } else if self.local_valid.val() {
+                    self.grant_local.next = true;
+                }
+            }
+            _ => {
+                if self.cluster_valid.val() {
+                    self.grant_cluster.next = true;
+                } else if self.local_valid.val() {
+                    self.grant_local.next = true;
+                } else if self.tma_valid.val() {
+                    self.grant_tma.next = true;
+                }
+            }
+        }
+        self.local_ready.next = self.grant_local.val();
+        self.tma_ready.next = self.grant_tma.val();
+        self.cluster_ready.next = self.grant_cluster.val();
+        self.acc_valid.next =
+            self.local_valid.val() || self.tma_valid.val() || self.cluster_valid.val();
+        self.acc_req.next = self.local_req.val();
+        self.acc_src.next = MbarrierSource::Local;
+        self.acc_word.next = self.local_req.val().word;
+        if self.grant_local.val() {
+            self.rr.d.next = MbarrierSource::Tma;
+        }
+        if self.grant_tma.val() {
+            self.acc_req.next = self.tma_req.val();
+            self.acc_src.next = MbarrierSource::Tma;
+            self.acc_word.next = self.tma_req.val().word;
+            self.rr.d.next = MbarrierSource::Cluster;
+        }
+        if self.grant_cluster.val() {
+            self.acc_req.next = self.cluster_req.val();
+            self.acc_src.next = MbarrierSource::Cluster;
+            self.acc_word.next = self.cluster_req.val().word;
+            self.rr.d.next = MbarrierSource::Local;
+        }
+        self.ram.read_address.next = bit_cast::<A, 16>(self.acc_word.val());
+        self.shadow.read_address.next = bit_cast::<A, 16>(self.acc_word.val());
+        self.s1_valid.d.next = self.acc_valid.val();
+        self.s1_req.d.next = self.acc_req.val();
+        self.s1_src.d.next = self.acc_src.val();
+        // Stage 1 writes its word at the edge where this op's read happens, and the RAM then
+        // returns the old value: forward (compare RAM addresses, so aliases stay exact).
+        self.s1_fwd.d.next = self.s1_valid.q.val()
+            && (bit_cast::<A, 16>(self.s1_req.q.val().word) == bit_cast::<A, 16>(self.acc_word.val()));
+
+        // ---- stage 1, level 1: old word, operand checks, op decode.
+        self.cur_q.next = self.ram.read_data.val();
+        self.cur_valid_q.next = self.shadow.read_data.val();
+        if self.s1_fwd.q.val() {
+            self.cur_q.next = self.last_word.q.val();
+            self.cur_valid_q.next = self.last_valid.q.val();
+        }
+        self.tok.next = self.s1_req.q.val().token;
+        self.count_ok.next =
+            (self.s1_req.q.val().count != 0) && (self.s1_req.q.val().count < 0x10_0000);
+        self.tx_big.next = self.s1_req.q.val().tx_count >= 0x20_0000;
+        self.word_oob.next = (self.s1_req.q.val().word & self.word_hi_mask.val()) != 0;
+        self.hint_cycles.next = self.default_suspend_cycles.val();
+        if self.s1_req.q.val().has_suspend_time_hint {
+            self.hint_cycles.next = self.s1_req.q.val().suspend_time_hint;
+        }
+        self.arrive_c.next = 0.into();
+        self.drop_c.next = 0.into();
+        self.tx_delta.next = 0.into();
+        self.is_arrive.next = false;
+        self.uses_count.next = false;
+        self.uses_tx.next = false;
+        self.may_complete.next = false;
+        self.no_complete.next = false;
+        self.is_init.next = false;
+        self.is_inval.next = false;
+        self.is_cp_inc.next = false;
+        self.is_wait_token.next = false;
+        self.is_wait_parity.next = false;
+        self.is_try.next = false;
+        self.touches_word.next = true;
+        self.remote_ok.next = false;
+        match self.s1_req.q.val().op {
+            MbarrierOp::Init => {
+                self.uses_count.next = true;
+                self.is_init.next = true;
+            }
+            MbarrierOp::Inval => {
+                self.is_inval.next = true;
+            }
+            MbarrierOp::Arrive => {
+                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.is_arrive.next = true;
+                self.uses_count.next = true;
+                self.may_complete.next = true;
+                self.remote_ok.next = true;
+            }
+            MbarrierOp::ArriveNoComplete => {
+                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.is_arrive.next = true;
+                self.uses_count.next = true;
+                self.may_complete.next = true;
+                self.no_complete.next = true;
+            }
+            MbarrierOp::ArriveExpectTx => {
+                // PTX 9.7.13.15.13: with .expect_tx the arrive count is 1, expect-tx first.
+                self.arrive_c.next = 1.into();
+                self.tx_delta.next = bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
+                self.is_arrive.next = true;
+                self.uses_tx.next = true;
+                self.may_complete.next = true;
+                self.remote_ok.next = true;
+            }
+            MbarrierOp::ArriveDrop => {
+                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.drop_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.is_arrive.next = true;
+                self.uses_count.next = true;
+                self.may_complete.next = true;
+                self.remote_ok.next = true;
+            }
+            MbarrierOp::ArriveDropNoComplete => {
+                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.drop_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.is_arrive.next = true;
+                self.uses_count.next = true;
+                self.may_complete.next = true;
+                self.no_complete.next = true;
+            }
+            MbarrierOp::ArriveDropExpectTx => {
+                self.arrive_c.next = 1.into();
+                self.drop_c.next = 1.into();
+                self.tx_delta.next = bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
+                self.is_arrive.next = true;
+                self.uses_tx.next = true;
+                self.may_complete.next = true;
+                self.remote_ok.next = true;
+            }
+            MbarrierOp::ExpectTx => {
+                // PTX 9.7.13.15.5.1 lists no completion step for expect-tx (golden model alike).
+                self.tx_delta.next = bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
+                self.uses_tx.next = true;
+                self.remote_ok.next = true;
+            }
+            MbarrierOp::CompleteTx => {
+                self.tx_delta.next =
+                    bits::<23>(0) - bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
+                self.uses_tx.next = true;
+                self.may_complete.next = true;
+                self.remote_ok.next = true;
+            }
+            MbarrierOp::TestWait => {
+                self.is_wait_token.next = true;
+            }
+            MbarrierOp::TestWaitParity => {
+                self.is_wait_parity.next = true;
+            }
+            MbarrierOp::TryWait => {
+                self.is_wait_token.next = true;
+                self.is_try.next = true;
+            }
+            MbarrierOp::TryWaitParity => {
+                self.is_wait_parity.next = true;
+                self.is_try.next = true;
+            }
+            MbarrierOp::PendingCount => {
+                // pure on the token: no word, no word checks
+                self.touches_word.next = false;
+            }
+            _ => {
+                self.is_cp_inc.next = true;
+            }
+        }
+
+        // ---- stage 1, level 2: new counts in widened two's complement, phase compares.
+        self.tx23.next = bit_cast::<23, 21>(self.cur_q.val().tx_count) + self.tx_delta.val();
+        if self.cur_q.val().tx_count >= 0x10_0000 {
+            // sign-extend the 21-bit tx_count
+            self.tx23.next =
+                bit_cast::<23, 21>(self.cur_q.val().tx_count) + self.tx_delta.val() + 0x60_0000;
+        }
+        self.pending21.next = bit_cast::<21, 20>(self.cur_q.val().pending_arrivals)
+            - bit_cast::<21, 20>(self.arrive_c.val());
+        if self.is_cp_inc.val() {
+            self.pending21.next = bit_cast::<21, 20>(self.cur_q.val().pending_arrivals) + 1;
+        }
+        self.expected21.next = bit_cast::<21, 20>(self.cur_q.val().expected_arrivals)
+            - bit_cast::<21, 20>(self.drop_c.val());
+        self.tok1_hi.next = self.tok.val().phase_hi;
+        if self.tok.val().phase_parity {
+            self.tok1_hi.next = self.tok.val().phase_hi + 1;
+        }
+        self.phase_is_tok.next = (self.cur_q.val().phase_hi == self.tok.val().phase_hi)
+            && (self.cur_q.val().phase_parity == self.tok.val().phase_parity);
+        self.ins_deadline.next = self.now.q.val() + self.hint_cycles.val() + 1;
+        self.cur_tag.next = bit_cast::<17, 16>(self.s1_req.q.val().word);
+        if self.cur_q.val().phase_parity {
+            self.cur_tag.next = bit_cast::<17, 16>(self.s1_req.q.val().word) | 0x1_0000;
+        }
+
+        // ---- stage 1, level 3: range checks, completion condition (PTX 9.7.13.15.6).
+        self.phase_is_tok1.next = (self.cur_q.val().phase_hi == self.tok1_hi.val())
+            && (self.cur_q.val().phase_parity != self.tok.val().phase_parity);
+        self.tx_range_ok.next = (self.tx23.val().get_bits::<3>(20) == 0)
+            || ((self.tx23.val().get_bits::<3>(20) == 7)
+                && (self.tx23.val().get_bits::<20>(0) != 0));
+        self.reaches_zero.next = (self.pending21.val() == 0) && (self.tx23.val() == 0);
+
+        // ---- stage 1, level 4: findings in the golden model's order, waitComplete.
+        self.finding.next = MbarrierFinding::NoFinding;
+        if self.touches_word.val() && self.word_oob.val() {
+            self.finding.next = MbarrierFinding::MbarrierNotShared;
+        } else if (self.s1_src.q.val() != MbarrierSource::Local) && !self.remote_ok.val() {
+            self.finding.next = MbarrierFinding::MbarrierClusterAddressUnsupported;
+        } else if self.touches_word.val() && !self.is_init.val() && !self.cur_valid_q.val() {
+            self.finding.next = MbarrierFinding::MbarrierUninitialized;
+        } else if self.is_init.val() && self.cur_valid_q.val() {
+            self.finding.next = MbarrierFinding::MbarrierInitOnValid;
+        } else if self.uses_count.val() && !self.count_ok.val() {
+            self.finding.next = MbarrierFinding::MbarrierCountOutOfRange;
+        } else if self.uses_tx.val() && (self.tx_big.val() || !self.tx_range_ok.val()) {
+            self.finding.next = MbarrierFinding::MbarrierTxCountOutOfRange;
+        } else if self.is_arrive.val()
+            && (self.pending21.val().get_bit(20) || self.expected21.val().get_bit(20))
+        {
+            self.finding.next = MbarrierFinding::MbarrierPendingUnderflow;
+        } else if self.is_cp_inc.val() && self.pending21.val().get_bit(20) {
+            // the increment would take pending_arrivals past 2^20-1 (PTX 9.7.13.15.15)
+            self.finding.next = MbarrierFinding::MbarrierCountOutOfRange;
+        } else if self.no_complete.val() && self.reaches_zero.val() {
+            self.finding.next = MbarrierFinding::MbarrierNoCompleteCompleted;
+        } else if self.is_wait_token.val() && !self.phase_is_tok.val() && !self.phase_is_tok1.val()
+        {
+            self.finding.next = MbarrierFinding::MbarrierWaitPhaseInvalid;
+        }
+        self.wait_complete.next = false;
+        if self.is_wait_token.val() {
+            // the token's phase is the immediately preceding one: completed
+            self.wait_complete.next = self.phase_is_tok1.val();
+        }
+        if self.is_wait_parity.val() {
+            // the phase with that parity completed when the current parity differs
+            self.wait_complete.next =
+                self.cur_q.val().phase_parity != self.s1_req.q.val().phase_parity;
+        }
+        self.complete.next = self.may_complete.val() && self.reaches_zero.val();
+
+        // ---- stage 1, level 5: next word, write-back, response, fault, waiter insert.
+        self.word_d.next = self.cur_q.val();
+        self.valid_d.next = self.cur_valid_q.val();
+        if self.finding.val() == MbarrierFinding::NoFinding {
+            if self.is_init.val() {
+                self.word_d.next.pending_arrivals = bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.word_d.next.expected_arrivals =
+                    bit_cast::<20, 32>(self.s1_req.q.val().count);
+                self.word_d.next.tx_count = 0.into();
+                self.word_d.next.phase_hi = 0.into();
+                self.word_d.next.phase_parity = false;
+                self.valid_d.next = true;
+            }
+            if self.is_inval.val() {
+                self.word_d.next.pending_arrivals = 0.into();
+                self.word_d.next.expected_arrivals = 0.into();
+                self.word_d.next.tx_count = 0.into();
+                self.word_d.next.phase_hi = 0.into();
+                self.word_d.next.phase_parity = false;
+                self.valid_d.next = false;
+            }
+            if self.is_arrive.val() || self.uses_tx.val() || self.is_cp_inc.val() {
+                self.word_d.next.pending_arrivals = bit_cast::<20, 21>(self.pending21.val());
+                self.word_d.next.expected_arrivals = bit_cast::<20, 21>(self.expected21.val());
+                self.word_d.next.tx_count = bit_cast::<21, 23>(self.tx23.val());
+                if self.complete.val() {
+                    // phase transition: next phase, pending reloads from expected
+                    self.word_d.next.pending_arrivals = bit_cast::<20, 21>(self.expected21.val());
+                    self.word_d.next.phase_parity = !self.cur_q.val().phase_parity;
+                    if self.cur_q.val().phase_parity {
+                        self.word_d.next.phase_hi = self.cur_q.val().phase_hi + 1;
+                    }
+                }
+            }
+        }
+        self.suspend.next = self.s1_valid.q.val()
+            && self.is_try.val()
+            && (self.s1_src.q.val() == MbarrierSource::Local)
+            && (self.finding.val() == MbarrierFinding::NoFinding)
+            && !self.wait_complete.val();
+        // Every op writes its word back (unchanged when it does not modify it), so the
+        // forward above needs no write-enable term.
+        self.ram.write_address.next = bit_cast::<A, 16>(self.s1_req.q.val().word);
+        self.ram.write_data.next = self.word_d.val();
+        self.ram.write_enable.next = self.s1_valid.q.val();
+        self.shadow.write_address.next = bit_cast::<A, 16>(self.s1_req.q.val().word);
+        self.shadow.write_data.next = self.valid_d.val();
+        self.shadow.write_enable.next = self.s1_valid.q.val();
+        self.last_word.d.next = self.word_d.val();
+        self.last_valid.d.next = self.valid_d.val();
+        self.cpl_valid.d.next = self.s1_valid.q.val()
+            && self.complete.val()
+            && (self.finding.val() == MbarrierFinding::NoFinding);
+        self.cpl_tag.d.next = self.cur_tag.val();
+        self.resp_q.d.next.valid =
+            self.s1_valid.q.val() && (self.s1_src.q.val() == MbarrierSource::Local);
+        self.resp_q.d.next.warp = self.s1_req.q.val().warp;
+        self.resp_q.d.next.state = self.cur_q.val();
+        self.resp_q.d.next.wait_complete =
+            self.wait_complete.val() && (self.finding.val() == MbarrierFinding::NoFinding);
+        self.resp_q.d.next.suspended = self.suspend.val();
+        self.resp_q.d.next.pending_count = self.tok.val().pending_arrivals;
+        self.fault_q.d.next.valid =
+            self.s1_valid.q.val() && (self.finding.val() != MbarrierFinding::NoFinding);
+        self.fault_q.d.next.kind = self.finding.val();
+        self.fault_q.d.next.word = self.s1_req.q.val().word;
+        self.fault_q.d.next.source = self.s1_src.q.val();
+        self.fault_q.d.next.warp = self.s1_req.q.val().warp;
+
+        // ---- waiter table. One wake event per cycle, lowest warp first: the loop visits
+        // warps 31..0 (31 = MBARRIER_WAITERS - 1) and the last match wins.
+        self.wake_any.next = false;
+        self.wake_warp.next = 0.into();
+        self.wake_cpl.next = false;
+        for i in 0..MBARRIER_WAITERS {
+            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByCompletion {
+                self.wake_any.next = true;
+                self.wake_warp.next = (31 - i).to_bits();
+                self.wake_cpl.next = true;
+            }
+            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByTimeout {
+                self.wake_any.next = true;
+                self.wake_warp.next = (31 - i).to_bits();
+                self.wake_cpl.next = false;
+            }
+        }
+        self.wake_q.d.next.valid = self.wake_any.val();
+        self.wake_q.d.next.warp = self.wake_warp.val();
+        self.wake_q.d.next.completed = self.wake_cpl.val();
+        for i in 0..MBARRIER_WAITERS {
+            self.waiter_state[i].clock.next = self.clock.val();
+            self.waiter_tag[i].clock.next = self.clock.val();
+            self.waiter_deadline[i].clock.next = self.clock.val();
+            self.waiter_state[i].d.next = self.waiter_state[i].q.val();
+            self.waiter_tag[i].d.next = self.waiter_tag[i].q.val();
+            self.waiter_deadline[i].d.next = self.waiter_deadline[i].q.val();
+            if self.waiter_state[i].q.val() == WaiterState::Waiting {
+                // last cycle's completion names {completed phase parity, word}; it wins over
+                // a timeout in the same cycle
+                if self.cpl_valid.q.val() && (self.waiter_tag[i].q.val() == self.cpl_tag.q.val())
+                {
+                    self.waiter_state[i].d.next = WaiterState::WokenByCompletion;
+                } else if self.waiter_deadline[i].q.val() == self.now.q.val() {
+                    self.waiter_state[i].d.next = WaiterState::WokenByTimeout;
+                }
+            }
+            if self.wake_any.val() && (self.wake_warp.val().index() == i) {
+                self.waiter_state[i].d.next = WaiterState::Idle;
+            }
+            if self.suspend.val() && (self.s1_req.q.val().warp.index() == i) {
+                self.waiter_state[i].d.next = WaiterState::Waiting;
+                self.waiter_tag[i].d.next = self.cur_tag.val();
+                self.waiter_deadline[i].d.next = self.ins_deadline.val();
+            }
+        }
+        self.resp.next = self.resp_q.q.val();
+        self.wake.next = self.wake_q.q.val();
+        self.fault.next = self.fault_q.q.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hopsync_cosim::mbarrier as golden;
+
+    /// The tests use a bank of 2^6 = 64 words.
+    const A: usize = 6;
+    type Uut = MbarrierUnit<A>;
+    /// System suspend-time limit of the unit under test, cycles.
+    const DEFAULT_SUSPEND: u32 = 48;
+
+    /// yosys_validate shells out to yosys: fail loudly (never skip) when it is missing.
+    pub(crate) fn require_yosys() {
+        if std::process::Command::new("yosys").arg("-V").output().is_err() {
+            panic!(
+                "yosys is not on PATH, and yosys_validate needs it: \
+                 run `apt-get update && apt-get install -y yosys`"
+            );
+        }
+    }
+
+    /// Requests presented on the three ports this cycle (None: valid low).
+    #[derive(Default, Clone, Copy)]
+    struct Ports {
+        local: Option<MbarrierReq>,
+        tma: Option<MbarrierReq>,
+        cluster: Option<MbarrierReq>,
+    }
+
+    /// Outputs of one cycle: readies before the edge, registered outputs after it.
+    #[derive(Debug, Clone, Copy)]
+    struct Sampled {
+        local_ready: bool,
+        tma_ready: bool,
+        cluster_ready: bool,
+        resp: MbarrierResp,
+        wake: MbarrierWake,
+        fault: MbarrierFault,
+    }
+
+    struct Tb {
+        uut: Box<Uut>,
+    }
+
+    impl Tb {
+        fn new() -> Tb {
+            let mut uut = Box::new(Uut::new(DEFAULT_SUSPEND));
+            uut.connect_all();
+            assert!(simulate(&mut *uut, 200));
+            Tb { uut }
+        }
+
+        /// One clock cycle: settle the inputs with the clock low (readies are combinational),
+        /// then raise the clock and settle (registered outputs).
+        fn step(&mut self, p: &Ports) -> Sampled {
+            let u = &mut *self.uut;
+            u.local_valid.next = p.local.is_some();
+            u.local_req.next = p.local.unwrap_or_default();
+            u.tma_valid.next = p.tma.is_some();
+            u.tma_req.next = p.tma.unwrap_or_default();
+            u.cluster_valid.next = p.cluster.is_some();
+            u.cluster_req.next = p.cluster.unwrap_or_default();
+            u.clock.next = false.into();
+            assert!(simulate(u, 200), "combinational logic did not settle");
+            let (local_ready, tma_ready, cluster_ready) =
+                (u.local_ready.val(), u.tma_ready.val(), u.cluster_ready.val());
+            u.clock.next = true.into();
+            assert!(simulate(u, 200), "combinational logic did not settle");
+            Sampled {
+                local_ready,
+                tma_ready,
+                cluster_ready,
+                resp: u.resp.val(),
+                wake: u.wake.val(),
+                fault: u.fault.val(),
+            }
+        }
+
+        fn idle(&mut self) -> Sampled {
+            self.step(&Ports::default())
+        }
+
+        /// Issues one local op alone and returns the cycle carrying its response.
+        fn exec(&mut self, r: MbarrierReq) -> Sampled {
+            let s = self.step(&Ports { local: Some(r), ..Default::default() });
+            assert!(s.local_ready, "a lone local request is accepted at once");
+            let s = self.idle();
+            assert!(s.resp.valid);
+            s
+        }
+
+        /// Like exec, and asserts no finding.
+        fn ok(&mut self, r: MbarrierReq) -> MbarrierResp {
+            let s = self.exec(r);
+            assert!(!s.fault.valid, "unexpected finding {:?} for {:?}", s.fault.kind, r.op);
+            s.resp
+        }
+
+        /// Like exec, and returns the finding's name.
+        fn finding(&mut self, r: MbarrierReq) -> Option<&'static str> {
+            let s = self.exec(r);
+            if s.fault.valid {
+                s.fault.kind.name()
+            } else {
+                None
+            }
+        }
+    }
+
+    fn rq(op: MbarrierOp, word: u64) -> MbarrierReq {
+        MbarrierReq { op, word: word.into(), count: 1.into(), ..Default::default() }
+    }
+    fn init(word: u64, count: u64) -> MbarrierReq {
+        MbarrierReq { count: count.into(), ..rq(MbarrierOp::Init, word) }
+    }
+    fn arrive(word: u64, count: u64) -> MbarrierReq {
+        MbarrierReq { count: count.into(), ..rq(MbarrierOp::Arrive, word) }
+    }
+    fn with_tx(op: MbarrierOp, word: u64, tx: u64) -> MbarrierReq {
+        MbarrierReq { tx_count: tx.into(), ..rq(op, word) }
+    }
+    fn wait_token(op: MbarrierOp, word: u64, token: MbarrierWord) -> MbarrierReq {
+        MbarrierReq { token, ..rq(op, word) }
+    }
+    fn wait_parity(op: MbarrierOp, word: u64, parity: bool) -> MbarrierReq {
+        MbarrierReq { phase_parity: parity, ..rq(op, word) }
+    }
+    fn decode(w: MbarrierWord) -> golden::MbarrierState {
+        golden::MbarrierState::decode(w.to_u64())
+    }
+
+    #[test]
+    fn mbarrier_check_all_and_yosys_validate() {
+        require_yosys();
+        let mut uut = Uut::new(DEFAULT_SUSPEND);
+        uut.connect_all();
+        check_all(&uut).unwrap();
+        let vlog = generate_verilog(&uut);
+        yosys_validate("hopsync_mbarrier_unit", &vlog).unwrap();
+    }
+
+    #[test]
+    fn word_layout_is_the_design_md_encoding() {
+        let s = golden::MbarrierState {
+            pending_arrivals: 0xABCDE,
+            expected_arrivals: 0x12345,
+            tx_count: -7,
+            phase: 5,
+        };
+        let w = MbarrierWord {
+            pending_arrivals: 0xABCDE.into(),
+            expected_arrivals: 0x12345.into(),
+            tx_count: (0x20_0000 - 7).into(),
+            phase_hi: 2.into(),
+            phase_parity: true,
+        };
+        assert_eq!(w.to_u64(), s.encode());
+        assert_eq!(MbarrierWord::from_u64(s.encode()), w);
+        assert_eq!(w.to_u64() >> 63, 1, "phase parity is bit 63");
+        assert_eq!((w.to_u64() >> 40) & 0x1F_FFFF, 0x20_0000 - 7);
+    }
+
+    #[test]
+    fn init_arrive_token_and_phase_completion() {
+        // PTX 9.7.13.15.9, .13, .6, .16
+        let mut tb = Tb::new();
+        tb.ok(init(3, 2));
+        let t1 = tb.ok(arrive(3, 1)).state;
+        let s = decode(t1);
+        assert_eq!((s.pending_arrivals, s.expected_arrivals, s.tx_count, s.phase), (2, 2, 0, 0));
+        let r = tb.ok(wait_token(MbarrierOp::TestWait, 3, t1));
+        assert!(!r.wait_complete, "token's phase is current: not complete");
+        let t2 = tb.ok(arrive(3, 1)).state;
+        assert_eq!(decode(t2).pending_arrivals, 1);
+        let r = tb.ok(wait_token(MbarrierOp::TestWait, 3, t1));
+        assert!(r.wait_complete, "the phase of t1 completed");
+        let s = decode(r.state);
+        assert_eq!((s.pending_arrivals, s.phase), (2, 1), "pending reloads, phase advances");
+        assert!(tb.ok(wait_parity(MbarrierOp::TestWaitParity, 3, false)).wait_complete);
+        assert!(!tb.ok(wait_parity(MbarrierOp::TestWaitParity, 3, true)).wait_complete);
+        // arrive with a count completes in one go
+        let t3 = tb.ok(arrive(3, 2)).state;
+        assert_eq!(decode(t3).phase, 1);
+        assert!(tb.ok(wait_token(MbarrierOp::TestWait, 3, t3)).wait_complete);
+        assert_eq!(
+            tb.finding(wait_token(MbarrierOp::TestWait, 3, t1)),
+            Some("MbarrierWaitPhaseInvalid"),
+            "t1's phase is two phases back"
+        );
+    }
+
+    #[test]
+    fn expect_tx_and_complete_tx_hold_and_complete_the_phase() {
+        // PTX 9.7.13.15.5, .11, .12: tx-count holds the phase until complete-tx brings it to 0
+        let mut tb = Tb::new();
+        tb.ok(init(1, 1));
+        let t = tb.ok(with_tx(MbarrierOp::ArriveExpectTx, 1, 64)).state;
+        let r = tb.ok(wait_token(MbarrierOp::TestWait, 1, t));
+        assert!(!r.wait_complete);
+        let s = decode(r.state);
+        assert_eq!((s.pending_arrivals, s.tx_count, s.phase), (0, 64, 0));
+        tb.ok(with_tx(MbarrierOp::CompleteTx, 1, 32));
+        let r = tb.ok(with_tx(MbarrierOp::CompleteTx, 1, 32));
+        assert_eq!(decode(r.state).tx_count, 32);
+        let r = tb.ok(wait_token(MbarrierOp::TestWait, 1, t));
+        assert!(r.wait_complete);
+        assert_eq!((decode(r.state).phase, decode(r.state).pending_arrivals), (1, 1));
+        // complete-tx before expect-tx: tx-count goes negative (legal within range)
+        tb.ok(with_tx(MbarrierOp::CompleteTx, 1, 16));
+        let r = tb.ok(with_tx(MbarrierOp::ExpectTx, 1, 10));
+        assert_eq!(decode(r.state).tx_count, -16);
+        let r = tb.ok(arrive(1, 1));
+        assert_eq!(decode(r.state).tx_count, -6);
+        // pending 0, tx -6: not complete; expect_tx to 0 does not complete (golden model)
+        let r = tb.ok(with_tx(MbarrierOp::ExpectTx, 1, 6));
+        assert_eq!((decode(r.state).pending_arrivals, decode(r.state).phase), (0, 1));
+        let r = tb.ok(with_tx(MbarrierOp::CompleteTx, 1, 0));
+        let s = decode(r.state);
+        assert_eq!((s.pending_arrivals, s.tx_count, s.phase), (0, 0, 1));
+        // ... the complete_tx(0) above found pending 0 and tx 0: completed
+        let r = tb.ok(wait_parity(MbarrierOp::TestWaitParity, 1, true));
+        assert_eq!(decode(r.state).phase, 2);
+        assert!(r.wait_complete);
+    }
+
+    #[test]
+    fn no_complete_arrive_that_would_complete_is_a_finding() {
+        let mut tb = Tb::new();
+        tb.ok(init(0, 2));
+        let r = tb.ok(MbarrierReq { count: 1.into(), ..rq(MbarrierOp::ArriveNoComplete, 0) });
+        assert_eq!(decode(r.state).pending_arrivals, 2);
+        assert_eq!(
+            tb.finding(MbarrierReq { count: 1.into(), ..rq(MbarrierOp::ArriveNoComplete, 0) }),
+            Some("MbarrierNoCompleteCompleted")
+        );
+        // the faulting op left the word unchanged
+        let r = tb.ok(arrive(0, 1));
+        assert_eq!(decode(r.state).pending_arrivals, 1);
+    }
+
+    #[test]
+    fn arrive_drop_lowers_expected_for_later_phases() {
+        // PTX 9.7.13.15.14
+        let mut tb = Tb::new();
+        tb.ok(init(2, 3));
+        tb.ok(MbarrierReq { count: 1.into(), ..rq(MbarrierOp::ArriveDrop, 2) });
+        let r = tb.ok(arrive(2, 2));
+        assert_eq!(decode(r.state).expected_arrivals, 2);
+        let r = tb.ok(wait_parity(MbarrierOp::TestWaitParity, 2, false));
+        assert!(r.wait_complete);
+        let s = decode(r.state);
+        assert_eq!((s.pending_arrivals, s.expected_arrivals, s.phase), (2, 2, 1));
+        tb.ok(with_tx(MbarrierOp::ArriveDropExpectTx, 2, 4));
+        let r = tb.ok(MbarrierReq { count: 1.into(), ..rq(MbarrierOp::ArriveDropNoComplete, 2) });
+        let s = decode(r.state);
+        assert_eq!((s.pending_arrivals, s.expected_arrivals, s.tx_count), (1, 1, 4));
+        let s = decode(tb.ok(with_tx(MbarrierOp::CompleteTx, 2, 4)).state);
+        assert_eq!((s.pending_arrivals, s.expected_arrivals, s.tx_count), (0, 0, 4));
+        let s = decode(tb.ok(rq(MbarrierOp::PendingCount, 2)).state);
+        assert_eq!((s.pending_arrivals, s.expected_arrivals, s.phase), (0, 0, 2));
+        assert_eq!(tb.finding(arrive(2, 1)), Some("MbarrierPendingUnderflow"));
+    }
+
+    #[test]
+    fn count_and_tx_ranges_are_checked() {
+        // PTX 9.7.13.15.2
+        let mut tb = Tb::new();
+        assert_eq!(tb.finding(init(4, 0)), Some("MbarrierCountOutOfRange"));
+        assert_eq!(tb.finding(init(4, 1 << 20)), Some("MbarrierCountOutOfRange"));
+        tb.ok(init(4, (1 << 20) - 1));
+        assert_eq!(tb.finding(arrive(4, 0)), Some("MbarrierCountOutOfRange"));
+        assert_eq!(tb.finding(arrive(4, 0xFFFF_FFFF)), Some("MbarrierCountOutOfRange"));
+        tb.ok(arrive(4, (1 << 20) - 2));
+        assert_eq!(tb.finding(arrive(4, 2)), Some("MbarrierPendingUnderflow"));
+        tb.ok(with_tx(MbarrierOp::ExpectTx, 4, (1 << 20) - 1));
+        assert_eq!(
+            tb.finding(with_tx(MbarrierOp::ExpectTx, 4, 1)),
+            Some("MbarrierTxCountOutOfRange")
+        );
+        assert_eq!(
+            tb.finding(with_tx(MbarrierOp::CompleteTx, 4, 1 << 21)),
+            Some("MbarrierTxCountOutOfRange")
+        );
+        tb.ok(with_tx(MbarrierOp::CompleteTx, 4, (1 << 21) - 2));
+        let r = tb.ok(rq(MbarrierOp::PendingCount, 4));
+        assert_eq!(decode(r.state).tx_count, -((1 << 20) - 1));
+        assert_eq!(
+            tb.finding(with_tx(MbarrierOp::CompleteTx, 4, 1)),
+            Some("MbarrierTxCountOutOfRange")
+        );
+        // a txCount operand of 2^20 or more is fine while the result stays in range
+        let r = tb.ok(with_tx(MbarrierOp::ExpectTx, 4, 1 << 20));
+        assert_eq!(decode(r.state).tx_count, -((1 << 20) - 1));
+        let r = tb.ok(rq(MbarrierOp::PendingCount, 4));
+        assert_eq!(decode(r.state).tx_count, 1);
+        assert_eq!(
+            tb.finding(with_tx(MbarrierOp::ExpectTx, 4, 0xFFFF_FFFF)),
+            Some("MbarrierTxCountOutOfRange")
+        );
+    }
+
+    #[test]
+    fn inval_uninitialized_and_init_on_valid() {
+        // PTX 9.7.13.15.3, .9, .10; DESIGN.md shadow set
+        let mut tb = Tb::new();
+        assert_eq!(tb.finding(arrive(9, 1)), Some("MbarrierUninitialized"));
+        assert_eq!(
+            tb.finding(wait_parity(MbarrierOp::TestWaitParity, 9, false)),
+            Some("MbarrierUninitialized")
+        );
+        assert_eq!(tb.finding(rq(MbarrierOp::Inval, 9)), Some("MbarrierUninitialized"));
+        tb.ok(init(9, 5));
+        assert_eq!(tb.finding(init(9, 5)), Some("MbarrierInitOnValid"));
+        let r = tb.ok(rq(MbarrierOp::Inval, 9));
+        assert_eq!(decode(r.state).expected_arrivals, 5);
+        let r = tb.ok(init(9, 1));
+        assert_eq!(r.state.to_u64(), 0, "inval writes 0");
+        assert_eq!(tb.ok(arrive(9, 1)).state.to_u64(), golden::init(1).unwrap());
+    }
+
+    #[test]
+    fn pending_count_reads_the_token() {
+        // PTX 9.7.13.15.17: pure on the token, no word needed
+        let mut tb = Tb::new();
+        tb.ok(init(5, 7));
+        let t = tb.ok(MbarrierReq { count: 3.into(), ..rq(MbarrierOp::ArriveNoComplete, 5) }).state;
+        let r = tb.ok(MbarrierReq { token: t, ..rq(MbarrierOp::PendingCount, 40) });
+        assert_eq!(r.pending_count.index(), 7);
+        assert_eq!(r.pending_count.index() as u32, golden::pending_count(t.to_u64()));
+    }
+
+    #[test]
+    fn cp_async_mbarrier_arrive_increments_pending() {
+        // PTX 9.7.13.15.15: without .noinc pending + 1 at issue; the async arrive nets zero
+        let mut tb = Tb::new();
+        tb.ok(init(6, 1));
+        tb.ok(rq(MbarrierOp::CpAsyncArriveInc, 6));
+        let r = tb.ok(arrive(6, 1));
+        assert_eq!(decode(r.state).pending_arrivals, 2);
+        let r = tb.ok(arrive(6, 1)); // the cp.async completion's arrive-on
+        assert_eq!(decode(r.state).pending_arrivals, 1);
+        assert!(tb.ok(wait_parity(MbarrierOp::TestWaitParity, 6, false)).wait_complete);
+        tb.ok(rq(MbarrierOp::Inval, 6));
+        tb.ok(init(6, (1 << 20) - 1));
+        assert_eq!(
+            tb.finding(rq(MbarrierOp::CpAsyncArriveInc, 6)),
+            Some("MbarrierCountOutOfRange")
+        );
+    }
+
+    #[test]
+    fn try_wait_suspends_and_wakes_on_completion() {
+        // PTX 9.7.13.15.16: suspended thread resumes when the phase completes
+        let mut tb = Tb::new();
+        tb.ok(init(7, 2));
+        let t = tb.ok(arrive(7, 1)).state;
+        let r = tb.ok(MbarrierReq { warp: 5.into(), ..wait_token(MbarrierOp::TryWait, 7, t) });
+        assert!(r.suspended && !r.wait_complete);
+        let r = tb.ok(MbarrierReq { warp: 9.into(), ..wait_parity(MbarrierOp::TryWaitParity, 7, false) });
+        assert!(r.suspended);
+        // a waiter on another word must stay asleep
+        tb.ok(init(8, 1));
+        let r = tb.ok(MbarrierReq { warp: 2.into(), ..wait_parity(MbarrierOp::TryWaitParity, 8, false) });
+        assert!(r.suspended, "phase 0 of word 8 is current: not complete");
+        let mut wakes = vec![];
+        let s = tb.step(&Ports { local: Some(arrive(7, 1)), ..Default::default() });
+        assert!(s.local_ready);
+        for _ in 0..6 {
+            let s = tb.idle();
+            if s.wake.valid {
+                wakes.push((s.wake.warp.index(), s.wake.completed));
+            }
+        }
+        assert_eq!(wakes, vec![(5, true), (9, true)], "lowest warp first, one per cycle");
+        // a try_wait on a completed phase does not suspend
+        let r = tb.ok(MbarrierReq { warp: 3.into(), ..wait_token(MbarrierOp::TryWait, 7, t) });
+        assert!(r.wait_complete && !r.suspended);
+    }
+
+    #[test]
+    fn try_wait_times_out_after_the_hint_or_the_system_limit() {
+        let mut tb = Tb::new();
+        tb.ok(init(7, 2));
+        // hint 10 cycles; the entry waits from the cycle after execution
+        let s = tb.step(&Ports {
+            local: Some(MbarrierReq {
+                warp: 4.into(),
+                suspend_time_hint: 10.into(),
+                has_suspend_time_hint: true,
+                ..wait_parity(MbarrierOp::TryWaitParity, 7, false)
+            }),
+            ..Default::default()
+        });
+        assert!(s.local_ready);
+        let mut at = None;
+        for k in 1..200 {
+            let s = tb.idle();
+            if k == 1 {
+                assert!(s.resp.suspended);
+            }
+            if s.wake.valid {
+                assert_eq!((s.wake.warp.index(), s.wake.completed), (4, false));
+                assert!(at.is_none());
+                at = Some(k);
+            }
+        }
+        assert_eq!(at, Some(10 + 3), "hint + 3 cycles after acceptance");
+        // no hint: the system limit
+        tb.step(&Ports {
+            local: Some(MbarrierReq { warp: 6.into(), ..wait_parity(MbarrierOp::TryWaitParity, 7, false) }),
+            ..Default::default()
+        });
+        let mut at = None;
+        for k in 1..200 {
+            let s = tb.idle();
+            if s.wake.valid {
+                assert_eq!((s.wake.warp.index(), s.wake.completed), (6, false));
+                at = Some(k);
+            }
+        }
+        assert_eq!(at, Some(DEFAULT_SUSPEND as usize + 3));
+    }
+
+    #[test]
+    fn remote_ports_arbitrate_round_robin_with_back_pressure() {
+        let mut tb = Tb::new();
+        tb.ok(init(1, 30));
+        tb.ok(init(2, 30));
+        let p = Ports {
+            local: Some(arrive(1, 1)),
+            tma: Some(with_tx(MbarrierOp::CompleteTx, 2, 1)),
+            cluster: Some(arrive(2, 1)),
+        };
+        let mut order = vec![];
+        for _ in 0..9 {
+            let s = tb.step(&p);
+            let g = [s.local_ready, s.tma_ready, s.cluster_ready];
+            assert_eq!(g.iter().filter(|x| **x).count(), 1, "one grant per cycle when all are valid");
+            order.push(g.iter().position(|x| *x).unwrap());
+        }
+        // after the local inits, the TMA port has top priority; then the grant rotates
+        assert_eq!(order, vec![1, 2, 0, 1, 2, 0, 1, 2, 0]);
+        tb.idle();
+        let w1 = decode(tb.ok(wait_parity(MbarrierOp::TestWaitParity, 1, true)).state);
+        let w2 = decode(tb.ok(wait_parity(MbarrierOp::TestWaitParity, 2, true)).state);
+        // word 1: 3 local arrives; word 2: 3 cluster arrives and 3 TMA complete_tx of 1
+        assert_eq!(w1.pending_arrivals, 27);
+        assert_eq!((w2.pending_arrivals, w2.tx_count), (27, -3));
+        // a lone remote request is accepted at once; remote ops get no response
+        let s = tb.step(&Ports { tma: Some(with_tx(MbarrierOp::CompleteTx, 2, 1)), ..Default::default() });
+        assert!(s.tma_ready && !s.local_ready && !s.cluster_ready);
+        let s = tb.idle();
+        assert!(!s.resp.valid && !s.fault.valid);
+    }
+
+    #[test]
+    fn cluster_port_rejects_ops_not_allowed_on_shared_cluster() {
+        // PTX 9.7.13.15.8: only arrive / expect_tx / complete_tx on .shared::cluster
+        let mut tb = Tb::new();
+        tb.ok(init(3, 2));
+        for op in [
+            MbarrierOp::TestWait,
+            MbarrierOp::TryWaitParity,
+            MbarrierOp::Init,
+            MbarrierOp::Inval,
+            MbarrierOp::ArriveNoComplete,
+            MbarrierOp::PendingCount,
+        ] {
+            tb.step(&Ports { cluster: Some(rq(op, 3)), ..Default::default() });
+            let s = tb.idle();
+            assert!(s.fault.valid && !s.resp.valid);
+            assert_eq!(s.fault.kind, MbarrierFinding::MbarrierClusterAddressUnsupported);
+            assert_eq!(s.fault.source, MbarrierSource::Cluster);
+        }
+        for op in [MbarrierOp::Arrive, MbarrierOp::ArriveExpectTx, MbarrierOp::CompleteTx] {
+            tb.step(&Ports { cluster: Some(with_tx(op, 3, 0)), ..Default::default() });
+            assert!(!tb.idle().fault.valid);
+        }
+        assert_eq!(decode(tb.ok(rq(MbarrierOp::PendingCount, 3)).state).phase, 1);
+    }
+
+    #[test]
+    fn word_beyond_the_bank_is_not_shared() {
+        let mut tb = Tb::new();
+        assert_eq!(tb.finding(init(64, 1)), Some("MbarrierNotShared"));
+        tb.ok(init(0, 1));
+        // the alias of word 64 (word 0) is untouched
+        assert_eq!(tb.finding(arrive(64 + 0, 1)), Some("MbarrierNotShared"));
+        assert_eq!(decode(tb.ok(arrive(0, 1)).state).pending_arrivals, 1);
+    }
+
+    /// Regression for the phase-corruption bug class of Vortex GPU issues #400/#401: back-to-back
+    /// arrives on one barrier lost an update or flipped the phase twice. Here every cycle
+    /// carries an op on the same word (local arrives, TMA complete_tx and cluster arrives
+    /// interleaved); every token must show exactly one decrement per arrive and exactly one
+    /// phase advance per completion.
+    #[test]
+    fn vortex_400_401_back_to_back_arrives_same_barrier_keep_every_update() {
+        let mut tb = Tb::new();
+        tb.ok(init(12, 4));
+        let mut golden_word = golden::init(4).unwrap();
+        // 64 back-to-back local arrives: 16 phases
+        let mut tokens = vec![];
+        let mut s = tb.step(&Ports { local: Some(arrive(12, 1)), ..Default::default() });
+        assert!(s.local_ready);
+        for k in 1..=64 {
+            let p = if k < 64 { Some(arrive(12, 1)) } else { None };
+            s = tb.step(&Ports { local: p, ..Default::default() });
+            assert!(p.is_none() || s.local_ready);
+            assert!(s.resp.valid && !s.fault.valid);
+            tokens.push(s.resp.state.to_u64());
+        }
+        for (k, t) in tokens.iter().enumerate() {
+            assert_eq!(*t, golden_word, "arrive {k}: token is the word before it");
+            let a = golden::arrive(golden_word, golden::Arrive { count: 1, ..Default::default() });
+            let a = a.unwrap();
+            assert_eq!(a.completed, k % 4 == 3, "exactly one completion per 4 arrives");
+            golden_word = a.word;
+        }
+        assert_eq!(golden::MbarrierState::decode(golden_word).phase, 16 % 8);
+        // all three ports hammering the same word every cycle
+        tb.ok(rq(MbarrierOp::Inval, 12));
+        // per rotation of the three ports: pending -2, tx +1 -1: one completion per rotation
+        tb.ok(init(12, 2));
+        let mut g = golden::init(2).unwrap();
+        let mut phases = 0;
+        let p = Ports {
+            local: Some(with_tx(MbarrierOp::ArriveExpectTx, 12, 1)),
+            tma: Some(with_tx(MbarrierOp::CompleteTx, 12, 1)),
+            cluster: Some(arrive(12, 1)),
+        };
+        let mut accepted = std::collections::VecDeque::new();
+        let none = Ports::default();
+        for k in 0..300 {
+            let s = tb.step(if k < 299 { &p } else { &none });
+            if s.resp.valid {
+                assert!(!s.fault.valid);
+                assert_eq!(s.resp.state.to_u64(), accepted.pop_front().unwrap());
+            }
+            if k < 299 {
+                // apply what was accepted this cycle to the golden word
+                if s.local_ready {
+                    accepted.push_back(g);
+                    let a = golden::arrive(g, golden::Arrive { count: 1, expect_tx: 1, ..Default::default() });
+                    let a = a.unwrap();
+                    phases += a.completed as u32;
+                    g = a.word;
+                } else if s.tma_ready {
+                    let (w, done) = golden::complete_tx(g, 1).unwrap();
+                    phases += done as u32;
+                    g = w;
+                } else {
+                    assert!(s.cluster_ready);
+                    let a = golden::arrive(g, golden::Arrive { count: 1, ..Default::default() }).unwrap();
+                    phases += a.completed as u32;
+                    g = a.word;
+                }
+            }
+        }
+        tb.idle();
+        let r = tb.ok(rq(MbarrierOp::PendingCount, 12));
+        assert_eq!(r.state.to_u64(), g, "no update lost");
+        assert_eq!(phases, 99, "299 ops: 99 full rotations");
+        assert_eq!(golden::MbarrierState::decode(g).phase as u32, phases % 8, "no double flips");
+    }
+
+    /// Tiny xorshift64* generator: reproducible without a dependency.
+    pub(crate) struct XorShift(pub u64);
+    impl XorShift {
+        pub(crate) fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        /// uniform in 0..n
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        /// true with probability p_percent / 100
+        pub(crate) fn pct(&mut self, p_percent: u64) -> bool {
+            self.below(10_000) < p_percent * 100
+        }
+    }
+
+    /// What the golden model says an op does to one word (plus the unit's documented rules for
+    /// what the pure functions leave to the machine: shadow valid bit, ports, bank size,
+    /// cp.async increment).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Expect {
+        word: u64,
+        valid: bool,
+        finding: Option<&'static str>,
+        wait_complete: bool,
+        completed: bool,
+        pending_count: u32,
+    }
+
+    fn remote_ok(op: MbarrierOp) -> bool {
+        matches!(
+            op,
+            MbarrierOp::Arrive
+                | MbarrierOp::ArriveExpectTx
+                | MbarrierOp::ArriveDrop
+                | MbarrierOp::ArriveDropExpectTx
+                | MbarrierOp::ExpectTx
+                | MbarrierOp::CompleteTx
+        )
+    }
+
+    fn golden_apply(r: &MbarrierReq, src: MbarrierSource, word: u64, valid: bool) -> Expect {
+        use golden::Arrive as Ar;
+        let mut e = Expect {
+            word,
+            valid,
+            finding: None,
+            wait_complete: false,
+            completed: false,
+            pending_count: golden::pending_count(r.token.to_u64()),
+        };
+        let fail = |e: &mut Expect, k: hopsync_cosim::finding::FindingKind| {
+            e.finding = Some(k.name());
+        };
+        let count = r.count.to_u64() as u32;
+        let tx = r.tx_count.to_u64() as u32;
+        let touches = r.op != MbarrierOp::PendingCount;
+        if touches && r.word.to_u64() >= (1 << A) {
+            e.finding = Some("MbarrierNotShared");
+            return e;
+        }
+        if src != MbarrierSource::Local && !remote_ok(r.op) {
+            e.finding = Some("MbarrierClusterAddressUnsupported");
+            return e;
+        }
+        if touches && r.op != MbarrierOp::Init && !valid {
+            e.finding = Some("MbarrierUninitialized");
+            return e;
+        }
+        if r.op == MbarrierOp::Init && valid {
+            e.finding = Some("MbarrierInitOnValid");
+            return e;
+        }
+        let arrive = |e: &mut Expect, a: Ar| match golden::arrive(word, a) {
+            Ok(x) => {
+                e.word = x.word;
+                e.completed = x.completed;
+            }
+            Err(k) => fail(e, k),
+        };
+        match r.op {
+            MbarrierOp::Init => match golden::init(count as u64) {
+                Ok(w) => {
+                    e.word = w;
+                    e.valid = true;
+                }
+                Err(k) => fail(&mut e, k),
+            },
+            MbarrierOp::Inval => {
+                e.word = golden::inval();
+                e.valid = false;
+            }
+            MbarrierOp::Arrive => arrive(&mut e, Ar { count, ..Default::default() }),
+            MbarrierOp::ArriveNoComplete => {
+                arrive(&mut e, Ar { count, no_complete: true, ..Default::default() })
+            }
+            MbarrierOp::ArriveExpectTx => {
+                arrive(&mut e, Ar { count: 1, expect_tx: tx, ..Default::default() })
+            }
+            MbarrierOp::ArriveDrop => arrive(&mut e, Ar { count, drop: true, ..Default::default() }),
+            MbarrierOp::ArriveDropNoComplete => {
+                arrive(&mut e, Ar { count, drop: true, no_complete: true, ..Default::default() })
+            }
+            MbarrierOp::ArriveDropExpectTx => {
+                arrive(&mut e, Ar { count: 1, expect_tx: tx, drop: true, ..Default::default() })
+            }
+            MbarrierOp::ExpectTx => match golden::expect_tx(word, tx) {
+                Ok(w) => e.word = w,
+                Err(k) => fail(&mut e, k),
+            },
+            MbarrierOp::CompleteTx => match golden::complete_tx(word, tx) {
+                Ok((w, done)) => {
+                    e.word = w;
+                    e.completed = done;
+                }
+                Err(k) => fail(&mut e, k),
+            },
+            MbarrierOp::TestWait | MbarrierOp::TryWait => {
+                match golden::test_wait_token(word, r.token.to_u64()) {
+                    Ok(b) => e.wait_complete = b,
+                    Err(k) => fail(&mut e, k),
+                }
+            }
+            MbarrierOp::TestWaitParity | MbarrierOp::TryWaitParity => {
+                e.wait_complete = golden::test_wait_parity(word, r.phase_parity)
+            }
+            MbarrierOp::PendingCount => {}
+            MbarrierOp::CpAsyncArriveInc => {
+                // not a golden pure function: pending + 1, which must stay <= 2^20-1
+                let mut st = golden::MbarrierState::decode(word);
+                if st.pending_arrivals >= golden::MAX_COUNT {
+                    e.finding = Some("MbarrierCountOutOfRange");
+                } else {
+                    st.pending_arrivals += 1;
+                    e.word = st.encode();
+                }
+            }
+        }
+        e
+    }
+
+    /// Reference waiter-table entry.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum RefWaiter {
+        Idle,
+        Waiting { tag: u32, deadline: u64 },
+        Woken { completed: bool },
+    }
+
+    /// Words the random ops use (of the 64 in the bank).
+    const NWORDS: u64 = 6;
+
+    fn random_local_req(
+        rng: &mut XorShift,
+        words: &[(u64, bool)],
+        tokens: &[Vec<u64>],
+        warp: u64,
+    ) -> MbarrierReq {
+        let w = if rng.pct(1) { 64 + rng.below(64) } else { rng.below(NWORDS) };
+        let (word, valid) = if w < 64 { words[w as usize] } else { (0, false) };
+        let st = golden::MbarrierState::decode(word);
+        let mut r = MbarrierReq { word: w.into(), warp: warp.into(), ..Default::default() };
+        // mostly legal counts (<= pending), sometimes one past pending, rarely out of range
+        let p = st.pending_arrivals as u64;
+        let mut count = if p > 0 { 1 + rng.below(p.min(2)) } else { 1 };
+        if rng.pct(3) {
+            count = p + 1;
+        }
+        if rng.pct(1) {
+            count = [0, 1 << 20, 0xFFFF_FFFF][rng.below(3) as usize];
+        }
+        // complete-tx mostly retires what is outstanding, so phases do complete
+        let mut tx = rng.below(9);
+        if st.tx_count > 0 && rng.pct(60) {
+            tx = st.tx_count as u64;
+        }
+        if rng.pct(1) {
+            tx = [1 << 20, (1 << 21) - 1, 1 << 21, 0xFFFF_FFFF][rng.below(4) as usize];
+        }
+        r.count = count.into();
+        r.tx_count = tx.into();
+        r.phase_parity = rng.pct(50);
+        let t = &tokens[(w % 64) as usize];
+        r.token = if !t.is_empty() && rng.pct(90) {
+            MbarrierWord::from_u64(t[rng.below(t.len() as u64) as usize])
+        } else {
+            MbarrierWord::from_u64(rng.next())
+        };
+        if rng.pct(50) {
+            r.has_suspend_time_hint = true;
+            r.suspend_time_hint = rng.below(40).into();
+        }
+        let ops = [
+            (MbarrierOp::Arrive, 22),
+            (MbarrierOp::ArriveNoComplete, 4),
+            (MbarrierOp::ArriveExpectTx, 6),
+            (MbarrierOp::ArriveDrop, 2),
+            (MbarrierOp::ArriveDropNoComplete, 1),
+            (MbarrierOp::ArriveDropExpectTx, 1),
+            (MbarrierOp::ExpectTx, 5),
+            (MbarrierOp::CompleteTx, 6),
+            (MbarrierOp::TestWait, 6),
+            (MbarrierOp::TestWaitParity, 4),
+            (MbarrierOp::TryWait, 5),
+            (MbarrierOp::TryWaitParity, 5),
+            (MbarrierOp::PendingCount, 2),
+            (MbarrierOp::CpAsyncArriveInc, 2),
+            (MbarrierOp::Inval, 2),
+            (MbarrierOp::Init, 1),
+        ];
+        r.op = if !valid && rng.pct(90) {
+            MbarrierOp::Init
+        } else {
+            let total: u64 = ops.iter().map(|o| o.1).sum();
+            let mut x = rng.below(total);
+            let mut op = MbarrierOp::Arrive;
+            for (o, wgt) in ops {
+                if x < wgt {
+                    op = o;
+                    break;
+                }
+                x -= wgt;
+            }
+            op
+        };
+        if r.op == MbarrierOp::Init && !rng.pct(2) {
+            r.count = (1 + rng.below(4)).into();
+        }
+        // all arrived, transactions outstanding: mostly complete (or balance) them
+        if valid && p == 0 && st.expected_arrivals != 0 && rng.pct(60) {
+            if st.tx_count >= 0 {
+                // (tx 0 here: expect_tx balanced a negative tx-count, which does not complete
+                // the phase; complete_tx(0) does)
+                r.op = MbarrierOp::CompleteTx;
+                r.tx_count = (st.tx_count as u64).into();
+            } else {
+                r.op = MbarrierOp::ExpectTx;
+                r.tx_count = ((-st.tx_count) as u64).into();
+            }
+        }
+        // an expected count of 0 (everyone dropped) only drains: re-init such words
+        if valid && st.expected_arrivals == 0 && rng.pct(90) {
+            r.op = MbarrierOp::Inval;
+        }
+        r
+    }
+
+    fn random_remote_req(rng: &mut XorShift, words: &[(u64, bool)], tma: bool) -> MbarrierReq {
+        let w = rng.below(NWORDS);
+        let st = golden::MbarrierState::decode(words[w as usize].0);
+        let mut tx = rng.below(9);
+        if st.tx_count > 0 && rng.pct(50) {
+            tx = rng.below(st.tx_count as u64 + 1);
+        }
+        let mut r = MbarrierReq {
+            word: w.into(),
+            tx_count: tx.into(),
+            count: 1.into(),
+            warp: rng.below(32).into(),
+            ..Default::default()
+        };
+        r.op = if tma {
+            MbarrierOp::CompleteTx
+        } else if st.pending_arrivals == 0 && rng.pct(90) {
+            // nothing left to arrive: retire or add transactions
+            [MbarrierOp::CompleteTx, MbarrierOp::ExpectTx][rng.below(2) as usize]
+        } else {
+            match rng.below(40) {
+                0..=14 => MbarrierOp::Arrive,
+                15..=22 => MbarrierOp::ArriveExpectTx,
+                23..=30 => MbarrierOp::CompleteTx,
+                31..=36 => MbarrierOp::ExpectTx,
+                37 => MbarrierOp::ArriveDrop,
+                38 => MbarrierOp::TestWaitParity,
+                _ => MbarrierOp::Init,
+            }
+        };
+        r
+    }
+
+    /// 1e6 random operations on all three ports, every response, finding and wake event
+    /// checked cycle by cycle against the golden model's word semantics
+    /// (`hopsync_cosim::mbarrier`) and a cycle-exact reference of the waiter table.
+    #[test]
+    fn randomized_1e6_ops_against_golden() {
+        const OPS: u64 = 1_000_000;
+        let mut rng = XorShift(0x5EED_0000_0000_0003);
+        let mut tb = Tb::new();
+        let mut words = vec![(0u64, false); 64];
+        let mut tokens: Vec<Vec<u64>> = vec![vec![]; 64];
+        let mut held = Ports::default();
+        let mut rr = 0usize; // reference round-robin pointer: 0 local, 1 tma, 2 cluster
+        let mut s1: Option<(MbarrierReq, MbarrierSource)> = None;
+        let mut cpl_prev: Option<u32> = None;
+        let mut waiters = [RefWaiter::Idle; 32];
+        let mut busy = [false; 32];
+        let (mut ops, mut completions, mut suspends, mut cpl_wakes, mut timeouts) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut findings = std::collections::BTreeMap::<&'static str, u64>::new();
+        let t0 = std::time::Instant::now();
+        let mut dbg = std::collections::BTreeMap::<String, u64>::new();
+        let mut c: u64 = 0;
+        while ops < OPS || s1.is_some() {
+            // ---- new requests (held until accepted: ready/valid)
+            if ops < OPS {
+                if held.local.is_none() && rng.pct(85) {
+                    let free: Vec<u64> = (0..32).filter(|w| !busy[*w as usize]).collect();
+                    if !free.is_empty() {
+                        let warp = free[rng.below(free.len() as u64) as usize];
+                        held.local = Some(random_local_req(&mut rng, &words, &tokens, warp));
+                    }
+                }
+                if held.tma.is_none() && rng.pct(15) {
+                    held.tma = Some(random_remote_req(&mut rng, &words, true));
+                }
+                if held.cluster.is_none() && rng.pct(15) {
+                    held.cluster = Some(random_remote_req(&mut rng, &words, false));
+                }
+            }
+            // ---- reference of what happens in cycle c
+            // wake emission from the table as it stands (lowest warp first)
+            let emit = (0..32).find(|&i| matches!(waiters[i], RefWaiter::Woken { .. }));
+            let want_wake = emit.map(|i| match waiters[i] {
+                RefWaiter::Woken { completed } => (i, completed),
+                _ => unreachable!(),
+            });
+            for i in 0..32 {
+                if let RefWaiter::Waiting { tag, deadline } = waiters[i] {
+                    if cpl_prev == Some(tag) {
+                        waiters[i] = RefWaiter::Woken { completed: true };
+                    } else if deadline == c {
+                        waiters[i] = RefWaiter::Woken { completed: false };
+                    }
+                }
+            }
+            if let Some(i) = emit {
+                waiters[i] = RefWaiter::Idle;
+            }
+            // stage 1 executes the op accepted last cycle
+            cpl_prev = None;
+            let mut want_resp: Option<(MbarrierReq, Expect, u64)> = None;
+            let mut want_fault: Option<(MbarrierReq, MbarrierSource, &'static str)> = None;
+            if let Some((r, src)) = s1.take() {
+                let wi = (r.word.to_u64() % 64) as usize;
+                let (w, v) = words[wi];
+                let e = golden_apply(&r, src, w, v);
+                if e.finding.is_none() {
+                    words[wi] = (e.word, e.valid);
+                } else {
+                    *findings.entry(e.finding.unwrap()).or_default() += 1;
+                    if std::env::var("DBG").is_ok() && e.finding == Some("MbarrierPendingUnderflow") {
+                        let st = golden::MbarrierState::decode(w);
+                        *dbg.entry(format!("{:?} {:?} p{} e{} tx{}", src, r.op, st.pending_arrivals.min(3), st.expected_arrivals.min(3), st.tx_count.signum())).or_default() += 1;
+                    }
+                    want_fault = Some((r, src, e.finding.unwrap()));
+                }
+                let tag = ((w >> 63) as u32) << 16 | r.word.to_u64() as u32;
+                if e.completed && e.finding.is_none() {
+                    cpl_prev = Some(tag);
+                    completions += 1;
+                }
+                if src == MbarrierSource::Local {
+                    let is_try = matches!(r.op, MbarrierOp::TryWait | MbarrierOp::TryWaitParity);
+                    let suspend = is_try && e.finding.is_none() && !e.wait_complete;
+                    let warp = r.warp.index();
+                    if suspend {
+                        let h = if r.has_suspend_time_hint {
+                            r.suspend_time_hint.to_u64()
+                        } else {
+                            DEFAULT_SUSPEND as u64
+                        };
+                        waiters[warp] = RefWaiter::Waiting { tag, deadline: c + h + 1 };
+                        suspends += 1;
+                    } else if is_try {
+                        busy[warp] = false;
+                    }
+                    if matches!(
+                        r.op,
+                        MbarrierOp::Arrive
+                            | MbarrierOp::ArriveNoComplete
+                            | MbarrierOp::ArriveExpectTx
+                            | MbarrierOp::ArriveDrop
+                            | MbarrierOp::ArriveDropNoComplete
+                            | MbarrierOp::ArriveDropExpectTx
+                    ) && e.finding.is_none()
+                    {
+                        let t = &mut tokens[wi];
+                        t.push(w);
+                        if t.len() > 3 {
+                            t.remove(0);
+                        }
+                    }
+                    want_resp = Some((r, e, w));
+                }
+            }
+            // ---- the cycle
+            let s = tb.step(&held);
+            let ctx = || format!("cycle {c}");
+            // arbitration: round robin over the valid ports
+            let valid = [held.local.is_some(), held.tma.is_some(), held.cluster.is_some()];
+            let grant = (0..3).map(|k| (rr + k) % 3).find(|&p| valid[p]);
+            let got = [s.local_ready, s.tma_ready, s.cluster_ready];
+            for p in 0..3 {
+                assert_eq!(got[p], grant == Some(p), "{}: ready of port {p}", ctx());
+            }
+            if let Some(p) = grant {
+                rr = (p + 1) % 3;
+                let (r, src) = match p {
+                    0 => (held.local.take().unwrap(), MbarrierSource::Local),
+                    1 => (held.tma.take().unwrap(), MbarrierSource::Tma),
+                    _ => (held.cluster.take().unwrap(), MbarrierSource::Cluster),
+                };
+                if src == MbarrierSource::Local
+                    && matches!(r.op, MbarrierOp::TryWait | MbarrierOp::TryWaitParity)
+                {
+                    busy[r.warp.index()] = true;
+                }
+                s1 = Some((r, src));
+                ops += 1;
+            }
+            // responses
+            match want_resp {
+                None => assert!(!s.resp.valid, "{}: unexpected response", ctx()),
+                Some((r, e, before)) => {
+                    let got = s.resp;
+                    assert!(got.valid, "{}: missing response to {:?}", ctx(), r);
+                    assert_eq!(got.warp, r.warp, "{}", ctx());
+                    // the state (token) is the word before the op
+                    assert_eq!(got.state.to_u64(), before, "{}: state of {:?}", ctx(), r);
+                    assert_eq!(got.wait_complete, e.wait_complete && e.finding.is_none(), "{}: waitComplete of {:?} on {:x}", ctx(), r, got.state.to_u64());
+                    assert_eq!(got.pending_count.index() as u32, e.pending_count, "{}", ctx());
+                    let is_try = matches!(r.op, MbarrierOp::TryWait | MbarrierOp::TryWaitParity);
+                    assert_eq!(got.suspended, is_try && e.finding.is_none() && !e.wait_complete, "{}", ctx());
+                }
+            }
+            match want_fault {
+                None => assert!(!s.fault.valid, "{}: unexpected finding {:?}", ctx(), s.fault),
+                Some((r, src, name)) => {
+                    assert!(s.fault.valid, "{}: missing finding {name} for {:?}", ctx(), r);
+                    assert_eq!(s.fault.kind.name(), Some(name), "{}: finding of {:?}", ctx(), r);
+                    assert_eq!((s.fault.word, s.fault.source), (r.word, src), "{}", ctx());
+                }
+            }
+            match want_wake {
+                None => assert!(!s.wake.valid, "{}: unexpected wake {:?}", ctx(), s.wake),
+                Some((warp, completed)) => {
+                    assert!(s.wake.valid, "{}: missing wake of warp {warp}", ctx());
+                    assert_eq!((s.wake.warp.index(), s.wake.completed), (warp, completed), "{}", ctx());
+                    busy[warp] = false;
+                    if completed {
+                        cpl_wakes += 1;
+                    } else {
+                        timeouts += 1;
+                    }
+                }
+            }
+            c += 1;
+        }
+        let dt = t0.elapsed().as_secs_f64();
+        let mut v: Vec<_> = dbg.into_iter().collect();
+        v.sort_by_key(|x| std::cmp::Reverse(x.1));
+        for x in v.iter().take(15) { eprintln!("{x:?}"); }
+        eprintln!(
+            "{ops} ops in {c} cycles, {dt:.2} s: {:.0} cycles/s; {completions} phase completions, \
+             {suspends} suspends ({cpl_wakes} woken by completion, {timeouts} by timeout); findings {:?}",
+            c as f64 / dt,
+            findings
+        );
+        assert!(completions > 100_000 && cpl_wakes > 5_000 && timeouts > 5_000);
+        assert!(findings.len() >= 9, "every finding kind exercised: {findings:?}");
+    }
+}

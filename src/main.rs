@@ -1,0 +1,170 @@
+//! `hopsync`: run, check and co-simulate sm_90 synchronization firmware.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use hopsync_cosim::machine::{Config, UbMode};
+use hopsync_cosim::report::{run_golden, RunReport};
+use hopsync_firmware::Program;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod demo;
+
+#[derive(Parser)]
+#[command(name = "hopsync", version, about = "Synthesizable model of Hopper (sm_90) async synchronization: mbarrier, named barriers, cluster barrier, TMA")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Engine {
+    /// Instruction-level golden model.
+    Golden,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Ub {
+    /// Stop at the first finding (exit 1).
+    Error,
+    /// Report findings and continue where possible.
+    Warn,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a firmware program and report what it did.
+    Run {
+        /// The program (.ptx with a `//!` launch manifest).
+        program: PathBuf,
+        /// Engine.
+        #[arg(long, value_enum, default_value = "golden")]
+        engine: Engine,
+        /// Randomize warp interleaving and asynchronous completion times with this seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// What undefined behaviour does.
+        #[arg(long, value_enum, default_value = "error")]
+        ub: Ub,
+        /// Write the JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Scheduler step limit.
+        #[arg(long, default_value_t = 200_000_000)]
+        max_steps: u64,
+    },
+    /// Parse and validate a program only.
+    Check {
+        /// The program.
+        program: PathBuf,
+        /// Print the program back as canonical PTX.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Run the built-in mbarrier producer/consumer pipeline and explain what happened.
+    Demo,
+    /// Measure the golden engine's speed.
+    Bench {
+        /// Program to run (default: the built-in demo pipeline).
+        program: Option<PathBuf>,
+        /// Repetitions.
+        #[arg(long, default_value_t = 5)]
+        reps: u32,
+    },
+}
+
+fn load(path: &PathBuf) -> Result<Program, ExitCode> {
+    Program::load(path).map_err(|d| {
+        eprintln!("{d}");
+        ExitCode::from(2)
+    })
+}
+
+fn write_json(path: &Option<PathBuf>, r: &RunReport) -> Result<(), ExitCode> {
+    if let Some(p) = path {
+        let text = serde_json::to_string_pretty(r).expect("report serializes");
+        std::fs::write(p, text).map_err(|e| {
+            eprintln!("error: cannot write {}: {e}", p.display());
+            ExitCode::from(2)
+        })?;
+    }
+    Ok(())
+}
+
+fn status_code(r: &RunReport) -> ExitCode {
+    match r.status.as_str() {
+        "ok" => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(c) | Err(c) => c,
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
+    match cli.cmd {
+        Cmd::Run { program, engine, seed, ub, json, max_steps } => {
+            let prog = load(&program)?;
+            let cfg = Config {
+                seed,
+                ub: match ub {
+                    Ub::Error => UbMode::Error,
+                    Ub::Warn => UbMode::Warn,
+                },
+                max_steps,
+                ..Config::default()
+            };
+            let report = match engine {
+                Engine::Golden => run_golden(&prog, cfg),
+            };
+            print!("{}", report.summary());
+            write_json(&json, &report)?;
+            Ok(status_code(&report))
+        }
+        Cmd::Check { program, print } => {
+            let prog = load(&program)?;
+            if print {
+                print!("{}", hopsync_firmware::printer::print_module(&prog.module));
+            } else {
+                let k = &prog.module.kernel;
+                println!(
+                    "{}: ok: kernel `{}`, {} instructions, {} registers, grid {:?} block {:?} cluster {:?}",
+                    prog.path, k.name, k.body.len(), k.regs.len(), prog.manifest.launch.grid, prog.manifest.launch.block, prog.manifest.launch.cluster
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Demo => Ok(demo::run()),
+        Cmd::Bench { program, reps } => {
+            let prog = match program {
+                Some(p) => load(&p)?,
+                None => demo::program(),
+            };
+            let mut best = f64::MAX;
+            let mut thread_instr = 0;
+            for _ in 0..reps.max(1) {
+                let t = std::time::Instant::now();
+                let r = run_golden(&prog, Config::default());
+                let dt = t.elapsed().as_secs_f64();
+                if r.status != "ok" {
+                    eprintln!("{}", r.summary());
+                    return Err(ExitCode::from(1));
+                }
+                thread_instr = r.thread_instructions;
+                best = best.min(dt);
+            }
+            println!(
+                "golden engine on {}: {} thread-instructions in {:.3} ms (best of {}): {:.1} M thread-instructions/s",
+                prog.path,
+                thread_instr,
+                best * 1e3,
+                reps,
+                thread_instr as f64 / best / 1e6
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
