@@ -62,6 +62,8 @@ enum Cmd {
     },
     /// Run the built-in mbarrier producer/consumer pipeline and explain what happened.
     Demo,
+    /// Print the supported-instruction table (markdown), generated from the opcode table.
+    Ops,
     /// Measure the golden engine's speed.
     Bench {
         /// Program to run (default: the built-in demo pipeline).
@@ -138,6 +140,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo => Ok(demo::run()),
+        Cmd::Ops => {
+            print!("{}", ops_table());
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Bench { program, reps } => {
             let prog = match program {
                 Some(p) => load(&p)?,
@@ -167,4 +173,37 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The supported-instruction table, one row per opcode-table row.
+pub fn ops_table() -> String {
+    use hopsync_firmware::ops::OPCODES;
+    let mut s = String::from("| instruction | modifiers (one per group; `!` required) | operands | target | golden model |\n| --- | --- | --- | --- | --- |\n");
+    for spec in OPCODES {
+        let groups: Vec<String> = spec
+            .groups
+            .iter()
+            .map(|g| {
+                let names: Vec<&str> = g.of.iter().map(|m| m.text()).collect();
+                let body = if names.len() > 6 { format!("{}, ... ({} values)", names[..4].join(" "), names.len()) } else { names.join(" ") };
+                format!("{}{{{}}}", if g.req { "!" } else { "" }, body)
+            })
+            .collect();
+        let status = if spec.min_sm > 90 {
+            format!("rejected: requires sm_{}", spec.min_sm)
+        } else if hopsync_cosim::exec::modelled(spec.op) {
+            "executes".to_string()
+        } else {
+            "parsed; stops with `unsupported:`".to_string()
+        };
+        s.push_str(&format!(
+            "| `{}` | {} | `{}` | sm_{} | {} |\n",
+            spec.name,
+            groups.join(" ").replace('|', "\\|"),
+            spec.operands.replace('|', "\\|"),
+            spec.min_sm,
+            status
+        ));
+    }
+    s
 }

@@ -17,8 +17,6 @@
 //! //! [[param]]
 //! //! name = "out_ptr"          # a .param of the entry, in declaration order
 //! //! buffer = "out"            # or value = 7
-//! //! [expect]                  # for programs that must fail
-//! //! finding = "MbarrierUninitialized"   # or error = "text in the diagnostic"
 //! ```
 //! Every field is checked; unknown fields are errors. The manifest lines are TOML once the
 //! `//!` prefix (and one following space) is removed.
@@ -123,18 +121,6 @@ pub struct Param {
     pub value: Option<i64>,
 }
 
-/// What a program that must fail is expected to produce.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct Expect {
-    /// A finding kind the run must stop with.
-    #[serde(default)]
-    pub finding: Option<String>,
-    /// Text the parse / validation diagnostic must contain.
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,9 +139,6 @@ pub struct Manifest {
     /// Parameter values.
     #[serde(default, rename = "param")]
     pub params: Vec<Param>,
-    /// Expected failure, for bad programs.
-    #[serde(default)]
-    pub expect: Option<Expect>,
 }
 
 /// Extracts the `//!` lines: the TOML text and, per TOML line, the source line number.

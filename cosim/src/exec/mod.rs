@@ -19,6 +19,7 @@ mod warp;
 
 pub use asyncop::complete_async;
 pub use barrier::on_lanes_exit;
+pub use tma::modelled;
 
 /// Where control goes after an instruction (for the lanes whose guard held).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

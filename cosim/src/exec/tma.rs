@@ -5,6 +5,27 @@ use super::{unsupported, Cx, Exec, R};
 use hopsync_firmware::ir::Instr;
 use hopsync_firmware::ops::op;
 
+/// Whether the golden model gives `op` semantics (false: it stops with "unsupported: ...": the
+/// TMA instructions until the TMA issue, and the carry-chain `addc`/`subc`).
+pub fn modelled(op: hopsync_firmware::Opcode) -> bool {
+    use hopsync_firmware::Opcode::*;
+    !matches!(
+        op,
+        Addc
+            | Subc
+            | CpAsyncBulk
+            | CpAsyncBulkTensor
+            | CpReduceAsyncBulk
+            | CpReduceAsyncBulkTensor
+            | CpAsyncBulkPrefetch
+            | CpAsyncBulkPrefetchTensor
+            | CpAsyncBulkCommitGroup
+            | CpAsyncBulkWaitGroup
+            | ClusterlaunchcontrolTryCancel
+            | ClusterlaunchcontrolQueryCancel
+    )
+}
+
 macro_rules! not_yet {
     ($($t:ident),*) => {$(
         impl Exec for op::$t {

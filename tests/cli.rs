@@ -1,0 +1,65 @@
+//! The `hopsync` command line: demo, run with a JSON report, check, and the README's
+//! instruction table generated from the opcode table.
+
+use std::process::Command;
+
+fn hopsync() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hopsync"))
+}
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn demo_runs_and_explains() {
+    let out = hopsync().arg("demo").current_dir(root()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("completed 4 phases"), "{text}");
+    assert!(text.contains("expected: match"), "{text}");
+}
+
+#[test]
+fn run_writes_the_json_report() {
+    let dir = std::env::temp_dir().join(format!("hopsync-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let out = hopsync()
+        .args(["run", "firmware/programs/demo/pipeline.ptx", "--json"])
+        .arg(&json)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for key in ["program", "engine", "status", "instructions", "outputs", "findings"] {
+        assert!(v.get(key).is_some(), "report lacks `{key}`: {v}");
+    }
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["engine"], "golden");
+    assert_eq!(v["phases_completed"], 16);
+    assert_eq!(v["outputs"]["out"].as_str().unwrap().len(), 384 * 2);
+}
+
+#[test]
+fn check_and_usage_errors_exit_2() {
+    let out = hopsync().args(["check", "firmware/programs/demo/pipeline.ptx"]).current_dir(root()).output().unwrap();
+    assert!(out.status.success());
+    let out = hopsync().args(["run", "no/such/file.ptx"]).current_dir(root()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read program"));
+    let out = hopsync().args(["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn readme_instruction_table_is_generated_from_the_opcode_table() {
+    let out = hopsync().arg("ops").output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let begin = "<!-- ops-table-begin -->\n";
+    let a = readme.find(begin).unwrap() + begin.len();
+    let b = readme.find("<!-- ops-table-end -->").unwrap();
+    assert_eq!(&readme[a..b], table, "README's table is stale: regenerate it with `hopsync ops`");
+}
