@@ -9,6 +9,9 @@ use std::process::ExitCode;
 
 mod demo;
 
+/// The default benchmark: the demo pipeline with 2048 items.
+const BENCH_PROGRAM: &str = include_str!("../firmware/programs/bench/pipeline_long.ptx");
+
 #[derive(Parser)]
 #[command(name = "hopsync", version, about = "Synthesizable model of Hopper (sm_90) async synchronization: mbarrier, named barriers, cluster barrier, TMA")]
 struct Cli {
@@ -66,7 +69,7 @@ enum Cmd {
     Ops,
     /// Measure the golden engine's speed.
     Bench {
-        /// Program to run (default: the built-in demo pipeline).
+        /// Program to run (default: the built-in 2048-item mbarrier pipeline).
         program: Option<PathBuf>,
         /// Repetitions.
         #[arg(long, default_value_t = 5)]
@@ -147,7 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         Cmd::Bench { program, reps } => {
             let prog = match program {
                 Some(p) => load(&p)?,
-                None => demo::program(),
+                None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),
             };
             let mut best = f64::MAX;
             let mut thread_instr = 0;

@@ -174,6 +174,70 @@ pub struct MbarShadow {
     pub waited_prev: bool,
 }
 
+/// The valid mbarrier objects of a CTA, indexed by shared offset (8-byte slots: an object is
+/// 8-byte aligned, PTX 9.7.13.15.1). A flat table, since this lookup is on every mbarrier op.
+#[derive(Debug, Clone, Default)]
+pub struct MbarTable {
+    slots: Vec<Option<MbarShadow>>,
+    count: usize,
+}
+
+impl MbarTable {
+    /// A table for `smem_bytes` of shared memory.
+    pub fn new(smem_bytes: u32) -> MbarTable {
+        MbarTable { slots: vec![None; (smem_bytes as usize).div_ceil(8)], count: 0 }
+    }
+    /// Whether no object is valid.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// Whether an object at `off` is valid.
+    #[inline]
+    pub fn contains_key(&self, off: &u32) -> bool {
+        self.get(off).is_some()
+    }
+    /// The object at `off`.
+    #[inline]
+    pub fn get(&self, off: &u32) -> Option<&MbarShadow> {
+        if off % 8 != 0 {
+            return None;
+        }
+        self.slots.get((off / 8) as usize).and_then(|s| s.as_ref())
+    }
+    /// The object at `off`, mutable.
+    #[inline]
+    pub fn get_mut(&mut self, off: &u32) -> Option<&mut MbarShadow> {
+        if off % 8 != 0 {
+            return None;
+        }
+        self.slots.get_mut((off / 8) as usize).and_then(|s| s.as_mut())
+    }
+    /// Marks `off` valid.
+    pub fn insert(&mut self, off: u32, s: MbarShadow) {
+        if let Some(slot) = self.slots.get_mut((off / 8) as usize) {
+            if slot.is_none() {
+                self.count += 1;
+            }
+            *slot = Some(s);
+        }
+    }
+    /// Marks `off` invalid.
+    pub fn remove(&mut self, off: &u32) -> Option<MbarShadow> {
+        let r = self.slots.get_mut((off / 8) as usize).and_then(|s| s.take());
+        if r.is_some() {
+            self.count -= 1;
+        }
+        r
+    }
+}
+
+impl std::ops::Index<&u32> for MbarTable {
+    type Output = MbarShadow;
+    fn index(&self, off: &u32) -> &MbarShadow {
+        self.get(off).expect("valid mbarrier")
+    }
+}
+
 /// A CTA.
 #[derive(Debug, Clone)]
 pub struct Cta {
@@ -194,7 +258,7 @@ pub struct Cta {
     /// Named barriers 0..=15.
     pub bars: Vec<NamedBarrier>,
     /// Valid mbarrier objects by shared offset.
-    pub mbarriers: HashMap<u32, MbarShadow>,
+    pub mbarriers: MbarTable,
     /// Per-thread local memory.
     pub local: Vec<Vec<u8>>,
 }
@@ -309,6 +373,8 @@ pub struct Machine<'p> {
     pub params: Vec<u8>,
     /// Offsets of params / shared symbols, by symbol id.
     pub sym_offset: Vec<u64>,
+    /// Per register: the mask of its declared width (`.pred` registers hold 0 or 1).
+    pub reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
     pub smem_bytes: u32,
     /// Asynchronous operations in flight.
@@ -479,7 +545,7 @@ impl<'p> Machine<'p> {
                         smem: vec![0; smem_bytes as usize],
                         warps,
                         bars: vec![NamedBarrier::default(); 16],
-                        mbarriers: HashMap::new(),
+                        mbarriers: MbarTable::new(smem_bytes),
                         local: vec![vec![0; local_bytes as usize]; if local_bytes > 0 { nwarps * WARP } else { 0 }],
                     });
                 }
@@ -497,9 +563,20 @@ impl<'p> Machine<'p> {
         }
         let order = ctas.iter().flat_map(|c| (0..c.warps.len() as u32).map(move |w| (c.id, w))).collect();
         let rng = cfg.seed.map(|s| s ^ 0x5DEE_CE66_D1CE_4E5B).unwrap_or(1) | 1;
+        let reg_mask = m
+            .kernel
+            .regs
+            .iter()
+            .map(|r| match r.ty.type_bytes() {
+                _ if r.ty == Mod::Pred => 1,
+                Some(b) if b < 8 => (1u64 << (8 * b)) - 1,
+                _ => u64::MAX,
+            })
+            .collect();
         Machine {
             prog,
             cfg,
+            reg_mask,
             ctas,
             clusters,
             global,

@@ -136,8 +136,7 @@ impl<'a, 'p> Cx<'a, 'p> {
     /// Writes a register of a lane, truncated to the register's declared width.
     #[inline]
     pub fn set_reg(&mut self, r: RegId, lane: u32, v: u64) {
-        let decl = self.m.module().kernel.regs[r.0 as usize].ty;
-        let v = if decl == Mod::Pred { v & 1 } else { trunc(v, bits(decl)) };
+        let v = v & self.m.reg_mask[r.0 as usize];
         self.m.ctas[self.cta as usize].warps[self.warp as usize].regs[r.0 as usize * WARP + lane as usize] = v;
         if self.m.rec.is_some() {
             self.m.log_reg(r, lane, v);
