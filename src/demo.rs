@@ -60,7 +60,7 @@ pub fn run() -> ExitCode {
         for e in &r.sync {
             if let SyncEvent::Mbarrier { offset, old, new, .. } = e {
                 let (o, n) = (MbarrierState::decode(*old), MbarrierState::decode(*new));
-                if o.phase != n.phase {
+                if o.phase_parity != n.phase_parity {
                     *phases.entry(*offset).or_default() += 1;
                 }
             }

@@ -67,6 +67,21 @@ enum Cmd {
     Demo,
     /// Print the supported-instruction table (markdown), generated from the opcode table.
     Ops,
+    /// Generate a random legal program (or, with --ub, one with exactly one finding) from a seed.
+    Gen {
+        /// The seed (same seed, same program).
+        #[arg(long)]
+        seed: u64,
+        /// Inject one undefined behaviour; the program names its finding in `// expect-finding:`.
+        #[arg(long)]
+        ub: bool,
+        /// Small programs (1-4 warps, 1-4 CTAs), as the default test run uses.
+        #[arg(long)]
+        small: bool,
+        /// Write the program here instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Measure the golden engine's speed.
     Bench {
         /// Program to run (default: the built-in 2048-item mbarrier pipeline).
@@ -74,6 +89,53 @@ enum Cmd {
         /// Repetitions.
         #[arg(long, default_value_t = 5)]
         reps: u32,
+    },
+    /// Run programs on a real sm_90 GPU and compare with the golden model (cosim/gpu/runner/README.md).
+    Gpu {
+        #[command(subcommand)]
+        cmd: GpuCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum GpuCmd {
+    /// Write instrumented programs and launch descriptions for the GPU runner.
+    Pack {
+        /// Programs, or folders searched for .ptx (bad/ skipped).
+        #[arg(required = true)]
+        programs: Vec<PathBuf>,
+        /// Batch folder to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Turn the runner's results (run_batch.sh output) into cosim/traces/sm90/<program>.json.
+    Import {
+        /// Results folder.
+        results: PathBuf,
+        /// Where the traces go.
+        #[arg(long, default_value = "cosim/traces/sm90")]
+        traces: PathBuf,
+    },
+    /// Run a packed batch on the golden engine, writing results as the GPU runner does (no GPU needed).
+    Golden {
+        /// Batch folder (from `gpu pack`).
+        batch: PathBuf,
+        /// Results folder to write.
+        results: PathBuf,
+    },
+    /// Replay every committed trace on the golden engine and compare.
+    Replay {
+        /// Only these programs (trace names).
+        names: Vec<String>,
+        /// Engine.
+        #[arg(long, value_enum, default_value = "golden")]
+        engine: Engine,
+        /// Traces folder (probe/ and other subfolders are skipped).
+        #[arg(long, default_value = "cosim/traces/sm90")]
+        traces: PathBuf,
+        /// Write the JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
 }
 
@@ -143,6 +205,30 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo => Ok(demo::run()),
+        Cmd::Gpu { cmd } => {
+            use hopsync_cosim::gpu::cli;
+            let root = std::path::Path::new(".");
+            let code = match cmd {
+                GpuCmd::Pack { programs, out } => cli::pack(&programs, &out),
+                GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
+                GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
+                GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
+            };
+            Ok(ExitCode::from(code as u8))
+        }
+        Cmd::Gen { seed, ub, small, out } => {
+            use hopsync_cosim::gen::{generate, GenOptions};
+            let opts = if small { GenOptions::small() } else { GenOptions::default() }.with_ub(ub);
+            let g = generate(seed, &opts);
+            match out {
+                Some(p) => std::fs::write(&p, &g.text).map_err(|e| {
+                    eprintln!("error: cannot write {}: {e}", p.display());
+                    ExitCode::from(2)
+                })?,
+                None => print!("{}", g.text),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Ops => {
             print!("{}", ops_table());
             Ok(ExitCode::SUCCESS)

@@ -10,3 +10,5 @@ pub mod exec;
 pub mod machine;
 pub mod report;
 pub mod retire;
+pub mod gpu;
+pub mod gen;

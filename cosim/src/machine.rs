@@ -6,6 +6,13 @@
 //! Warps are picked round-robin, or in a seeded random order with `--seed`. Asynchronous
 //! operations (cp.async, st.async, red.async) complete at later steps chosen by the scheduler.
 //!
+//! The seeded order is weighted: every warp gets a random speed (a weight of 1 to 64), redrawn at
+//! random epochs, and each step picks a runnable warp with probability proportional to its speed.
+//! A uniform pick almost never lets one warp fall far behind the others, so races that need a slow
+//! warp (an mbarrier used before its initializing warp got there, a complete-tx landing in the
+//! previous phase of a neighbour that has not arrived yet) would go unseen; with speeds, some
+//! warps run tens of times slower than others for hundreds of steps.
+//!
 //! Every executed warp-instruction can produce a [`Retire`] record (when logging is on).
 
 use crate::exec::{self, Flow, Stop};
@@ -106,11 +113,17 @@ pub struct Warp {
     pub polling: Option<Poll>,
     /// Per barrier id, lanes that reached a non-aligned barrier while the warp was divergent.
     pub bar_partial: [u32; 16],
+    /// Lanes of `bar_partial` that executed a `barrier.red`: (barrier id, lane, its predicate `c`,
+    /// its destination register), used when the warp's arrival completes at another instruction.
+    pub bar_partial_red: Vec<(u8, u32, bool, u32)>,
     /// Per lane: the number of the cp.async group now open (copies issued go into it; a commit
     /// closes it and opens the next).
     pub cp_open_group: [u64; WARP],
     /// cp.async copies in flight: (lane, group, ready_at).
     pub cp_inflight: Vec<(u32, u64, u64)>,
+    /// Per lane: the mbarrier (cta, offset) of its last arrive and that arrive's phase number,
+    /// for the side check of token waits (PTX 9.7.13.15.16: current or preceding phase).
+    pub last_arrive: [Option<(u32, u32, u64)>; WARP],
     /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
     pub cluster_arrival: [Option<u64>; WARP],
 }
@@ -402,6 +415,12 @@ pub struct Machine<'p> {
     rng: u64,
     rr: usize,
     order: Vec<(u32, u32)>,
+    /// Seeded mode: the weight of each warp of `order` (module doc).
+    speed: Vec<u64>,
+    /// Seeded mode: the step at which the speeds are redrawn.
+    reshuffle_at: u64,
+    /// Seeded mode: runnable warps of this step (index in `order`, pc, lanes, weight), reused.
+    runnable: Vec<(usize, u32, u32, u64)>,
 }
 
 fn xorshift(s: &mut u64) -> u64 {
@@ -529,9 +548,11 @@ impl<'p> Machine<'p> {
                                 launched,
                                 polling: None,
                                 bar_partial: [0; 16],
+                                bar_partial_red: Vec::new(),
                                 cp_open_group: [0; WARP],
                                 cp_inflight: Vec::new(),
                                 cluster_arrival: [None; WARP],
+                                last_arrive: [None; WARP],
                             }
                         })
                         .collect();
@@ -562,7 +583,17 @@ impl<'p> Machine<'p> {
             }
         }
         let order = ctas.iter().flat_map(|c| (0..c.warps.len() as u32).map(move |w| (c.id, w))).collect();
-        let rng = cfg.seed.map(|s| s ^ 0x5DEE_CE66_D1CE_4E5B).unwrap_or(1) | 1;
+        // splitmix64 of the seed: `seed ^ K | 1` would give seeds 2k and 2k+1 the same stream.
+        let rng = cfg
+            .seed
+            .map(|s| {
+                let mut z = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^ (z >> 31)
+            })
+            .unwrap_or(1)
+            .max(1);
         let reg_mask = m
             .kernel
             .regs
@@ -597,6 +628,9 @@ impl<'p> Machine<'p> {
             rng,
             rr: 0,
             order,
+            speed: Vec::new(),
+            reshuffle_at: 0,
+            runnable: Vec::new(),
         }
     }
 
@@ -658,17 +692,7 @@ impl<'p> Machine<'p> {
         }
         self.complete_due(false)?;
         // Pick a runnable warp.
-        let n = self.order.len();
-        let start = if self.cfg.seed.is_some() { self.rand(n as u64) as usize } else { self.rr };
-        let mut picked = None;
-        for k in 0..n {
-            let (c, w) = self.order[(start + k) % n];
-            if let Some(g) = self.ctas[c as usize].warps[w as usize].next_group() {
-                picked = Some((c, w, g));
-                self.rr = (start + k + 1) % n;
-                break;
-            }
-        }
+        let picked = if self.cfg.seed.is_some() { self.pick_weighted() } else { self.pick_round_robin() };
         let Some((c, w, (pc, mask))) = picked else {
             if self.ctas.iter().all(|c| c.warps.iter().all(|w| w.exited())) {
                 // Outstanding async writes still land (they were issued before exit).
@@ -688,6 +712,59 @@ impl<'p> Machine<'p> {
         }
         self.exec_at(c, w, pc, mask)?;
         Ok(true)
+    }
+
+    /// Deterministic mode: the next runnable warp after the last one picked.
+    fn pick_round_robin(&mut self) -> Option<(u32, u32, (u32, u32))> {
+        let n = self.order.len();
+        let start = self.rr;
+        for k in 0..n {
+            let (c, w) = self.order[(start + k) % n];
+            if let Some(g) = self.ctas[c as usize].warps[w as usize].next_group() {
+                self.rr = (start + k + 1) % n;
+                return Some((c, w, g));
+            }
+        }
+        None
+    }
+
+    /// Seeded mode: a runnable warp, picked with probability proportional to its speed (module
+    /// doc). Speeds are 1, 2, 4, ... 64, redrawn after a random epoch of 1 to 2048 steps.
+    fn pick_weighted(&mut self) -> Option<(u32, u32, (u32, u32))> {
+        let n = self.order.len();
+        if self.step >= self.reshuffle_at || self.speed.len() != n {
+            self.speed.resize(n, 1);
+            for k in 0..n {
+                self.speed[k] = 1 << self.rand(7);
+            }
+            self.reshuffle_at = self.step + 1 + self.rand(2048);
+        }
+        let mut runnable = std::mem::take(&mut self.runnable);
+        runnable.clear();
+        let mut total = 0;
+        for (k, &(c, w)) in self.order.iter().enumerate() {
+            let warp = &self.ctas[c as usize].warps[w as usize];
+            if let Some((pc, mask)) = warp.next_group() {
+                // A warp whose last mbarrier poll failed is spinning: it runs at the lowest speed
+                // (like a try_wait that suspends the thread for a while), so fast pollers do not
+                // fill the run with failed polls while the warp they wait for is slow.
+                let wgt = if warp.polling.is_some() { 1 } else { self.speed[k] };
+                runnable.push((k, pc, mask, wgt));
+                total += wgt;
+            }
+        }
+        let mut r = self.rand(total);
+        let mut picked = None;
+        for &(k, pc, mask, wgt) in &runnable {
+            if r < wgt {
+                let (c, w) = self.order[k];
+                picked = Some((c, w, (pc, mask)));
+                break;
+            }
+            r -= wgt;
+        }
+        self.runnable = runnable;
+        picked
     }
 
     /// Completes due asynchronous operations; with `force`, the earliest one regardless of time.
@@ -721,7 +798,11 @@ impl<'p> Machine<'p> {
                 if warp.exited() {
                     continue;
                 }
-                let pcs: Vec<u32> = (0..WARP).filter(|&l| warp.lane[l] != Lane::Done).map(|l| warp.pc[l]).collect();
+                // A blocked lane's pc already points past the instruction it waits in.
+                let pcs: Vec<u32> = (0..WARP)
+                    .filter(|&l| warp.lane[l] != Lane::Done)
+                    .map(|l| if matches!(warp.lane[l], Lane::Blocked(_)) { warp.pc[l].saturating_sub(1) } else { warp.pc[l] })
+                    .collect();
                 let pc = pcs.iter().copied().min().unwrap_or(0);
                 let what = self.describe_wait(c, w);
                 let ins = self.module().kernel.body.get(pc as usize).map(|i| format!(" `{}` (line {})", printer::print_instr(self.module(), i), i.loc.line)).unwrap_or_default();
@@ -769,7 +850,7 @@ impl<'p> Machine<'p> {
             let s = crate::mbarrier::MbarrierState::decode(word);
             parts.push(format!(
                 "polling the mbarrier at cta {} shared 0x{:x}: phase {}, pending {}/{} arrivals, tx-count {}",
-                p.cta, p.offset, self.ctas[p.cta as usize].mbarriers.get(&p.offset).map(|m| m.phase).unwrap_or(s.phase as u64), s.pending_arrivals, s.expected_arrivals, s.tx_count
+                p.cta, p.offset, self.ctas[p.cta as usize].mbarriers.get(&p.offset).map(|m| m.phase).unwrap_or(s.phase_parity as u64), s.pending_arrivals, s.expected_arrivals, s.tx_count
             ));
         }
         if parts.is_empty() {

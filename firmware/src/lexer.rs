@@ -26,6 +26,8 @@ pub struct Token {
     pub tok: Tok,
     /// Where it starts.
     pub loc: Loc,
+    /// Just past its last character (where a missing `;` after it belongs).
+    pub end: Loc,
 }
 
 fn is_word_start(c: char) -> bool {
@@ -87,7 +89,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diag> {
             let tok = parse_number(&text, neg).ok_or_else(|| {
                 Diag::new(loc, format!("malformed number `{}{}`", if neg { "-" } else { "" }, text))
             })?;
-            out.push(Token { tok, loc });
+            out.push(Token { tok, loc, end: Loc { line, col } });
         } else if is_word_start(c) {
             let start = i;
             while i < chars.len() {
@@ -100,7 +102,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diag> {
                     break;
                 }
             }
-            out.push(Token { tok: Tok::Word(chars[start..i].iter().collect()), loc });
+            out.push(Token { tok: Tok::Word(chars[start..i].iter().collect()), loc, end: Loc { line, col } });
         } else if c == '"' {
             bump!();
             let start = i;
@@ -112,10 +114,10 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diag> {
             }
             let s: String = chars[start..i].iter().collect();
             bump!();
-            out.push(Token { tok: Tok::Str(s), loc });
+            out.push(Token { tok: Tok::Str(s), loc, end: Loc { line, col } });
         } else if "{}[](),;:+-<>@!|=".contains(c) {
             bump!();
-            out.push(Token { tok: Tok::Punct(c), loc });
+            out.push(Token { tok: Tok::Punct(c), loc, end: Loc { line, col } });
         } else {
             return Err(Diag::new(loc, format!("unexpected character `{c}`")));
         }

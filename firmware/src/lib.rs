@@ -39,7 +39,7 @@ impl Program {
         let wrap = |d: Diag| d.with_source(path, source);
         let module = parser::parse_module(source).map_err(wrap)?;
         let manifest = Manifest::from_source(source).map_err(wrap)?;
-        check_params(&module, &manifest).map_err(wrap)?;
+        check_params(&module, &manifest, source).map_err(wrap)?;
         Ok(Program { path: path.to_string(), source: source.to_string(), manifest, module })
     }
 
@@ -62,27 +62,51 @@ impl Program {
 }
 
 /// Every `.param` of the entry needs a manifest value and vice versa, in the same order.
-fn check_params(m: &Module, man: &Manifest) -> Result<(), Diag> {
+/// Errors point at the manifest entry at fault (or, for a parameter the manifest lacks, at the
+/// kernel's `.param` declaration).
+fn check_params(m: &Module, man: &Manifest, source: &str) -> Result<(), Diag> {
+    use manifest::Key;
     let decl: Vec<&str> = m.kernel.params.iter().map(|p| m.symbols[p.0 as usize].name.as_str()).collect();
     let given: Vec<&str> = man.params.iter().map(|p| p.name.as_str()).collect();
     if decl != given {
-        let line = m.kernel.body.first().map(|i| i.loc).unwrap_or_default();
-        let _ = line;
-        let loc = manifest_loc(m, man);
+        let at = manifest::Locator::new(source);
+        let i = decl.iter().zip(&given).position(|(a, b)| a != b).unwrap_or(decl.len().min(given.len()));
+        let loc = if i < given.len() {
+            at.at(Key::Param(i, "name"))
+        } else {
+            param_decl_loc(source, decl[i]).unwrap_or_else(|| at.end())
+        };
         return Err(Diag::new(
             loc,
             format!("bad manifest: kernel parameters are [{}] but the manifest gives [{}]", decl.join(", "), given.join(", ")),
         ));
     }
-    for (p, s) in man.params.iter().zip(&m.kernel.params) {
+    for (i, (p, s)) in man.params.iter().zip(&m.kernel.params).enumerate() {
         let sym = &m.symbols[s.0 as usize];
         if p.buffer.is_some() && sym.ty.type_bytes() != Some(8) {
-            return Err(Diag::new(manifest_loc(m, man), format!("bad manifest: param `{}` holds a buffer address but is declared `.{}`, not 64-bit", p.name, sym.ty.text())));
+            let at = manifest::Locator::new(source);
+            return Err(Diag::new(
+                at.at(Key::Param(i, "buffer")),
+                format!("bad manifest: param `{}` holds a buffer address but is declared `.{}`, not 64-bit", p.name, sym.ty.text()),
+            ));
         }
     }
     Ok(())
 }
 
-fn manifest_loc(_m: &Module, _man: &Manifest) -> ir::Loc {
-    ir::Loc { line: 1, col: 1 }
+/// The position of the name in the kernel's `.param ... name` declaration.
+fn param_decl_loc(source: &str, name: &str) -> Option<ir::Loc> {
+    source.lines().enumerate().find_map(|(i, l)| {
+        let code = l.split("//").next().unwrap_or("");
+        if !code.contains(".param") {
+            return None;
+        }
+        let is_ident = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
+        code.match_indices(name).find_map(|(b, _)| {
+            let before = code[..b].chars().next_back();
+            let after = code[b + name.len()..].chars().next();
+            (!before.is_some_and(is_ident) && !after.is_some_and(is_ident))
+                .then(|| ir::Loc { line: i as u32 + 1, col: code[..b].chars().count() as u32 + 1 })
+        })
+    })
 }

@@ -141,120 +141,205 @@ pub struct Manifest {
     pub params: Vec<Param>,
 }
 
-/// Extracts the `//!` lines: the TOML text and, per TOML line, the source line number.
-fn manifest_lines(src: &str) -> (String, Vec<u32>) {
-    let mut text = String::new();
-    let mut lines = Vec::new();
-    for (i, l) in src.lines().enumerate() {
-        let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix("//!") {
-            text.push_str(rest.strip_prefix(' ').unwrap_or(rest));
-            text.push('\n');
-            lines.push(i as u32 + 1);
+/// The largest grid the engines model (every CTA is simulated, with its shared memory).
+pub const MAX_CTAS: u64 = 4096;
+
+/// The manifest's TOML text (the `//!` lines with the prefix removed) and, per TOML line, where it
+/// sits in the source: its 1-based source line and the byte length of the stripped prefix.
+struct ManifestText<'s> {
+    src: &'s str,
+    text: String,
+    lines: Vec<(u32, usize)>,
+}
+
+impl<'s> ManifestText<'s> {
+    fn new(src: &'s str) -> ManifestText<'s> {
+        let mut text = String::new();
+        let mut lines = Vec::new();
+        for (i, l) in src.lines().enumerate() {
+            let t = l.trim_start();
+            if let Some(rest) = t.strip_prefix("//!") {
+                let body = rest.strip_prefix(' ').unwrap_or(rest);
+                text.push_str(body);
+                text.push('\n');
+                lines.push((i as u32 + 1, l.len() - body.len()));
+            }
         }
+        ManifestText { src, text, lines }
     }
-    (text, lines)
+
+    /// The source position of byte `off` of the TOML text (columns count characters).
+    fn loc_of(&self, off: usize) -> Loc {
+        let off = off.min(self.text.len());
+        let before = &self.text[..off];
+        let l = before.matches('\n').count().min(self.lines.len().saturating_sub(1));
+        let c = off - before.rfind('\n').map(|p| p + 1).unwrap_or(0);
+        let Some(&(src_line, prefix)) = self.lines.get(l) else {
+            return Loc { line: 1, col: 1 };
+        };
+        let line_text = self.src.lines().nth(src_line as usize - 1).unwrap_or("");
+        let byte = (prefix + c).min(line_text.len());
+        let col = line_text.get(..byte).map(|p| p.chars().count()).unwrap_or(byte) + 1;
+        Loc { line: src_line, col: col as u32 }
+    }
+
+    /// Where the manifest starts (its first `//!` line, after the prefix).
+    fn first(&self) -> Loc {
+        self.loc_of(0)
+    }
+}
+
+/// A manifest entry a diagnostic can point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key<'k> {
+    /// A field of `[launch]`.
+    Launch(&'k str),
+    /// A field of the i-th `[[buffer]]`.
+    Buffer(usize, &'k str),
+    /// A field of the i-th `[[param]]`.
+    Param(usize, &'k str),
+}
+
+type SpanTable = std::collections::BTreeMap<String, toml::Spanned<serde::de::IgnoredAny>>;
+
+/// A second parse of the manifest that keeps the byte span of every field's value.
+#[derive(Deserialize, Default)]
+struct SpanDoc {
+    #[serde(default)]
+    launch: Option<SpanTable>,
+    #[serde(default)]
+    buffer: Vec<SpanTable>,
+    #[serde(default)]
+    param: Vec<SpanTable>,
+}
+
+/// Finds manifest fields in the source, for diagnostics that point at the offending line.
+pub struct Locator<'s> {
+    text: ManifestText<'s>,
+    doc: SpanDoc,
+}
+
+impl<'s> Locator<'s> {
+    /// Locates the manifest of `src` (a manifest that does not parse locates nothing but its start).
+    pub fn new(src: &'s str) -> Locator<'s> {
+        let text = ManifestText::new(src);
+        let doc = toml::from_str(&text.text).unwrap_or_default();
+        Locator { text, doc }
+    }
+
+    /// The value of `key`; if that field is absent, the first field of its table entry; if the
+    /// entry is absent too, the manifest's first line.
+    pub fn at(&self, key: Key<'_>) -> Loc {
+        let (table, field) = match key {
+            Key::Launch(f) => (self.doc.launch.as_ref(), f),
+            Key::Buffer(i, f) => (self.doc.buffer.get(i), f),
+            Key::Param(i, f) => (self.doc.param.get(i), f),
+        };
+        let Some(t) = table else { return self.text.first() };
+        let span = t
+            .get(field)
+            .map(|v| v.span())
+            .or_else(|| t.values().map(|v| v.span()).min_by_key(|s| s.start));
+        span.map(|s| self.text.loc_of(s.start)).unwrap_or_else(|| self.text.first())
+    }
+
+    /// Just past the manifest's last line.
+    pub fn end(&self) -> Loc {
+        self.text.loc_of(self.text.text.len().saturating_sub(1))
+    }
 }
 
 impl Manifest {
     /// Parses and validates the manifest of `src`.
     pub fn from_source(src: &str) -> Result<Manifest, Diag> {
-        let (text, lines) = manifest_lines(src);
-        if lines.is_empty() {
+        let mt = ManifestText::new(src);
+        if mt.lines.is_empty() {
             return Err(Diag::new(
                 Loc { line: 1, col: 1 },
                 "missing launch manifest: expected `//!` TOML lines with a [launch] table",
             ));
         }
-        let m: Manifest = toml::from_str(&text).map_err(|e| {
-            let (l, c) = e
-                .span()
-                .map(|s| {
-                    let before = &text[..s.start];
-                    let l = before.matches('\n').count();
-                    let c = s.start - before.rfind('\n').map(|p| p + 1).unwrap_or(0);
-                    (l, c)
-                })
-                .unwrap_or((0, 0));
-            let src_line = lines.get(l).copied().unwrap_or(lines[0]);
-            let src_text = src.lines().nth(src_line as usize - 1).unwrap_or("");
-            let prefix = src_text.find("//!").map(|p| p + 3).unwrap_or(0)
-                + usize::from(src_text.get(src_text.find("//!").unwrap_or(0) + 3..).is_some_and(|r| r.starts_with(' ')));
-            Diag::new(
-                Loc { line: src_line, col: (prefix + c + 1) as u32 },
-                format!("bad manifest: {}", e.message()),
-            )
+        let m: Manifest = toml::from_str(&mt.text).map_err(|e| {
+            let loc = e.span().map(|s| mt.loc_of(s.start)).unwrap_or_else(|| mt.first());
+            // toml's messages may span lines ("invalid array\nexpected `]`"); keep one line.
+            let msg = e.message().trim().replace('\n', ": ");
+            Diag::new(loc, format!("bad manifest: {msg}"))
         })?;
-        let at = |what: &str| {
-            let needle = what;
-            let (i, col) = src
-                .lines()
-                .enumerate()
-                .find_map(|(i, l)| l.find(needle).filter(|_| l.trim_start().starts_with("//!")).map(|c| (i, c)))
-                .unwrap_or((lines[0] as usize - 1, 0));
-            Loc { line: i as u32 + 1, col: col as u32 + 1 }
-        };
-        m.validate(&at)?;
+        let loc = Locator::new(src);
+        m.validate(&|k| loc.at(k))?;
         Ok(m)
     }
 
-    fn validate(&self, at: &dyn Fn(&str) -> Loc) -> Result<(), Diag> {
+    fn validate(&self, at: &dyn Fn(Key<'_>) -> Loc) -> Result<(), Diag> {
         let l = &self.launch;
-        let bad = |key: &str, msg: String| Err(Diag::new(at(key), format!("bad manifest: {msg}")));
-        if l.grid.contains(&0) || l.block.contains(&0) || l.cluster.contains(&0) {
-            return bad("[launch]", "grid, block and cluster dimensions must be >= 1".into());
+        let bad = |key: Key<'_>, msg: String| Err(Diag::new(at(key), format!("bad manifest: {msg}")));
+        for (name, v) in [("grid", &l.grid), ("block", &l.block), ("cluster", &l.cluster)] {
+            if v.contains(&0) {
+                return bad(Key::Launch(name), format!("{name} dimensions must be >= 1"));
+            }
+        }
+        // CUDA's launch limits for sm_90 (maxThreadsDim, maxGridSize).
+        for (name, v, max) in [("block", &l.block, [1024, 1024, 64]), ("grid", &l.grid, [(1 << 31) - 1, 65535, 65535])] {
+            if let Some(d) = (0..3).find(|&d| v[d] > max[d]) {
+                return bad(Key::Launch(name), format!("{name} dimension {d} is {}; sm_90 allows at most {}", v[d], max[d]));
+            }
         }
         let threads: u64 = l.block.iter().map(|&d| d as u64).product();
         if threads > 1024 {
-            return bad("block", format!("block has {threads} threads; at most 1024 per CTA"));
+            return bad(Key::Launch("block"), format!("block has {threads} threads; at most 1024 per CTA"));
         }
-        let csize: u32 = l.cluster.iter().product();
+        let ctas: u64 = l.grid.iter().map(|&d| d as u64).product();
+        if ctas > MAX_CTAS {
+            return bad(Key::Launch("grid"), format!("grid has {ctas} CTAs; hopsync models grids of at most {MAX_CTAS} CTAs"));
+        }
+        let csize: u64 = l.cluster.iter().map(|&d| d as u64).product();
         if csize > 16 {
-            return bad("cluster", format!("cluster has {csize} CTAs; sm_90 allows at most 16 (8 portable)"));
+            return bad(Key::Launch("cluster"), format!("cluster has {csize} CTAs; sm_90 allows at most 16 (8 portable)"));
         }
         for d in 0..3 {
             if l.grid[d] % l.cluster[d] != 0 {
                 return bad(
-                    "cluster",
+                    Key::Launch("grid"),
                     format!("grid dimension {} ({}) is not a multiple of the cluster dimension ({})", d, l.grid[d], l.cluster[d]),
                 );
             }
         }
         if l.dynamic_smem > 227 * 1024 {
-            return bad("dynamic_smem", format!("dynamic_smem {} exceeds sm_90's 227 KiB per CTA", l.dynamic_smem));
+            return bad(Key::Launch("dynamic_smem"), format!("dynamic_smem {} exceeds sm_90's 227 KiB per CTA", l.dynamic_smem));
         }
         let mut names = std::collections::HashSet::new();
-        for b in &self.buffers {
+        for (i, b) in self.buffers.iter().enumerate() {
             if !names.insert(b.name.as_str()) {
-                return bad(&format!("\"{}\"", b.name), format!("buffer `{}` declared twice", b.name));
+                return bad(Key::Buffer(i, "name"), format!("buffer `{}` declared twice", b.name));
             }
             if elem_bytes(&b.ty).is_none() {
-                return bad(&format!("\"{}\"", b.ty), format!("buffer `{}`: unknown element type `{}`", b.name, b.ty));
+                return bad(Key::Buffer(i, "type"), format!("buffer `{}`: unknown element type `{}`", b.name, b.ty));
             }
             if b.bytes == 0 || b.bytes > (1 << 30) {
-                return bad(&format!("\"{}\"", b.name), format!("buffer `{}`: bytes must be in 1..=2^30", b.name));
+                return bad(Key::Buffer(i, "bytes"), format!("buffer `{}`: bytes must be in 1..=2^30", b.name));
             }
             if b.fill == Fill::Hex && hex_bytes(&b.hex).is_none() {
-                return bad("hex", format!("buffer `{}`: hex is not an even-length hex string", b.name));
+                return bad(Key::Buffer(i, "hex"), format!("buffer `{}`: hex is not an even-length hex string", b.name));
             }
             if let Some(h) = &b.expect_hex {
                 if hex_bytes(h).is_none() {
-                    return bad("expect_hex", format!("buffer `{}`: expect_hex is not an even-length hex string", b.name));
+                    return bad(Key::Buffer(i, "expect_hex"), format!("buffer `{}`: expect_hex is not an even-length hex string", b.name));
                 }
             }
             if (b.expect.is_some() || b.expect_hex.is_some()) && !b.output {
-                return bad("expect", format!("buffer `{}` has expected contents but is not an output", b.name));
+                let k = if b.expect.is_some() { "expect" } else { "expect_hex" };
+                return bad(Key::Buffer(i, k), format!("buffer `{}` has expected contents but is not an output", b.name));
             }
         }
-        for p in &self.params {
+        for (i, p) in self.params.iter().enumerate() {
             match (&p.buffer, &p.value) {
                 (Some(b), None) => {
                     if !names.contains(b.as_str()) {
-                        return bad(&format!("\"{b}\""), format!("param `{}` names unknown buffer `{b}`", p.name));
+                        return bad(Key::Param(i, "buffer"), format!("param `{}` names unknown buffer `{b}`", p.name));
                     }
                 }
                 (None, Some(_)) => {}
-                _ => return bad(&format!("\"{}\"", p.name), format!("param `{}` needs exactly one of buffer or value", p.name)),
+                _ => return bad(Key::Param(i, "name"), format!("param `{}` needs exactly one of buffer or value", p.name)),
             }
         }
         Ok(())

@@ -145,8 +145,8 @@ macro_rules! opcode_table {
             (BarWarpSync, "bar.warp.sync", "s", [], 70),
             (Griddepcontrol, "griddepcontrol", "", [req(&[LaunchDependents, Wait])], 90),
             // ---- named barriers (PTX 9.7.13.1) ----
-            (Bar, "bar", "s,s? / d,s,s?,s!", [opt(&[Cta]), req(&[Sync, Arrive, Red]), opt(&[Popc, And, Or]), opt(&[U32, Pred])], 20),
-            (Barrier, "barrier", "s,s? / d,s,s?,s!", [opt(&[Cta]), req(&[Sync, Arrive, Red]), opt(&[Popc, And, Or]), opt(&[Aligned]), opt(&[U32, Pred])], 70),
+            (Bar, "bar", "s,s? / d,s,s! / d,s,s,s!", [opt(&[Cta]), req(&[Sync, Arrive, Red]), opt(&[Popc, And, Or]), opt(&[U32, Pred])], 20),
+            (Barrier, "barrier", "s,s? / d,s,s! / d,s,s,s!", [opt(&[Cta]), req(&[Sync, Arrive, Red]), opt(&[Popc, And, Or]), opt(&[Aligned]), opt(&[U32, Pred])], 70),
             // ---- cluster barrier (PTX 9.7.13.3) ----
             (BarrierClusterArrive, "barrier.cluster.arrive", "", [opt(&[Release, Relaxed]), opt(&[Aligned])], 90),
             (BarrierClusterWait, "barrier.cluster.wait", "", [opt(&[Acquire]), opt(&[Aligned])], 90),

@@ -75,8 +75,28 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(&Tok::Punct(c)) {
             self.pos += 1;
             Ok(())
+        } else if c == ';' {
+            self.missing_semi("`;`")
         } else {
             self.expected(&format!("`{c}`"))
+        }
+    }
+    /// A statement that does not end where it should. When the next token starts a later line
+    /// (or the file ends), the `;` was forgotten: point just past the last token of the statement,
+    /// where rustc would, rather than at the next statement.
+    fn missing_semi<T>(&self, what: &str) -> R<T> {
+        let prev = self.pos.checked_sub(1).and_then(|p| self.toks.get(p));
+        let next = self.toks.get(self.pos);
+        match (prev, next) {
+            (Some(p), n) if n.is_none_or(|n| n.loc.line > p.end.line) => Err(Diag::new(
+                p.end,
+                format!(
+                    "expected `;` at the end of this statement, found {}{}",
+                    Self::describe(n.map(|t| &t.tok)),
+                    if n.is_some() { " on a later line" } else { "" }
+                ),
+            )),
+            _ => self.expected(what),
         }
     }
     fn eat_punct(&mut self, c: char) -> bool {
@@ -119,6 +139,10 @@ impl<'a> Parser<'a> {
         let mut target = Vec::new();
         let mut address_size = 64;
         let mut kernel = None;
+        // Where `.version` should have been (the module's first token) and where `.target`
+        // should have been (the first token after `.version`).
+        let first_loc = self.loc();
+        let mut after_version = None;
         while let Some(t) = self.peek() {
             let loc = self.loc();
             let Tok::Word(w) = t else {
@@ -142,6 +166,7 @@ impl<'a> Parser<'a> {
                         };
                         (w.parse().ok(), minor)
                     };
+                    after_version = Some(self.loc());
                     match (maj, min) {
                         (Some(a), Some(b)) => version = Some((a, b)),
                         _ => return Err(Diag::new(loc, "expected a version like `8.0` after `.version`")),
@@ -196,10 +221,13 @@ impl<'a> Parser<'a> {
             }
         }
         let Some(version) = version else {
-            return Err(Diag::new(Loc { line: 1, col: 1 }, "missing `.version` directive"));
+            return Err(Diag::new(first_loc, "missing `.version` directive: a PTX module must begin with `.version`"));
         };
         if target.is_empty() {
-            return Err(Diag::new(Loc { line: 1, col: 1 }, "missing `.target` directive"));
+            return Err(Diag::new(
+                after_version.unwrap_or(first_loc),
+                "missing `.target` directive: `.version` must be followed by `.target`",
+            ));
         }
         let Some(kernel) = kernel else {
             return Err(Diag::new(self.loc(), "missing `.entry` kernel"));
@@ -488,21 +516,33 @@ impl<'a> Parser<'a> {
         let Some((spec, used)) = ops::lookup(&segs) else {
             return Err(Diag::new(mloc, format!("unknown instruction `{}`", segs[0])));
         };
-        let (mods, ty2) = parse_mods(spec, &segs[used..], mloc)?;
+        // Column of each modifier segment, so a bad modifier is pointed at itself.
+        let seg_locs: Vec<Loc> = segs
+            .iter()
+            .scan(mloc.col, |col, sg| {
+                let c = *col;
+                *col += sg.chars().count() as u32 + 1;
+                Some(Loc { line: mloc.line, col: c })
+            })
+            .collect();
+        let (mods, ty2) = parse_mods(spec, &segs[used..], &seg_locs[used..], mloc)?;
         let mut operands = Vec::new();
+        let mut op_locs = Vec::new();
         if !self.eat_punct(';') {
             loop {
+                op_locs.push(self.loc());
                 operands.push(self.operand()?);
                 if self.eat_punct(';') {
                     break;
                 }
                 if !self.eat_punct(',') {
-                    return self.expected("`,` or `;`");
+                    return self.missing_semi("`,` or `;`");
                 }
             }
         }
         let ins = Instr { op: spec.op, mods, ty2, guard, operands, loc: start };
-        check_operands(spec, &ins, &self.regs, &self.labels, mloc)?;
+        check_operands(spec, &ins, &self.regs, &self.labels, mloc, &op_locs)?;
+        check_vectors(spec, &ins, mloc, &op_locs)?;
         Ok(ins)
     }
 
@@ -618,12 +658,12 @@ impl<'a> Parser<'a> {
 
 /// Assigns each modifier segment to a group of `spec`; `cvt`-like rows with two type groups put
 /// the second type in `ty2`.
-fn parse_mods(spec: &OpSpec, segs: &[&str], loc: Loc) -> R<(ModSet, Option<Mod>)> {
+fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> R<(ModSet, Option<Mod>)> {
     let mut taken = vec![false; spec.groups.len()];
     let mut set = ModSet::default();
     let mut ty2 = None;
     let first_type_group = spec.groups.iter().position(|g| g.of.iter().any(|m| m.is_type()));
-    for s in segs {
+    for (s, &loc) in segs.iter().zip(seg_locs) {
         let m = Mod::from_text(s).ok_or_else(|| {
             Diag::new(loc, format!("unknown modifier `.{s}` on `{}`", spec.name))
         })?;
@@ -649,7 +689,7 @@ fn parse_mods(spec: &OpSpec, segs: &[&str], loc: Loc) -> R<(ModSet, Option<Mod>)
         if g.req && !taken[i] {
             let names: Vec<String> = g.of.iter().map(|m| format!(".{}", m.text())).collect();
             return Err(Diag::new(
-                loc,
+                mnemonic,
                 format!("`{}` needs one of {{{}}}", spec.name, names.join(", ")),
             ));
         }
@@ -659,10 +699,10 @@ fn parse_mods(spec: &OpSpec, segs: &[&str], loc: Loc) -> R<(ModSet, Option<Mod>)
 
 /// Checks operand count and kinds against the row's patterns; the first alternative that fits wins,
 /// otherwise the error of the alternative with the operand count closest to the one given.
-fn check_operands(spec: &OpSpec, ins: &Instr, regs: &[RegDecl], labels: &[String], loc: Loc) -> R<()> {
+fn check_operands(spec: &OpSpec, ins: &Instr, regs: &[RegDecl], labels: &[String], loc: Loc, op_locs: &[Loc]) -> R<()> {
     let mut first_err: Option<(bool, Diag)> = None;
     for slots in spec.patterns() {
-        match check_pattern(spec, &slots, ins, regs, labels, loc) {
+        match check_pattern(spec, &slots, ins, regs, labels, loc, op_locs) {
             Ok(()) => return Ok(()),
             Err((count_ok, d)) => {
                 if first_err.as_ref().is_none_or(|(c, _): &(bool, Diag)| !*c && count_ok) {
@@ -681,6 +721,7 @@ fn check_pattern(
     regs: &[RegDecl],
     labels: &[String],
     loc: Loc,
+    op_locs: &[Loc],
 ) -> Result<(), (bool, Diag)> {
     let min = slots.iter().filter(|s| !s.optional).count();
     if ins.operands.len() < min || ins.operands.len() > slots.len() {
@@ -708,7 +749,8 @@ fn check_pattern(
             Operand::Sink => k.contains('_') || k.contains('|'),
             Operand::Pair(..) => k.contains('|'),
         };
-        let fail = |what: String| Err((true, Diag::new(loc, what)));
+        let at = op_locs.get(i).copied().unwrap_or(loc);
+        let fail = |what: String| Err((true, Diag::new(at, what)));
         if !ok {
             let what = match op {
                 Operand::Reg(_) => "a register",
@@ -735,6 +777,38 @@ fn check_pattern(
         if (k == "d" || k == "d_" || k == "dv") && matches!(op, Operand::Imm(_) | Operand::Special(_) | Operand::Sym(_)) {
             return fail(format!("operand {} of `{}` must be a destination register", i + 1, spec.name));
         }
+    }
+    Ok(())
+}
+
+/// Instructions with a `.v2`/`.v4`/`.v8` modifier (ld, st, atom, red, st.async) move that many
+/// elements: their vector operands must have exactly that many, and a vector operand needs the
+/// modifier (PTX 6.4.2 Vector Operands).
+fn check_vectors(spec: &OpSpec, ins: &Instr, loc: Loc, op_locs: &[Loc]) -> R<()> {
+    if !spec.groups.iter().any(|g| g.of.contains(&Mod::V2) || g.of.contains(&Mod::V4)) {
+        return Ok(());
+    }
+    let n = [(Mod::V2, 2), (Mod::V4, 4), (Mod::V8, 8)].into_iter().find(|(m, _)| ins.has(*m)).map(|(_, n)| n);
+    let mut vectors = 0;
+    for (i, op) in ins.operands.iter().enumerate() {
+        let Operand::Vector(v) = op else { continue };
+        vectors += 1;
+        let at = op_locs.get(i).copied().unwrap_or(loc);
+        match n {
+            None => {
+                return Err(Diag::new(at, format!("operand {} of `{}` is a vector, but the instruction has no `.v2`/`.v4` modifier", i + 1, spec.name)));
+            }
+            Some(n) if v.len() != n => {
+                return Err(Diag::new(at, format!("operand {} of `{}` has {} elements, but `.v{n}` moves {n}", i + 1, spec.name, v.len())));
+            }
+            _ => {}
+        }
+        if let Some(k) = v.iter().position(|e| !matches!(e, Operand::Reg(_) | Operand::Imm(_) | Operand::FloatBits { .. } | Operand::Sink)) {
+            return Err(Diag::new(at, format!("element {} of vector operand {} of `{}` must be a register or an immediate", k + 1, i + 1, spec.name)));
+        }
+    }
+    if let (Some(n), 0) = (n, vectors) {
+        return Err(Diag::new(loc, format!("`.v{n}` needs a vector operand `{{...}}` of {n} elements on `{}`", spec.name)));
     }
     Ok(())
 }

@@ -65,28 +65,54 @@ impl Exec for op::CpAsyncCommitGroup {
     }
 }
 
-/// Committed groups of `lane` with copies still in flight.
-fn groups_pending(m: &Machine<'_>, cta: u32, warp: u32, lane: u32) -> u32 {
+/// Whether `cp.async.wait_group n` is satisfied for `lane`: "wait till only N or fewer of the most
+/// recent cp.async-groups are pending and all the prior cp.async-groups committed by the executing
+/// threads are complete" (PTX 9.7.9.25.3, cp.async.wait_group). Groups may complete out of order,
+/// so counting the pending groups is not enough: every committed group but the `n` most recent
+/// must be complete. Copies of the open (uncommitted) group are not waited for.
+fn groups_done(m: &Machine<'_>, cta: u32, warp: u32, lane: u32, n: u32) -> bool {
     let w = &m.ctas[cta as usize].warps[warp as usize];
-    let open = w.cp_open_group[lane as usize];
-    let mut gs: Vec<u64> = w.cp_inflight.iter().filter(|(l, g, _)| *l == lane && *g < open).map(|(_, g, _)| *g).collect();
-    gs.sort_unstable();
-    gs.dedup();
-    gs.len() as u32
+    let older = w.cp_open_group[lane as usize].saturating_sub(n as u64);
+    !w.cp_inflight.iter().any(|(l, g, _)| *l == lane && *g < older)
 }
 
+/// The lanes that execute a wait_group together wait together: each thread only needs its own
+/// groups complete, but waiting longer is always allowed, and the warp executes the wait as one
+/// instruction (on sm_90 a warp-wide dependency barrier). Releasing lanes one by one would make the
+/// warp diverge where the program does not, and a following `.aligned` barrier (`bar.sync`, PTX
+/// 9.7.13.1) would then be reported as executed divergently.
 fn wait_groups(cx: &mut Cx<'_, '_>, n: u32) -> R {
-    let mut block = 0;
-    for l in lanes(cx.mask) {
-        if groups_pending(cx.m, cx.cta, cx.warp, l) > n {
-            block |= 1 << l;
-        }
+    if lanes(cx.mask).any(|l| !groups_done(cx.m, cx.cta, cx.warp, l, n)) {
+        cx.block(cx.mask, Wait::CpAsyncGroups(n));
     }
-    cx.block(block, Wait::CpAsyncGroups(n));
     Ok(Flow::Next)
 }
 
-/// cp.async.wait_group N: waits until at most N of the thread's committed groups are pending.
+/// Wakes the lanes of a warp blocked in cp.async.wait_group once the condition holds for every
+/// lane that waits with them (same wait instruction, same N): see [`wait_groups`].
+fn wake_group_waiters(m: &mut Machine<'_>, cta: u32, warp: u32) {
+    let w = &m.ctas[cta as usize].warps[warp as usize];
+    let mut sets: Vec<(u32, u32, u32)> = Vec::new(); // (resume pc, n, lanes)
+    for l in 0..WARP {
+        if let Lane::Blocked(Wait::CpAsyncGroups(n)) = w.lane[l] {
+            match sets.iter_mut().find(|(pc, k, _)| *pc == w.pc[l] && *k == n) {
+                Some(s) => s.2 |= 1 << l,
+                None => sets.push((w.pc[l], n, 1 << l)),
+            }
+        }
+    }
+    for (_, n, mask) in sets {
+        if lanes(mask).all(|l| groups_done(m, cta, warp, l, n)) {
+            let w = &mut m.ctas[cta as usize].warps[warp as usize];
+            for l in lanes(mask) {
+                w.lane[l as usize] = Lane::Ready;
+            }
+        }
+    }
+}
+
+/// cp.async.wait_group N: waits until every committed group of the thread but the N most recent is
+/// complete (see [`groups_done`]).
 impl Exec for op::CpAsyncWaitGroup {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let n = cx.src(i, 0, cx.first_lane()) as u32;
@@ -211,14 +237,8 @@ pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
             if let Some(k) = w.cp_inflight.iter().position(|(l, g, _)| *l == lane && *g == group) {
                 w.cp_inflight.remove(k);
             }
-            // Wake lanes whose wait_group condition now holds.
-            for l in 0..WARP as u32 {
-                if let Lane::Blocked(Wait::CpAsyncGroups(n)) = m.ctas[cta as usize].warps[warp as usize].lane[l as usize] {
-                    if groups_pending(m, cta, warp, l) <= n {
-                        m.ctas[cta as usize].warps[warp as usize].lane[l as usize] = Lane::Ready;
-                    }
-                }
-            }
+            // Wake the waiting lanes whose wait_group condition now holds.
+            wake_group_waiters(m, cta, warp);
             Ok(())
         }
         AsyncOp::CpAsyncArrive { cta, offset, noinc: _, warp, lane } => {

@@ -34,7 +34,14 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     let id = id as u8;
     let count = if has_b { Some(cx.src(i, bi.unwrap_or(1), lane0) as u32) } else { None };
     if let Some(b) = count {
-        if b % 32 != 0 || b == 0 {
+        if (1..WARP as u32).contains(&b) {
+            // Warps arrive whole: a count below one warp is exceeded by the first arrival.
+            cx.finding(
+                FindingKind::BarrierCountTooSmall,
+                lane0,
+                format!("barrier {id} thread count {b} is smaller than one warp: the arriving warp alone counts {WARP} threads (PTX 9.7.13.1: warps arrive as a whole; the count must be a multiple of the warp size)"),
+            )?;
+        } else if b % 32 != 0 || b == 0 {
             cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id} thread count {b} is not a non-zero multiple of the warp size (32)"))?;
         }
     }
@@ -58,12 +65,27 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
             return Ok(Flow::Next);
         }
         warp.bar_partial[id as usize] = arriving;
+        if red {
+            // Each thread contributes its own predicate and receives the result in its own
+            // destination: lanes of a divergent warp may reach the barrier at different
+            // `barrier.red` instructions (PTX 9.7.13.1, non-`.aligned`).
+            let own: Vec<(u8, u32, bool, u32)> = match &i.operands[0] {
+                Operand::Reg(r) => lanes(cx.mask).map(|l| (id, l, cx.src(i, ci, l) & 1 == 1, r.0)).collect(),
+                _ => Vec::new(),
+            };
+            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].bar_partial_red.extend(own);
+        }
         cx.block(cx.mask, Wait::NamedBarrierWarp(id));
         return Ok(Flow::Next);
     }
     warp.bar_partial[id as usize] = 0;
-    // Red inputs of every arriving lane (those blocked earlier in the warp included).
-    let preds: Vec<(u32, bool)> = if red { lanes(arriving).map(|l| (l, cx.src(i, ci, l) & 1 == 1)).collect() } else { Vec::new() };
+    let earlier: Vec<(u8, u32, bool, u32)> = if warp.bar_partial_red.iter().any(|e| e.0 == id) {
+        let (mine, rest) = std::mem::take(&mut warp.bar_partial_red).into_iter().partition(|e| e.0 == id);
+        warp.bar_partial_red = rest;
+        mine
+    } else {
+        Vec::new()
+    };
     let dst = if red {
         match &i.operands[0] {
             Operand::Reg(r) => Some(r.0),
@@ -71,6 +93,18 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         }
     } else {
         None
+    };
+    // Red inputs of every arriving lane: this instruction's lanes, and those blocked earlier in
+    // the warp at another `barrier.red` with their own predicate and destination.
+    let preds: Vec<(u32, bool, Option<u32>)> = if red {
+        lanes(arriving)
+            .map(|l| match earlier.iter().find(|e| e.1 == l && cx.mask >> l & 1 == 0) {
+                Some(e) => (l, e.2, Some(e.3)),
+                None => (l, cx.src(i, ci, l) & 1 == 1, dst),
+            })
+            .collect()
+    } else {
+        Vec::new()
     };
     let red_op = [Mod::Popc, Mod::And, Mod::Or].into_iter().find(|m| i.has(*m));
     let all_threads = cta_threads(cx.m, cx.cta);
@@ -83,12 +117,21 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     }
     let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
     if b.arrived > 0 && b.expected != count {
-        let msg = format!("barrier {id} is in use with thread count {:?}, this warp gives {:?}", b.expected, count);
+        let says = |c: Option<u32>| c.map(|n| format!("thread count {n}")).unwrap_or_else(|| "no thread count (all threads of the CTA)".into());
+        let msg = format!(
+            "barrier {id} is in use with {} ({} threads arrived, warps {:#x}); this warp gives {}",
+            says(b.expected),
+            b.arrived,
+            b.arrived_warps,
+            says(count)
+        );
         cx.finding(FindingKind::BarrierCountMismatch, lane0, msg)?;
     }
     let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
     if b.arrived > 0 && (b.red.is_some() != red) {
-        cx.finding(FindingKind::BarrierRedMixed, lane0, format!("barrier {id}: bar.red mixed with bar.sync/bar.arrive on the same active barrier"))?;
+        let (was, now) = if red { ("bar.sync/bar.arrive", "bar.red") } else { ("bar.red", "bar.sync/bar.arrive") };
+        let msg = format!("barrier {id} is active with {was} ({} threads arrived, warps {:#x}); this warp uses {now} on it", b.arrived, b.arrived_warps);
+        cx.finding(FindingKind::BarrierRedMixed, lane0, msg)?;
     }
     let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
     if b.arrived == 0 {
@@ -99,12 +142,12 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         b.any = false;
         b.red_dst.clear();
     }
-    for (l, p) in &preds {
+    for (l, p, d) in &preds {
         b.popc += *p as u32;
         b.all &= *p;
         b.any |= *p;
-        if let Some(d) = dst {
-            b.red_dst.push((w, *l, d));
+        if let Some(d) = d {
+            b.red_dst.push((w, *l, *d));
         }
     }
     b.arrived += WARP as u32;

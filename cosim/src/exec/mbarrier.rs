@@ -59,7 +59,7 @@ pub fn describe(m: &Machine<'_>, o: Obj) -> String {
         "mbarrier at cta {} shared 0x{:x}: phase {}, pending {}/{} arrivals, tx-count {}",
         o.cta,
         o.off,
-        m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|x| x.phase).unwrap_or(s.phase as u64),
+        m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|x| x.phase).unwrap_or(s.phase_parity as u64),
         s.pending_arrivals,
         s.expected_arrivals,
         s.tx_count
@@ -136,7 +136,7 @@ impl Exec for op::MbarrierInval {
             let o = locate(cx, i, 0, l)?;
             require_valid(cx, o, l, "mbarrier.inval")?;
             let old = word(cx.m, o);
-            store(cx.m, o, old, mb::inval());
+            store(cx.m, o, old, mb::inval(old));
             cx.m.ctas[o.cta as usize].mbarriers.remove(&o.off);
         }
         Ok(Flow::Next)
@@ -154,7 +154,7 @@ fn tx_op(cx: &mut Cx<'_, '_>, i: &Instr, complete: bool) -> R {
             continue;
         }
         let old = word(cx.m, o);
-        let r = if complete { mb::complete_tx(old, tx as u32) } else { mb::expect_tx(old, tx as u32).map(|w| (w, false)) };
+        let r = if complete { mb::complete_tx(old, tx as u32) } else { mb::expect_tx(old, tx as u32) };
         match r {
             Ok((new, done)) => {
                 store(cx.m, o, old, new);
@@ -198,13 +198,29 @@ pub fn arrive_on(m: &mut Machine<'_>, o: Obj, a: Arrive) -> Result<(u64, bool), 
     Ok((r.token, r.completed))
 }
 
+/// One lane's arrive request, before merging.
+struct LaneArrive {
+    lane: u32,
+    obj: Obj,
+    count: u64,
+    tx: u64,
+}
+
+/// mbarrier.arrive / arrive_drop (PTX 9.7.13.15.13, 9.7.13.15.14). As on silicon
+/// (docs/MBARRIER_ENCODING.md, "Warps"), the plain forms of one warp-instruction merge per object
+/// into a single arrive-on with the counts and tx amounts summed, and every lane gets the same
+/// token. The `.noComplete` forms arrive per group of lanes with equal counts (lowest lane's group
+/// first); each lane's token reads as if the group's lanes had arrived one by one in lane order,
+/// and its low half holds the group's lane mask.
 fn arrive_exec(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> R {
     let expect = i.has(Mod::ExpectTx);
     let no_complete = i.has(Mod::NoComplete);
     let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
+    let wants_token = !matches!(i.operands[0], Operand::Sink);
+    // Per-lane checks, then collect the requests.
+    let mut reqs: Vec<LaneArrive> = Vec::with_capacity(cx.mask.count_ones() as usize);
     for l in lanes(cx.mask) {
         let o = locate(cx, i, 1, l)?;
-        let wants_token = !matches!(i.operands[0], Operand::Sink);
         if (o.remote || i.has(Mod::SharedCluster)) && wants_token {
             fail(cx, FindingKind::MbarrierClusterAddressUnsupported, o, l, &format!("{name} on a .shared::cluster address cannot return a state token (use `_`)"))?;
             continue;
@@ -219,13 +235,45 @@ fn arrive_exec(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> R {
             fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name}.expect_tx of {tx} bytes"))?;
             continue;
         }
+        reqs.push(LaneArrive { lane: l, obj: o, count, tx });
+    }
+    // Group: by object; for .noComplete also by count. Groups keep the order of their lowest lane.
+    let mut groups: Vec<(Obj, u64, u32)> = Vec::new(); // (object, count key, lane mask)
+    for r in &reqs {
+        let key = if no_complete { r.count } else { 0 };
+        match groups.iter_mut().find(|(o, k, _)| o.cta == r.obj.cta && o.off == r.obj.off && *k == key) {
+            Some(g) => g.2 |= 1 << r.lane,
+            None => groups.push((r.obj, key, 1 << r.lane)),
+        }
+    }
+    for (o, _, mask) in groups {
+        let members: Vec<&LaneArrive> = reqs.iter().filter(|r| mask >> r.lane & 1 == 1).collect();
+        let count: u64 = members.iter().map(|r| r.count).sum();
+        let tx: u64 = members.iter().map(|r| r.tx).sum();
+        let l = mask.trailing_zeros();
+        if count > mb::MAX_COUNT as u64 || tx > mb::MAX_TX as u64 {
+            let k = if count > mb::MAX_COUNT as u64 { FindingKind::MbarrierCountOutOfRange } else { FindingKind::MbarrierTxCountOutOfRange };
+            fail(cx, k, o, l, &format!("{name} by lanes {mask:#010x}: merged count {count}, tx {tx}"))?;
+            continue;
+        }
         let a = Arrive { count: count as u32, expect_tx: tx as u32, no_complete, drop };
         match arrive_on(cx.m, o, a) {
             Ok((token, _)) => {
-                if no_complete {
-                    cx.m.nocomplete_tokens.insert(token);
+                let phase = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
+                // The phase the token belongs to: the one before a completion this arrive caused.
+                let token_phase = if (token >> 63 != 0) != (word(cx.m, o) >> 63 != 0) { phase.saturating_sub(1) } else { phase };
+                for (k, r) in members.iter().enumerate() {
+                    let t = if no_complete {
+                        let per = members[0].count;
+                        let t = token + ((k as u64 * per) << 43);
+                        cx.m.nocomplete_tokens.insert(t | mask as u64);
+                        t | mask as u64
+                    } else {
+                        token
+                    };
+                    cx.dst(i, 0, r.lane, t);
+                    cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[r.lane as usize] = Some((o.cta, o.off, token_phase));
                 }
-                cx.dst(i, 0, l, token);
             }
             Err(FindingKind::MbarrierUninitialized) => require_valid(cx, o, l, name)?,
             Err(FindingKind::MbarrierArriveBeforeWait) => fail(
@@ -235,7 +283,22 @@ fn arrive_exec(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> R {
                 l,
                 &format!("{name} in a new phase before any test_wait/try_wait returned true for the phase that just completed (PTX 9.7.13.15.4)"),
             )?,
-            Err(k) => fail(cx, k, o, l, &format!("{name} (count {count}, tx {tx})"))?,
+            Err(k) => {
+                let what = match k {
+                    FindingKind::MbarrierPendingUnderflow => format!(
+                        "{name} by lanes {mask:#010x} with count {count} would take the pending arrival count below zero (PTX 9.7.13.15.2: pending arrivals are 0..=2^20-1)"
+                    ),
+                    FindingKind::MbarrierNoCompleteCompleted => format!(
+                        "{name}.noComplete by lanes {mask:#010x} with count {count} completes the current phase, which is undefined (PTX 9.7.13.15.13)"
+                    ),
+                    FindingKind::MbarrierTxCountOutOfRange => {
+                        format!("{name}.expect_tx of {tx} takes the tx-count outside -(2^20-1)..=2^20-1 (PTX 9.7.13.15.2)")
+                    }
+                    FindingKind::MbarrierCountOutOfRange => format!("{name} by lanes {mask:#010x} would drop the expected arrival count to zero"),
+                    _ => format!("{name} (count {count}, tx {tx})"),
+                };
+                fail(cx, k, o, l, &what)?
+            }
         }
     }
     Ok(Flow::Next)
@@ -265,14 +328,25 @@ fn wait_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let done = if parity {
             mb::test_wait_parity(w, arg & 1 == 1)
         } else {
-            match mb::test_wait_token(w, arg) {
-                Ok(d) => d,
-                Err(k) => {
-                    let tp = MbarrierState::decode(arg).phase;
-                    fail(cx, k, o, l, &format!("waiting with a token of phase {tp} (mod 8), neither the current phase nor the one before"))?;
-                    false
+            // Silicon compares only the token's parity (bit 63). Whether the token names the
+            // current or the immediately preceding phase is checked on the side, from the phase
+            // of this thread's last arrive on this object.
+            let last = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize];
+            let now = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
+            if let Some((c, off, p)) = last {
+                // The token's phase: the latest phase up to the last arrive with the token's parity.
+                let q = if (arg >> 63) == (p & 1) { Some(p) } else { p.checked_sub(1) };
+                if let Some(q) = q.filter(|q| c == o.cta && off == o.off && now >= q + 2) {
+                    fail(
+                        cx,
+                        FindingKind::MbarrierWaitPhaseInvalid,
+                        o,
+                        l,
+                        &format!("waiting with a token of phase {q}, but the object is in phase {now}: neither the current phase nor the one before (PTX 9.7.13.15.16)"),
+                    )?;
                 }
             }
+            mb::test_wait_token(w, arg)
         };
         if done {
             if let Some(s) = cx.m.ctas[o.cta as usize].mbarriers.get_mut(&o.off) {

@@ -1,0 +1,426 @@
+//! `hopsync gpu pack`: the instrumented program, its launch description for the GPU runner and the
+//! metadata `hopsync gpu import` needs. The launch-description format is documented in
+//! `cosim/gpu/runner/README.md`.
+
+use crate::gpu::instrument::{self, Field, Layout};
+use crate::gpu::{fnv64_hex, FORMAT, TRACE_BUFFER};
+use crate::machine::{Config, Machine};
+use hopsync_firmware::ir::Space;
+use hopsync_firmware::printer::print_module;
+use hopsync_firmware::Program;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Largest trace buffer pack makes (bytes).
+pub const MAX_TRACE_BYTES: u64 = 64 << 20;
+/// Fewest slots per thread.
+pub const MIN_SLOTS: u32 = 16;
+
+/// A packed program.
+#[derive(Debug, Clone)]
+pub struct Packed {
+    /// Program name (file stem).
+    pub name: String,
+    /// The original program.
+    pub original: Program,
+    /// FNV-1a 64 of the original source text.
+    pub program_fnv64: String,
+    /// The instrumented program (manifest included), as text.
+    pub source: String,
+    /// FNV-1a 64 of `source`.
+    pub instrumented_fnv64: String,
+    /// The instrumented program, parsed back from `source`.
+    pub program: Program,
+    /// Its trace fields.
+    pub fields: Vec<Field>,
+    /// The trace buffer's shape.
+    pub layout: Layout,
+}
+
+/// What `hopsync gpu import` needs to know about a packed program (`<name>.pack.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackMeta {
+    /// [`FORMAT`].
+    pub format: String,
+    /// Program name.
+    pub name: String,
+    /// Program path as given to pack (relative to the repository root).
+    pub program: String,
+    /// FNV-1a 64 of the program text.
+    pub program_fnv64: String,
+    /// FNV-1a 64 of the instrumented text.
+    pub instrumented_fnv64: String,
+    /// Trace layout.
+    pub layout: Layout,
+    /// Number of trace fields.
+    pub fields: usize,
+    /// Runner launch name of the instrumented program.
+    pub traced_launch: String,
+    /// Runner launch name of the unchanged program.
+    pub plain_launch: String,
+}
+
+/// Instruments `prog` with `slots` slots per thread (None: chosen from a golden run).
+pub fn pack(prog: &Program, slots: Option<u32>) -> Result<Packed, String> {
+    let slots = match slots {
+        Some(s) => s,
+        None => choose_slots(prog)?,
+    };
+    pack_with(prog, slots)
+}
+
+fn max_slots(prog: &Program) -> u32 {
+    let l = Layout::new(&prog.manifest.launch, 1);
+    let per = (MAX_TRACE_BYTES - l.header_bytes) / 8 / l.threads.max(1) as u64;
+    per.clamp(1, 1 << 24) as u32
+}
+
+/// Slots per thread: twice the most any thread writes on the golden engine, plus 16, rounded up
+/// to 16 (the GPU may take other paths through timing-dependent code).
+pub fn choose_slots(prog: &Program) -> Result<u32, String> {
+    let cap = max_slots(prog);
+    let probe = pack_with(prog, cap)?;
+    let mut m = Machine::new(&probe.program, Config::default());
+    let _ = m.run();
+    let buf = m.buffer(TRACE_BUFFER).ok_or("no trace buffer")?;
+    let (counts, _) = probe.layout.decode(buf);
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let want = (most.saturating_mul(2).saturating_add(16)).div_ceil(16) * 16;
+    Ok(want.clamp(MIN_SLOTS, cap.max(MIN_SLOTS)))
+}
+
+/// Instruments with a given slot count.
+pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
+    let name = prog.name();
+    let (module, fields) = instrument::instrument(&prog.module, &prog.manifest.launch, slots)?;
+    let layout = Layout::new(&prog.manifest.launch, slots);
+    if layout.bytes() > 1 << 30 {
+        return Err(format!("trace buffer of {} bytes is too large", layout.bytes()));
+    }
+    let program_fnv64 = fnv64_hex(&prog.source);
+    let mut s = String::new();
+    for line in prog.source.lines() {
+        if line.trim_start().starts_with("//!") {
+            s.push_str(line);
+            s.push('\n');
+        }
+    }
+    let _ = writeln!(s, "//! [[buffer]]");
+    let _ = writeln!(s, "//! name = \"{TRACE_BUFFER}\"");
+    let _ = writeln!(s, "//! bytes = {}", layout.bytes());
+    let _ = writeln!(s, "//! output = true");
+    let _ = writeln!(s, "//! [[param]]");
+    let _ = writeln!(s, "//! name = \"{TRACE_BUFFER}\"");
+    let _ = writeln!(s, "//! buffer = \"{TRACE_BUFFER}\"");
+    let _ = writeln!(s, "// {FORMAT}: instrumented copy of {} (fnv64 {program_fnv64}) made by `hopsync gpu pack`.", prog.path);
+    let _ = writeln!(
+        s,
+        "// {} trace fields; {} threads x {} slots; trace buffer layout: cosim/src/gpu/instrument.rs.",
+        fields.len(),
+        layout.threads,
+        slots
+    );
+    s.push_str(&print_module(&module));
+    let program = Program::parse(&prog.path, &s).map_err(|d| format!("the instrumented program does not parse back:\n{d}"))?;
+    Ok(Packed {
+        name,
+        original: prog.clone(),
+        program_fnv64,
+        instrumented_fnv64: fnv64_hex(&s),
+        source: s,
+        program,
+        fields,
+        layout,
+    })
+}
+
+/// The runner's launch description of a program, and its data file (every buffer's initial
+/// contents, concatenated). `ptx` and `data` are file names relative to the description.
+pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> Result<(String, Vec<u8>), String> {
+    let man = &prog.manifest;
+    let l = &man.launch;
+    let mut s = String::new();
+    let _ = writeln!(s, "hopsync-launch 1");
+    let _ = writeln!(s, "# {} ({})", prog.path, fnv64_hex(&prog.source));
+    let _ = writeln!(s, "name {name}");
+    let _ = writeln!(s, "ptx {ptx}");
+    let _ = writeln!(s, "entry {}", prog.module.kernel.name);
+    let _ = writeln!(s, "grid {} {} {}", l.grid[0], l.grid[1], l.grid[2]);
+    let _ = writeln!(s, "block {} {} {}", l.block[0], l.block[1], l.block[2]);
+    let _ = writeln!(s, "cluster {} {} {}", l.cluster[0], l.cluster[1], l.cluster[2]);
+    let _ = writeln!(s, "dynamic_smem {}", l.dynamic_smem);
+    let _ = writeln!(s, "data {data}");
+    let mut bytes = Vec::new();
+    for b in &man.buffers {
+        if !is_word(&b.name) {
+            return Err(format!("buffer name `{}` is not a plain word", b.name));
+        }
+        let init = b.initial_bytes();
+        if init.iter().all(|&x| x == 0) {
+            let _ = writeln!(s, "buffer {} {} zero {}", b.name, b.bytes, b.output as u8);
+        } else {
+            let _ = writeln!(s, "buffer {} {} {} {}", b.name, b.bytes, bytes.len(), b.output as u8);
+            bytes.extend_from_slice(&init);
+        }
+    }
+    let m = &prog.module;
+    for p in &m.kernel.params {
+        let sym = &m.symbols[p.0 as usize];
+        debug_assert_eq!(sym.space, Space::Param);
+        let mp = man.params.iter().find(|x| x.name == sym.name).ok_or_else(|| format!("param `{}` has no manifest value", sym.name))?;
+        match (&mp.buffer, mp.value) {
+            (Some(b), _) => {
+                let _ = writeln!(s, "param buffer {b}");
+            }
+            (None, Some(v)) => {
+                let _ = writeln!(s, "param value {} {}", sym.bytes().max(1), v as u64);
+            }
+            _ => return Err(format!("param `{}` has neither buffer nor value", sym.name)),
+        }
+    }
+    let _ = writeln!(s, "end");
+    Ok((s, bytes))
+}
+
+fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// Collects `.ptx` programs: files as given, directories recursively (skipping `bad/`), sorted.
+pub fn collect_programs(paths: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        let mut es: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        es.sort();
+        for p in es {
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "bad") {
+                    continue;
+                }
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "ptx") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+/// What [`write_batch`] did with one program.
+#[derive(Debug, Clone)]
+pub struct BatchEntry {
+    /// Program path.
+    pub program: String,
+    /// Ok(meta) or why it was not packed.
+    pub result: Result<PackMeta, String>,
+}
+
+/// Packs programs into `dir`: per program `<name>.ptx/.launch/.bin` (instrumented),
+/// `<name>.plain.ptx/.launch/.bin` (the file unchanged), `<name>.pack.json`, and `batch.txt`
+/// listing every launch description.
+pub fn write_batch(programs: &[PathBuf], dir: &Path) -> Result<Vec<BatchEntry>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let w = |name: &str, data: &[u8]| std::fs::write(dir.join(name), data).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
+    let mut entries = Vec::new();
+    let mut batch = String::new();
+    let mut names = std::collections::BTreeMap::new();
+    for path in programs {
+        // Recorded relative to the working folder (the repository root) when under it.
+        let rel = std::env::current_dir().ok().and_then(|c| path.strip_prefix(c).ok().map(Path::to_path_buf));
+        let shown = rel.as_deref().unwrap_or(path).to_string_lossy().trim_start_matches("./").to_string();
+        let result = (|| -> Result<PackMeta, String> {
+            let prog = Program::load(path).map_err(|d| d.to_string())?;
+            let mut prog = prog;
+            prog.path = shown.clone();
+            let name = prog.name();
+            if !is_word(&name) {
+                return Err(format!("program name `{name}` is not a plain word"));
+            }
+            if let Some(other) = names.insert(name.clone(), shown.clone()) {
+                return Err(format!("program name `{name}` is also the name of {other}"));
+            }
+            let p = pack(&prog, None)?;
+            let plain = format!("{name}.plain");
+            w(&format!("{name}.ptx"), p.source.as_bytes())?;
+            let (d, data) = launch_description(&p.program, &name, &format!("{name}.ptx"), &format!("{name}.bin"))?;
+            w(&format!("{name}.launch"), d.as_bytes())?;
+            w(&format!("{name}.bin"), &data)?;
+            w(&format!("{plain}.ptx"), prog.source.as_bytes())?;
+            let (d, data) = launch_description(&prog, &plain, &format!("{plain}.ptx"), &format!("{plain}.bin"))?;
+            w(&format!("{plain}.launch"), d.as_bytes())?;
+            w(&format!("{plain}.bin"), &data)?;
+            let meta = PackMeta {
+                format: FORMAT.into(),
+                name: name.clone(),
+                program: shown.clone(),
+                program_fnv64: p.program_fnv64.clone(),
+                instrumented_fnv64: p.instrumented_fnv64.clone(),
+                layout: p.layout,
+                fields: p.fields.len(),
+                traced_launch: name.clone(),
+                plain_launch: plain.clone(),
+            };
+            w(&format!("{name}.pack.json"), serde_json::to_string_pretty(&meta).unwrap().as_bytes())?;
+            let _ = writeln!(batch, "{name}.launch");
+            let _ = writeln!(batch, "{plain}.launch");
+            Ok(meta)
+        })();
+        entries.push(BatchEntry { program: shown, result });
+    }
+    w("batch.txt", batch.as_bytes())?;
+    Ok(entries)
+}
+
+/// A parsed launch description (the runner's input; `cosim/gpu/runner/README.md`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LaunchDescription {
+    /// Launch name.
+    pub name: String,
+    /// PTX file (relative to the description).
+    pub ptx: String,
+    /// Entry name.
+    pub entry: String,
+    /// Grid.
+    pub grid: [u32; 3],
+    /// Block.
+    pub block: [u32; 3],
+    /// Cluster.
+    pub cluster: [u32; 3],
+    /// Dynamic shared memory bytes.
+    pub dynamic_smem: u32,
+    /// Data file.
+    pub data: String,
+    /// Buffers: name, bytes, offset in the data file (None: zero-filled), output.
+    pub buffers: Vec<(String, u64, Option<u64>, bool)>,
+    /// Params: `Ok(buffer)` or `Err((size, value))`.
+    pub params: Vec<Result<String, (u32, u64)>>,
+}
+
+/// Parses a launch description with the runner's rules.
+pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String> {
+    let mut d = LaunchDescription { grid: [1; 3], block: [1; 3], cluster: [1; 3], ..Default::default() };
+    let mut header = false;
+    let mut end = false;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.split('#').next().unwrap_or("").trim();
+        if t.is_empty() {
+            continue;
+        }
+        let w: Vec<&str> = t.split_whitespace().collect();
+        let bad = |what: &str| format!("line {}: {what}: `{line}`", i + 1);
+        let num = |s: &str| s.parse::<u64>().map_err(|_| bad("bad number"));
+        if !header {
+            if w != ["hopsync-launch", "1"] {
+                return Err(bad("expected `hopsync-launch 1` first"));
+            }
+            header = true;
+            continue;
+        }
+        match (w[0], w.len()) {
+            ("name", 2) => d.name = w[1].into(),
+            ("ptx", 2) => d.ptx = w[1].into(),
+            ("entry", 2) => d.entry = w[1].into(),
+            ("data", 2) => d.data = w[1].into(),
+            ("dynamic_smem", 2) => d.dynamic_smem = num(w[1])? as u32,
+            ("grid" | "block" | "cluster", 4) => {
+                let v = [num(w[1])? as u32, num(w[2])? as u32, num(w[3])? as u32];
+                match w[0] {
+                    "grid" => d.grid = v,
+                    "block" => d.block = v,
+                    _ => d.cluster = v,
+                }
+            }
+            ("buffer", 5) => d.buffers.push((w[1].into(), num(w[2])?, if w[3] == "zero" { None } else { Some(num(w[3])?) }, num(w[4])? != 0)),
+            ("param", 3) if w[1] == "buffer" => d.params.push(Ok(w[2].into())),
+            ("param", 4) if w[1] == "value" => d.params.push(Err((num(w[2])? as u32, num(w[3])?))),
+            ("end", 1) => {
+                end = true;
+                break;
+            }
+            _ => return Err(bad("unknown line")),
+        }
+    }
+    if !end {
+        return Err("missing `end`".into());
+    }
+    Ok(d)
+}
+
+/// Runs a packed batch on the golden engine and writes the results in the runner's format (so
+/// `hopsync gpu import` and replay can be exercised without a GPU). Checks each description
+/// against its program's manifest: launch shape, buffers, initial contents, params.
+pub fn run_batch_golden(batch: &Path, results: &Path) -> Result<usize, String> {
+    std::fs::create_dir_all(results).map_err(|e| e.to_string())?;
+    let list = std::fs::read_to_string(batch.join("batch.txt")).map_err(|e| format!("batch.txt: {e}"))?;
+    let mut n = 0;
+    for l in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let text = std::fs::read_to_string(batch.join(l)).map_err(|e| format!("{l}: {e}"))?;
+        let d = parse_launch_description(&text).map_err(|e| format!("{l}: {e}"))?;
+        let prog = Program::load(&batch.join(&d.ptx)).map_err(|e| e.to_string())?;
+        let data = std::fs::read(batch.join(&d.data)).map_err(|e| format!("{}: {e}", d.data))?;
+        let man = &prog.manifest;
+        let la = &man.launch;
+        if (la.grid, la.block, la.cluster, la.dynamic_smem) != (d.grid, d.block, d.cluster, d.dynamic_smem) || prog.module.kernel.name != d.entry {
+            return Err(format!("{l}: launch shape or entry differs from the program's manifest"));
+        }
+        if man.buffers.len() != d.buffers.len() || man.params.len() != d.params.len() {
+            return Err(format!("{l}: buffers or params differ from the manifest"));
+        }
+        for (b, (name, bytes, off, out)) in man.buffers.iter().zip(&d.buffers) {
+            let init = match off {
+                Some(off) => data.get(*off as usize..(*off + *bytes) as usize).ok_or(format!("{l}: data file too short"))?.to_vec(),
+                None => vec![0; *bytes as usize],
+            };
+            if b.name != *name || b.bytes != *bytes || b.output != *out || init != b.initial_bytes() {
+                return Err(format!("{l}: buffer `{name}` differs from the manifest"));
+            }
+        }
+        for (p, dp) in man.params.iter().zip(&d.params) {
+            let ok = match (dp, &p.buffer, p.value) {
+                (Ok(b), Some(mb), _) => b == mb,
+                (Err((_, v)), None, Some(mv)) => *v == mv as u64,
+                _ => false,
+            };
+            if !ok {
+                return Err(format!("{l}: param `{}` differs from the manifest", p.name));
+            }
+        }
+        let mut m = Machine::new(&prog, Config::default());
+        let outcome = m.run();
+        let mut r = format!("launch {}\n", d.name);
+        match outcome {
+            crate::machine::Outcome::Completed => r.push_str("status ok\n"),
+            _ => {
+                let why = m.findings.last().map(|f| f.to_string()).unwrap_or_else(|| format!("{outcome:?}"));
+                r.push_str(&format!("status error\nphase sync\nerror GOLDEN_FAULT\nmessage {}\n", why.replace('\n', " ")));
+            }
+        }
+        for (name, bytes, _, out) in &d.buffers {
+            if !out {
+                continue;
+            }
+            let file = format!("{}.{name}.bin", d.name);
+            std::fs::write(results.join(&file), m.buffer(name).unwrap_or(&[])).map_err(|e| e.to_string())?;
+            r.push_str(&format!("output {name} {file} {bytes}\n"));
+        }
+        std::fs::write(results.join(format!("{}.result", d.name)), r).map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    for e in std::fs::read_dir(batch).map_err(|e| e.to_string())?.flatten() {
+        let p = e.path();
+        if p.to_string_lossy().ends_with(".pack.json") {
+            std::fs::copy(&p, results.join(p.file_name().unwrap())).map_err(|e| e.to_string())?;
+        }
+    }
+    std::fs::write(results.join("env.txt"), "date_utc 1970-01-01T00:00:00Z\nnvidia_smi golden engine (no GPU), none\nnvcc none\n").map_err(|e| e.to_string())?;
+    Ok(n)
+}

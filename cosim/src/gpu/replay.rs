@@ -1,0 +1,493 @@
+//! `hopsync gpu replay`: every committed trace against the golden engine.
+//!
+//! Per trace: re-pack the program from the repository with the trace's slot count (its hash must
+//! match the trace's, else the trace is *stale*), run the instrumented program on the golden
+//! engine, compare the output buffers and then, unless the manifest says
+//! `interleaving_dependent = true`, the trace slots thread by thread.
+//!
+//! ## Mismatch classes
+//!
+//! | class | expected | meaning |
+//! | --- | --- | --- |
+//! | `output` | no | an output buffer differs |
+//! | `plain-output` | no | the GPU's outputs with and without instrumentation differ |
+//! | `sequence` | no | a thread's slot names another instruction, or the threads wrote different numbers of slots |
+//! | `overflow` | no | a thread wrote more slots than it has |
+//! | `wait-result` | no | test_wait / try_wait answered differently (after collapsing polling runs) |
+//! | `pending-count` | no | `mbarrier.pending_count` differs |
+//! | `value` | no | bar.red / elect / vote / match / redux / activemask differ |
+//! | `token-parity` | no | the phase parity (bit 63) of an arrive token differs |
+//! | `token-encoding` | yes | token bits differ with equal parity while the golden model's mbarrier word layout is not sm_90's (docs/MBARRIER_ENCODING.md); for `.noComplete` low halves: sm_90 returns the lane-group mask there |
+//! | `token-order` | yes | with sm_90's layout on both sides, equal parity but other pending/tx bits: the order in which arrivals reached the barrier differs (warps and async completions interleave differently; on silicon this order changes from run to run, and a warp's plain arrives merge into one operation) |
+
+use crate::gpu::instrument::{slot_field, slot_value, Field, FieldKind};
+use crate::gpu::pack::pack_with;
+use crate::gpu::trace::{read_trace, TraceFile};
+use crate::gpu::{fnv64_hex, FORMAT, TRACE_BUFFER};
+use crate::machine::{Config, Machine, Outcome};
+use crate::report::hex;
+use hopsync_firmware::Program;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Mismatches listed per program (all are counted).
+pub const LISTED: usize = 12;
+/// Mismatches listed per class.
+pub const LISTED_PER_CLASS: u64 = 4;
+
+/// One mismatch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mismatch {
+    /// Class (module doc).
+    pub class: String,
+    /// Whether the class is expected.
+    pub expected: bool,
+    /// Linear thread id in the grid (None for output mismatches).
+    pub thread: Option<u32>,
+    /// CTA linear id and linear thread id in it.
+    pub cta: Option<u32>,
+    /// Thread id in its CTA.
+    pub tid: Option<u32>,
+    /// Slot index.
+    pub slot: Option<u32>,
+    /// Original instruction index.
+    pub pc: Option<u32>,
+    /// Source line.
+    pub line: Option<u32>,
+    /// Instruction text.
+    pub instr: Option<String>,
+    /// Field (or buffer) compared.
+    pub field: String,
+    /// The GPU's value.
+    pub gpu: String,
+    /// The golden engine's value.
+    pub golden: String,
+}
+
+impl Mismatch {
+    /// One line for humans.
+    pub fn text(&self) -> String {
+        let mut s = format!("[{}{}] ", self.class, if self.expected { ", expected" } else { "" });
+        if let (Some(pc), Some(instr)) = (self.pc, &self.instr) {
+            s.push_str(&format!("pc {pc} line {} `{instr}` ", self.line.unwrap_or(0)));
+        }
+        if let Some(t) = self.thread {
+            s.push_str(&format!("thread {t} (cta {} tid {}) ", self.cta.unwrap_or(0), self.tid.unwrap_or(0)));
+        }
+        if let Some(k) = self.slot {
+            s.push_str(&format!("slot {k} "));
+        }
+        s.push_str(&format!("{}: gpu {} golden {}", self.field, self.gpu, self.golden));
+        s
+    }
+}
+
+/// Count of one class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ClassCount {
+    /// Mismatches.
+    pub count: u64,
+    /// Whether the class is expected.
+    pub expected: bool,
+}
+
+/// The replay of one trace.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProgramReplay {
+    /// Program name.
+    pub name: String,
+    /// Program path.
+    pub program: String,
+    /// `equal`, `expected-mismatches`, `mismatch`, `stale`, `gpu-error`, `golden-error`, `error`.
+    pub status: String,
+    /// Why (stale, errors).
+    pub detail: Option<String>,
+    /// The trace's GPU.
+    pub gpu: String,
+    /// Only outputs compared.
+    pub interleaving_dependent: bool,
+    /// Output buffers compared.
+    pub outputs_compared: usize,
+    /// Threads whose slots were compared.
+    pub threads_compared: u32,
+    /// Slots compared (pairs).
+    pub slots_compared: u64,
+    /// Distinct instructions whose slots were compared.
+    pub instructions_compared: usize,
+    /// Distinct trace fields whose slots were compared.
+    pub fields_compared: usize,
+    /// Trace fields of the program.
+    pub fields: usize,
+    /// Mismatches by class.
+    pub classes: BTreeMap<String, ClassCount>,
+    /// The first mismatches.
+    pub mismatches: Vec<Mismatch>,
+    /// Remarks (golden findings, polling, ...).
+    pub notes: Vec<String>,
+}
+
+impl ProgramReplay {
+    fn add(&mut self, m: Mismatch) {
+        let c = self.classes.entry(m.class.clone()).or_default();
+        c.count += 1;
+        c.expected = m.expected;
+        if self.mismatches.len() < LISTED && c.count <= LISTED_PER_CLASS {
+            self.mismatches.push(m);
+        }
+    }
+    /// Whether something unexpected happened (stale, errors, unexpected mismatches).
+    pub fn failed(&self) -> bool {
+        !matches!(self.status.as_str(), "equal" | "expected-mismatches")
+    }
+    /// Human summary.
+    pub fn summary(&self) -> String {
+        let mut s = format!("{}: {}", self.name, self.status);
+        if let Some(d) = &self.detail {
+            s.push_str(&format!(": {d}"));
+        }
+        s.push('\n');
+        if matches!(self.status.as_str(), "stale" | "error" | "gpu-error") {
+            return s;
+        }
+        s.push_str(&format!("  {} output buffer(s) compared", self.outputs_compared));
+        if self.interleaving_dependent {
+            s.push_str("; trace slots not compared (interleaving_dependent = true: outputs only)\n");
+        } else {
+            s.push_str(&format!(
+                "; {} slots of {} threads compared ({} of {} trace fields, {} instructions)\n",
+                self.slots_compared,
+                self.threads_compared,
+                self.fields_compared,
+                self.fields,
+                self.instructions_compared
+            ));
+        }
+        for (c, n) in &self.classes {
+            s.push_str(&format!("  {c}: {} mismatch(es){}\n", n.count, if n.expected { " (expected class)" } else { "" }));
+        }
+        for m in &self.mismatches {
+            s.push_str(&format!("    {}\n", m.text()));
+        }
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
+        }
+        s
+    }
+}
+
+/// Whether the golden model's mbarrier word uses sm_90's layout: the token of the first arrive
+/// after `mbarrier.init 1` has sm_90's high half `0x7ffff800` (docs/MBARRIER_ENCODING.md). Asked
+/// of the engine itself, by running a three-instruction program.
+pub fn golden_uses_silicon_encoding() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        const SRC: &str = "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [1, 1, 1]\n//! [[buffer]]\n//! name = \"out\"\n//! bytes = 8\n//! output = true\n//! [[param]]\n//! name = \"out\"\n//! buffer = \"out\"\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n.reg .b64 %rd<3>;\n.shared .align 8 .b64 bar;\nmbarrier.init.shared::cta.b64 [bar], 1;\nmbarrier.arrive.shared::cta.b64 %rd1, [bar];\nld.param.u64 %rd2, [out];\nst.global.u64 [%rd2], %rd1;\nret;\n}\n";
+        let Ok(p) = Program::parse("encoding-check.ptx", SRC) else { return false };
+        let mut m = Machine::new(&p, Config::default());
+        let _ = m.run();
+        m.buffer("out").and_then(|b| b.get(4..8)).map(|b| u32::from_le_bytes(b.try_into().unwrap())) == Some(0x7fff_f800)
+    })
+}
+
+fn hex32(v: u32) -> String {
+    format!("0x{v:08x}")
+}
+
+/// Replays one trace; `root` is the repository root.
+pub fn replay_trace(t: &TraceFile, root: &Path) -> ProgramReplay {
+    let mut r = ProgramReplay {
+        name: t.name.clone(),
+        program: t.program.clone(),
+        gpu: t.provenance.gpu.clone(),
+        interleaving_dependent: t.interleaving_dependent,
+        ..Default::default()
+    };
+    if t.format != FORMAT {
+        r.status = "stale".into();
+        r.detail = Some(format!("trace format {} (this hopsync writes {FORMAT})", t.format));
+        return r;
+    }
+    let mut prog = match Program::load(&root.join(&t.program)) {
+        Ok(p) => p,
+        Err(d) => {
+            r.status = "stale".into();
+            r.detail = Some(format!("stale trace: the program does not load: {d}"));
+            return r;
+        }
+    };
+    prog.path = t.program.clone();
+    let h = fnv64_hex(&prog.source);
+    if h != t.provenance.program_fnv64 {
+        r.status = "stale".into();
+        r.detail = Some(format!("stale trace: {} has fnv64 {h}, the trace was recorded from {}", t.program, t.provenance.program_fnv64));
+        return r;
+    }
+    if t.status != "ok" {
+        r.status = "gpu-error".into();
+        r.detail = Some(format!("the GPU run failed: {}", t.error.clone().unwrap_or_else(|| t.status.clone())));
+        return r;
+    }
+    let slots = t.trace.as_ref().map(|d| d.layout.slots).unwrap_or(16);
+    let packed = match pack_with(&prog, slots) {
+        Ok(p) => p,
+        Err(e) => {
+            r.status = "error".into();
+            r.detail = Some(format!("cannot pack: {e}"));
+            return r;
+        }
+    };
+    if packed.instrumented_fnv64 != t.provenance.instrumented_fnv64 {
+        r.status = "stale".into();
+        r.detail = Some(format!(
+            "stale trace: the instrumented program is now fnv64 {}, the GPU ran {} (the instrumentation changed)",
+            packed.instrumented_fnv64, t.provenance.instrumented_fnv64
+        ));
+        return r;
+    }
+    r.fields = packed.fields.len();
+    let mut m = Machine::new(&packed.program, Config::default());
+    let outcome = m.run();
+    let mut golden_error = None;
+    match &outcome {
+        Outcome::Completed => {}
+        Outcome::Fault => {
+            let f = m.findings.last().map(|f| f.to_string()).unwrap_or_default();
+            golden_error = Some(format!("the golden engine stopped with a finding: {f}"));
+        }
+        Outcome::Unsupported(s) => golden_error = Some(format!("the golden engine cannot run it: {s}")),
+    }
+    for f in &m.findings {
+        r.notes.push(format!("golden finding: {f}"));
+    }
+    // ---- outputs ----
+    for b in prog.manifest.buffers.iter().filter(|b| b.output) {
+        let Some(gold) = m.buffer(&b.name) else { continue };
+        let gold = hex(gold);
+        r.outputs_compared += 1;
+        match t.outputs.get(&b.name) {
+            Some(g) if *g == gold => {}
+            Some(g) => r.add(output_mismatch("output", &b.name, g, &gold)),
+            None => r.add(output_mismatch("output", &b.name, "(missing)", &gold)),
+        }
+        if t.plain.status == "ok" {
+            if let (Some(p), Some(g)) = (t.plain.outputs.get(&b.name), t.outputs.get(&b.name)) {
+                if p != g {
+                    if t.interleaving_dependent {
+                        r.notes.push(format!("output `{}` differs between the GPU runs with and without instrumentation (interleaving_dependent)", b.name));
+                    } else {
+                        r.add(output_mismatch("plain-output", &b.name, p, g));
+                    }
+                }
+            }
+        }
+    }
+    if t.plain.status != "ok" {
+        r.notes.push(format!("the unchanged program's GPU run: {}", t.plain.error.clone().unwrap_or_else(|| t.plain.status.clone())));
+    }
+    // ---- slots ----
+    if !t.interleaving_dependent {
+        match &t.trace {
+            None => r.notes.push("the trace holds no slots".into()),
+            Some(td) => match td.threads() {
+                Err(e) => {
+                    r.status = "error".into();
+                    r.detail = Some(format!("bad trace: {e}"));
+                    return r;
+                }
+                Ok(gpu) => {
+                    let gbuf = m.buffer(TRACE_BUFFER).unwrap_or(&[]);
+                    let (gcounts, gold) = packed.layout.decode(gbuf);
+                    compare_slots(&mut r, &packed.fields, &td.counts, &gpu, &gcounts, &gold, packed.layout.slots, prog.manifest.threads_per_cta());
+                }
+            },
+        }
+    }
+    let unexpected = r.classes.values().any(|c| !c.expected);
+    r.status = if let Some(e) = golden_error {
+        r.detail = Some(e);
+        "golden-error".into()
+    } else if unexpected {
+        "mismatch".into()
+    } else if r.classes.is_empty() {
+        "equal".into()
+    } else {
+        "expected-mismatches".into()
+    };
+    r
+}
+
+fn output_mismatch(class: &str, buf: &str, gpu: &str, golden: &str) -> Mismatch {
+    let first = gpu.bytes().zip(golden.bytes()).position(|(a, b)| a != b).unwrap_or(gpu.len().min(golden.len()));
+    let byte = first / 2;
+    let s = (byte.saturating_sub(4) & !3) * 2;
+    let cut = |h: &str| h.get(s..(s + 32).min(h.len())).unwrap_or("").to_string();
+    Mismatch {
+        class: class.into(),
+        expected: false,
+        thread: None,
+        cta: None,
+        tid: None,
+        slot: None,
+        pc: None,
+        line: None,
+        instr: None,
+        field: format!("buffer `{buf}` from byte {} (first difference at byte {byte})", s / 2),
+        gpu: cut(gpu),
+        golden: cut(golden),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_slots(r: &mut ProgramReplay, fields: &[Field], gcounts: &[u32], gpu: &[Vec<u64>], ocounts: &[u32], gold: &[Vec<u64>], slots: u32, tpc: u32) {
+    let silicon = golden_uses_silicon_encoding();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut seen_fields = std::collections::BTreeSet::new();
+    let threads = gpu.len().min(gold.len());
+    if gpu.len() != gold.len() {
+        r.notes.push(format!("the GPU trace has {} threads, the golden {}", gpu.len(), gold.len()));
+    }
+    for t in 0..threads {
+        let base = |slot: Option<u32>, f: Option<&Field>| Mismatch {
+            class: String::new(),
+            expected: false,
+            thread: Some(t as u32),
+            cta: Some(t as u32 / tpc.max(1)),
+            tid: Some(t as u32 % tpc.max(1)),
+            slot,
+            pc: f.map(|f| f.pc),
+            line: f.map(|f| f.line),
+            instr: f.map(|f| f.instr.clone()),
+            field: f.map(|f| f.kind.name().to_string()).unwrap_or_default(),
+            gpu: String::new(),
+            golden: String::new(),
+        };
+        for (who, c) in [("gpu", gcounts.get(t)), ("golden", ocounts.get(t))] {
+            if let Some(&c) = c {
+                if c > slots {
+                    let mut m = base(None, None);
+                    m.class = "overflow".into();
+                    m.field = format!("{who} trace wrote {c} slots, {slots} exist");
+                    m.gpu = gcounts.get(t).map(|c| c.to_string()).unwrap_or_default();
+                    m.golden = ocounts.get(t).map(|c| c.to_string()).unwrap_or_default();
+                    r.add(m);
+                }
+            }
+        }
+        let (a, b) = (&gpu[t], &gold[t]);
+        if !a.is_empty() || !b.is_empty() {
+            r.threads_compared += 1;
+        }
+        for k in 0..a.len().max(b.len()) {
+            let (ga, gb) = (a.get(k).copied(), b.get(k).copied());
+            let fa = ga.and_then(slot_field);
+            let fb = gb.and_then(slot_field);
+            let field = fa.or(fb).and_then(|i| fields.get(i as usize));
+            if fa != fb || ga.is_none() || gb.is_none() {
+                let mut m = base(Some(k as u32), field);
+                m.class = "sequence".into();
+                let name = |x: Option<u64>| match x {
+                    None => "(no slot)".to_string(),
+                    Some(v) => match slot_field(v).and_then(|i| fields.get(i as usize)) {
+                        Some(f) => format!("pc {} `{}` {} = {}", f.pc, f.instr, f.kind.name(), hex32(slot_value(v))),
+                        None => format!("bad slot 0x{v:016x}"),
+                    },
+                };
+                m.field = "slot sequence".into();
+                m.gpu = name(ga);
+                m.golden = name(gb);
+                m.pc = None;
+                m.instr = None;
+                m.line = None;
+                r.add(m);
+                break;
+            }
+            let (va, vb) = (slot_value(ga.unwrap()), slot_value(gb.unwrap()));
+            let f = field.expect("field of a matching tag");
+            r.slots_compared += 1;
+            seen.insert(f.pc);
+            seen_fields.insert(f.id);
+            if va == vb {
+                continue;
+            }
+            let (class, expected) = classify(f.kind, va, vb, silicon);
+            let mut m = base(Some(k as u32), Some(f));
+            m.class = class.into();
+            m.expected = expected;
+            m.gpu = hex32(va);
+            m.golden = hex32(vb);
+            if f.kind == FieldKind::TokenHi {
+                m.gpu = format!("{} ({})", m.gpu, describe_token_hi(va));
+                if silicon {
+                    m.golden = format!("{} ({})", m.golden, describe_token_hi(vb));
+                }
+            }
+            r.add(m);
+        }
+    }
+    r.instructions_compared = seen.len();
+    r.fields_compared = seen_fields.len();
+}
+
+/// Reads bits 63..32 of an arrive token with sm_90's layout (docs/MBARRIER_ENCODING.md): parity
+/// (bit 63), pending arrivals before the arrive (`2^20 - P`, P = bits 62..43) and the top ten
+/// bits of the tx field F = -tx (bits 41..32).
+pub fn describe_token_hi(hi: u32) -> String {
+    let parity = hi >> 31;
+    let p = (hi >> 11) & 0xf_ffff;
+    let pending = if p == 0 { 0 } else { (1u32 << 20) - p };
+    let f_hi = hi & 0x3ff;
+    let tx = match f_hi {
+        0 => "tx in [-2047, 0]".to_string(),
+        0x3ff => "tx in [1, 2048]".to_string(),
+        f => format!("F[20:11] = 0x{f:03x}"),
+    };
+    let b42 = if hi >> 10 & 1 == 1 { ", bit 42 set" } else { "" };
+    format!("sm_90 layout: parity {parity}, pending {pending}, {tx}{b42}")
+}
+
+/// Classifies a differing value of a field.
+pub fn classify(kind: FieldKind, gpu: u32, golden: u32, golden_silicon: bool) -> (&'static str, bool) {
+    match kind {
+        FieldKind::TokenHi => {
+            if (gpu >> 31) != (golden >> 31) {
+                ("token-parity", false)
+            } else if golden_silicon {
+                ("token-order", true)
+            } else {
+                ("token-encoding", true)
+            }
+        }
+        FieldKind::TokenLo => ("token-encoding", true),
+        FieldKind::WaitComplete => ("wait-result", false),
+        FieldKind::PendingCount => ("pending-count", false),
+        _ => ("value", false),
+    }
+}
+
+/// Replays one trace file.
+pub fn replay_file(path: &Path, root: &Path) -> ProgramReplay {
+    match read_trace(path) {
+        Ok(t) => replay_trace(&t, root),
+        Err(e) => ProgramReplay {
+            name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            status: "error".into(),
+            detail: Some(e),
+            ..Default::default()
+        },
+    }
+}
+
+/// The trace files of a folder (`*.json`, not descending into `probe/` or any other folder).
+pub fn trace_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Replays every trace in `dir`.
+pub fn replay_dir(dir: &Path, root: &Path) -> Vec<ProgramReplay> {
+    trace_files(dir).iter().map(|p| replay_file(p, root)).collect()
+}
