@@ -23,6 +23,8 @@ struct Cli {
 enum Engine {
     /// Instruction-level golden model.
     Golden,
+    /// Cycle-accurate SM model clocking the RTL units (hopsync-sim); reports `cycles`.
+    Rtl,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -76,25 +78,102 @@ enum Cmd {
         #[arg(long)]
         ub: bool,
         /// Small programs (1-4 warps, 1-4 CTAs), as the default test run uses.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "large")]
         small: bool,
+        /// Large programs only (16-32 warps, 8-16 CTAs).
+        #[arg(long)]
+        large: bool,
         /// Write the program here instead of printing it.
         #[arg(long)]
         out: Option<PathBuf>,
     },
     /// Measure the golden engine's speed.
     Bench {
-        /// Program to run (default: the built-in 2048-item mbarrier pipeline).
+        /// Program to run (default: the built-in 2048-item mbarrier pipeline; with --engine rtl the
+        /// 32-warp pipeline and the 16-CTA cluster ring under firmware/programs/bench/).
         program: Option<PathBuf>,
         /// Repetitions.
         #[arg(long, default_value_t = 5)]
         reps: u32,
+        /// Engine: `rtl` measures simulated cycles per second, beside the golden engine.
+        #[arg(long, value_enum, default_value = "golden")]
+        engine: Engine,
+    },
+    /// Run a program on the RTL engine in lockstep with the golden model, comparing every retired
+    /// instruction; stops at the first divergence.
+    Cosim {
+        /// The program.
+        program: PathBuf,
+        /// What undefined behaviour does.
+        #[arg(long, value_enum, default_value = "error")]
+        ub: Ub,
+        /// Write the JSON report (the run report plus `compared` and `divergences`) here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Write the Verilog of every unit and of the CTA top (hopsync-hdl), one file per unit.
+    Verilog {
+        /// Output folder (generated Verilog never goes into source folders).
+        #[arg(long, default_value = "target/verilog")]
+        out: PathBuf,
+        #[command(flatten)]
+        sizes: SizeArgs,
+    },
+    /// Synthesize a unit or the CTA top for an FPGA (yosys), place and route where nextpnr is
+    /// installed, and print LUTs, FFs, block RAM, DSP and Fmax (best of the seeds). docs/FPGA.md:
+    /// `hopsync synth --all --markdown docs/FPGA.md`.
+    Synth {
+        /// The unit (`mbarrier_unit`, `named_barrier_unit`, `cluster_barrier_unit`, `tma_engine`,
+        /// `smem_port`) or `top`.
+        unit: Option<String>,
+        /// Every unit and the top.
+        #[arg(long, conflicts_with = "unit")]
+        all: bool,
+        /// ice40-up5k, ice40-hx8k, ecp5-85k or xc7 (repeatable; default: all four).
+        #[arg(long = "target")]
+        targets: Vec<String>,
+        /// Place-and-route seeds 1..=N (0: synthesis only).
+        #[arg(long, default_value_t = 5)]
+        seeds: u32,
+        /// Write the FPGA document (table, tools, critical paths) here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// Working folder (Verilog, netlists, logs).
+        #[arg(long, default_value = "target/fpga")]
+        work: PathBuf,
+        #[command(flatten)]
+        sizes: SizeArgs,
     },
     /// Run programs on a real sm_90 GPU and compare with the golden model (cosim/gpu/runner/README.md).
     Gpu {
         #[command(subcommand)]
         cmd: GpuCmd,
     },
+}
+
+/// Generator sizes of `verilog` and `synth` (hopsync_hdl::verilog::Sizes).
+#[derive(clap::Args)]
+struct SizeArgs {
+    /// log2 of the mbarrier bank's 64-bit words (6, 9, 12 or 15; default 9).
+    #[arg(long)]
+    mbar_words_log2: Option<usize>,
+    /// log2 of the shared-memory port's 16-byte beats (6, 8, 10, 12 or 14; default 8).
+    #[arg(long)]
+    smem_beats_log2: Option<usize>,
+    /// try_wait system suspend-time limit in cycles (default 1000).
+    #[arg(long)]
+    suspend_cycles: Option<u32>,
+}
+
+impl SizeArgs {
+    fn get(&self) -> hopsync_hdl::verilog::Sizes {
+        let d = hopsync_hdl::verilog::Sizes::default();
+        hopsync_hdl::verilog::Sizes {
+            mbar_words_log2: self.mbar_words_log2.unwrap_or(d.mbar_words_log2),
+            smem_beats_log2: self.smem_beats_log2.unwrap_or(d.smem_beats_log2),
+            suspend_cycles: self.suspend_cycles.unwrap_or(d.suspend_cycles),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -186,6 +265,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             };
             let report = match engine {
                 Engine::Golden => run_golden(&prog, cfg),
+                Engine::Rtl => hopsync_sim::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
             };
             print!("{}", report.summary());
             write_json(&json, &report)?;
@@ -213,12 +293,23 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
+                GpuCmd::Replay { engine: Engine::Rtl, .. } => {
+                    eprintln!("error: replay runs on the golden engine (use `hopsync cosim` for the RTL engine)");
+                    2
+                }
             };
             Ok(ExitCode::from(code as u8))
         }
-        Cmd::Gen { seed, ub, small, out } => {
+        Cmd::Gen { seed, ub, small, large, out } => {
             use hopsync_cosim::gen::{generate, GenOptions};
-            let opts = if small { GenOptions::small() } else { GenOptions::default() }.with_ub(ub);
+            let opts = if small {
+                GenOptions::small()
+            } else if large {
+                GenOptions::large()
+            } else {
+                GenOptions::default()
+            }
+            .with_ub(ub);
             let g = generate(seed, &opts);
             match out {
                 Some(p) => std::fs::write(&p, &g.text).map_err(|e| {
@@ -233,7 +324,69 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             print!("{}", ops_table());
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { program, reps } => {
+        Cmd::Verilog { out, sizes } => {
+            let files = hopsync_hdl::verilog::write_all(&out, &sizes.get()).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            })?;
+            files.iter().for_each(|f| println!("{}", f.display()));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Synth { unit, all, targets, seeds, markdown, work, sizes } => {
+            use hopsync_hdl::fpga;
+            let usage = |e: String| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            };
+            let units = match (all, unit) {
+                (true, _) => fpga::all_units().iter().map(|u| u.to_string()).collect(),
+                (false, Some(u)) => vec![hopsync_hdl::verilog::unit(&u).ok_or_else(|| usage(format!("unknown unit `{u}`")))?.name.to_string()],
+                (false, None) => return Err(usage("name a unit, `top`, or --all".into())),
+            };
+            let targets = if targets.is_empty() { fpga::TARGETS.to_vec() } else { targets.iter().map(|t| fpga::Target::parse(t)).collect::<Result<_, _>>().map_err(usage)? };
+            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work };
+            opts.sizes.check().map_err(usage)?;
+            let command: Vec<String> = std::env::args().skip(1).collect();
+            fpga::cli(&units, &targets, &opts, markdown.as_deref(), &format!("hopsync {}", command.join(" "))).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench { program, reps, engine: Engine::Rtl } => {
+            let progs = match program {
+                Some(p) => vec![load(&p)?],
+                None => hopsync_sim::bench::default_programs(),
+            };
+            for prog in &progs {
+                match hopsync_sim::bench::bench(prog, reps) {
+                    Ok(r) => println!("{}", r.line()),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        return Err(ExitCode::from(1));
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Cosim { program, ub, json } => {
+            let prog = load(&program)?;
+            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
+            let r = hopsync_sim::lockstep::run_cosim(&prog, cfg, hopsync_sim::SmConfig::sm90());
+            print!("{}", r.run.summary());
+            println!("  cosim: {} instructions compared, {} divergences", r.compared, r.divergences.len());
+            for d in &r.divergences {
+                println!("  {d}");
+            }
+            if let Some(p) = &json {
+                std::fs::write(p, serde_json::to_string_pretty(&r).expect("report serializes")).map_err(|e| {
+                    eprintln!("error: cannot write {}: {e}", p.display());
+                    ExitCode::from(2)
+                })?;
+            }
+            Ok(if r.divergences.is_empty() && r.run.status == "ok" { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Bench { program, reps, engine: Engine::Golden } => {
             let prog = match program {
                 Some(p) => load(&p)?,
                 None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),

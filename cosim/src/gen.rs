@@ -29,6 +29,21 @@
 //!   the target CTA's shared memory, waits in the target.
 //! - `stasync`: `st.async` ring with `mbarrier::complete_tx::bytes`, `arrive.expect_tx` receivers.
 //! - `elect`: `elect.sync` leaders doing an atomic and arriving for their warp.
+//! - `exitbar`: one side of every warp waits at a non-`.aligned` `barrier.sync`/`barrier.red`
+//!   (all threads, no count) while the other side exits, so the exits complete the warp's
+//!   arrival (PTX 9.7.13.1: the barrier waits for "all non-exited threads from its warp"); the
+//!   barrier's previous generation had another thread count (only as the last section).
+//!
+//! Cluster programs launch one cluster (grid = cluster) and start with a cluster barrier, so no
+//! CTA touches another's shared memory before the whole cluster runs; sections that touch other
+//! CTAs end with one, so none exits while another may still access it.
+//!
+//! UB mode ([`UbClass`]): a few legal sections, then one whose single violation is reached in
+//! every interleaving before anything else can go wrong (a count that exceeds every possible
+//! pending count, a barrier count no warp arrival can meet, ...), so the first finding is fixed.
+//! Its kind is returned and written as `// expect-finding: Kind` in the program's first line; no
+//! expected output is stated. Deadlock programs spin (mbarrier polls) or block (named barriers):
+//! an engine run needs a modest spin limit to name the former quickly.
 
 use crate::finding::FindingKind;
 
@@ -37,8 +52,12 @@ use crate::finding::FindingKind;
 pub struct GenOptions {
     /// Inject exactly one undefined behaviour (see [`UbClass`]).
     pub ub: bool,
-    /// Most warps per CTA (1..=32).
+    /// Fewest warps per CTA.
+    pub min_warps: u32,
+    /// Most warps per CTA (1..=32); sizes between are skewed towards the small end.
     pub max_warps: u32,
+    /// Fewest CTAs.
+    pub min_ctas: u32,
     /// Most CTAs (1..=16); cluster programs use one cluster of this many CTAs.
     pub max_ctas: u32,
     /// Most sections (patterns) per program.
@@ -50,7 +69,7 @@ pub struct GenOptions {
 impl Default for GenOptions {
     /// The full range: 1-32 warps, 1-16 CTAs.
     fn default() -> GenOptions {
-        GenOptions { ub: false, max_warps: 32, max_ctas: 16, max_sections: 4, max_rounds: 4 }
+        GenOptions { ub: false, min_warps: 1, max_warps: 32, min_ctas: 1, max_ctas: 16, max_sections: 4, max_rounds: 4 }
     }
 }
 
@@ -58,7 +77,11 @@ impl GenOptions {
     /// Small programs (1-4 warps, 1-4 CTAs, at most 3 sections), a few ms each on the golden
     /// engine: what the default test run uses.
     pub fn small() -> GenOptions {
-        GenOptions { ub: false, max_warps: 4, max_ctas: 4, max_sections: 3, max_rounds: 3 }
+        GenOptions { ub: false, min_warps: 1, max_warps: 4, min_ctas: 1, max_ctas: 4, max_sections: 3, max_rounds: 3 }
+    }
+    /// Large programs only: 16-32 warps per CTA, 8-16 CTAs.
+    pub fn large() -> GenOptions {
+        GenOptions { min_warps: 16, min_ctas: 8, ..GenOptions::default() }
     }
     /// The same with `ub` set.
     pub fn with_ub(mut self, ub: bool) -> GenOptions {
@@ -105,6 +128,8 @@ pub enum Pattern {
     StAsync,
     /// elect.sync leaders.
     Elect,
+    /// A non-aligned barrier completed for a warp by its other lanes exiting.
+    ExitBar,
 }
 
 impl Pattern {
@@ -122,6 +147,7 @@ impl Pattern {
         Pattern::Remote,
         Pattern::StAsync,
         Pattern::Elect,
+        Pattern::ExitBar,
     ];
     /// Short name (used in descriptions: `[name]`).
     pub fn name(self) -> &'static str {
@@ -138,6 +164,7 @@ impl Pattern {
             Pattern::Remote => "remote",
             Pattern::StAsync => "stasync",
             Pattern::Elect => "elect",
+            Pattern::ExitBar => "exitbar",
         }
     }
     fn needs_cluster(self) -> bool {
@@ -153,7 +180,10 @@ impl Pattern {
 pub enum UbClass {
     /// An arrive whose count exceeds every possible pending count.
     ArriveCountOverPending,
-    /// test_wait with a token two phases old.
+    /// test_wait with a token two phases behind the object's current phase (after barrier 0
+    /// guarantees the phase of the thread's last arrive completed, it waits with the token of its
+    /// arrive before; a two-phase-old token of the *same* parity is invisible to sm_90's
+    /// parity-only check and to the golden model's side check, so it is not used).
     StaleToken,
     /// `bar.sync` (aligned) reached by the two sides of a divergent branch.
     AlignedBarrierDivergent,
@@ -331,6 +361,7 @@ pub fn generate(seed: u64, opts: &GenOptions) -> Generated {
         g.section(p, None);
     }
     if let Some(u) = ub {
+        g.reserve = 0;
         g.ub_section(u);
     }
     g.finish(seed, ub)
@@ -453,6 +484,8 @@ struct Gen {
     t0: String,
     /// The program has ended (a section made threads exit).
     ended: bool,
+    /// Shared memory kept back for the UB section while the legal ones are generated.
+    reserve: u32,
 }
 
 /// Static shared memory a program may declare (the 48 KiB static limit, with room to spare).
@@ -485,6 +518,7 @@ impl Gen {
             outp: String::new(),
             t0: String::new(),
             ended: false,
+            reserve: if opts.ub { 16 * 1024 } else { 0 },
         }
     }
 
@@ -530,7 +564,20 @@ impl Gen {
         name
     }
     fn smem_left(&self) -> u32 {
-        SMEM_BUDGET.saturating_sub(self.smem + 64)
+        SMEM_BUDGET.saturating_sub(self.smem + 64 + self.reserve)
+    }
+    /// Shared memory a pattern needs at least (with one round).
+    fn smem_need(&self, p: Pattern) -> u32 {
+        let t = self.t;
+        64 + match p {
+            Pattern::Drop => 8 * t,
+            Pattern::Tokens | Pattern::Tx | Pattern::Dsmem | Pattern::NoComplete | Pattern::Diverge => 4 * t,
+            Pattern::Remote => 128,
+            Pattern::StAsync => 256,
+            Pattern::Ring | Pattern::BarPc => 512,
+            Pattern::Elect | Pattern::BarRed => 16,
+            Pattern::ExitBar => 4 * t,
+        }
     }
 
     /// A register holding `c`.
@@ -567,6 +614,15 @@ impl Gen {
         let r = self.r();
         self.e(format!("mad.lo.u32 {r}, {idx}, {scale}, {b}"));
         r
+    }
+
+    /// `[base+off]`, or `[base]` when `off` is 0.
+    fn at(base: &str, off: u32) -> String {
+        if off == 0 {
+            format!("[{base}]")
+        } else {
+            format!("[{base}+{off}]")
+        }
     }
 
     /// Reserves `per_cta` output words per CTA and computes this CTA's slice address.
@@ -677,7 +733,7 @@ impl Gen {
 
     /// `.sem.scope` of an arrive that publishes data (release; relaxed after a fence).
     fn arrive_sem(&mut self, cluster: bool) -> String {
-        let scope = if cluster { ".cluster" } else { self.rng.pick(&["", ".cta", ".cluster"]) };
+        let scope = if cluster { ".cluster" } else { self.rng.pick(&[".cta", ".cta", ".cluster"]) };
         match self.rng.below(4) {
             0 if !cluster => String::new(),
             1 => {
@@ -696,7 +752,7 @@ impl Gen {
     }
     /// `.sem.scope` of a wait that acquires (or relaxed followed by a fence: returned second).
     fn wait_sem(&mut self, cluster: bool) -> (String, bool) {
-        let scope = if cluster { ".cluster" } else { self.rng.pick(&["", ".cta", ".cluster"]) };
+        let scope = if cluster { ".cluster" } else { self.rng.pick(&[".cta", ".cta", ".cluster"]) };
         match self.rng.below(5) {
             0 if !cluster => (String::new(), false),
             1 => (format!(".relaxed{}", if scope.is_empty() { ".cta" } else { scope }), true),
@@ -760,11 +816,13 @@ impl Gen {
 
     fn choose_launch(&mut self, ub: Option<UbClass>) {
         let o = self.opts.clone();
-        let mut ctas = self.rng.skewed(o.max_ctas.clamp(1, 16));
-        let mut w = self.rng.skewed(o.max_warps.clamp(1, 32));
+        let (max_ctas, max_warps) = (o.max_ctas.clamp(1, 16), o.max_warps.clamp(1, 32));
+        let mut ctas = (o.min_ctas.clamp(1, max_ctas) - 1 + self.rng.skewed(max_ctas + 1 - o.min_ctas.clamp(1, max_ctas))).min(max_ctas);
+        let mut w = (o.min_warps.clamp(1, max_warps) - 1 + self.rng.skewed(max_warps + 1 - o.min_warps.clamp(1, max_warps))).min(max_warps);
         let needs_cluster = ub.is_some_and(|u| u.needs_cluster());
         if needs_cluster && ctas < 2 {
-            ctas = 2.min(o.max_ctas.clamp(1, 16)).max(2);
+            // A cluster of two at least, even when max_ctas says 1.
+            ctas = 2;
         }
         if ub.is_some_and(|u| u.needs_two_warps()) && w < 2 {
             w = 2;
@@ -800,12 +858,16 @@ impl Gen {
         self.e(format!("ld.param.u64 {outp}, [out_ptr]"));
         self.e(format!("cvta.to.global.u64 {outp}, {outp}"));
         self.t0 = self.eq(&tid, 0);
+        if self.csize > 1 {
+            // Distributed shared memory may only be used once every CTA of the cluster runs.
+            self.cluster_sync();
+        }
     }
 
     fn pick_pattern(&mut self, last: bool) -> Pattern {
         loop {
             let p = self.rng.pick(Pattern::ALL);
-            if p == Pattern::Drop && !last {
+            if matches!(p, Pattern::Drop | Pattern::ExitBar) && !last {
                 continue;
             }
             if p.needs_cluster() && self.csize < 2 {
@@ -813,6 +875,10 @@ impl Gen {
             }
             if p.needs_two_warps() && self.w < 2 {
                 continue;
+            }
+            if self.smem_need(p) > self.smem_left() {
+                // Out of shared memory: patterns that need (almost) none.
+                return self.rng.pick(&[Pattern::Elect, Pattern::BarRed]);
             }
             return p;
         }
@@ -834,6 +900,7 @@ impl Gen {
             Pattern::Remote => self.remote(ub),
             Pattern::StAsync => self.stasync(ub),
             Pattern::Elect => self.elect(ub),
+            Pattern::ExitBar => self.exitbar(ub),
         };
         if !self.ended {
             self.sep(cluster_end);
@@ -886,7 +953,7 @@ impl Gen {
             s.push('\n');
         }
         s.push_str("//! [[param]]\n//! name = \"out_ptr\"\n//! buffer = \"out\"\n");
-        s.push_str(".version 8.1\n.target sm_90\n.address_size 64\n\n");
+        s.push_str(".version 8.6\n.target sm_90\n.address_size 64\n\n");
         s.push_str(&format!(".visible .entry gen_{seed}(\n\t.param .u64 out_ptr\n)\n{{\n"));
         s.push_str(&format!("\t.reg .pred %p<{}>;\n", self.np.max(1)));
         s.push_str(&format!("\t.reg .b32 %r<{}>;\n", self.nr.max(1)));
@@ -1130,7 +1197,7 @@ impl Gen {
         let npart = 32 * nw;
         let mut rounds = self.rng.range(1, self.opts.max_rounds.max(1));
         match ub {
-            Some(U::StaleToken) => rounds = rounds.max(3),
+            Some(U::StaleToken) => rounds = rounds.max(2),
             Some(U::ArriveBeforeWait) => rounds = rounds.max(2),
             _ => {}
         }
@@ -1152,7 +1219,7 @@ impl Gen {
             _ => m,
         };
         let ru = match ub {
-            Some(U::StaleToken) => self.rng.range(2, rounds - 1),
+            Some(U::StaleToken) => self.rng.range(1, rounds - 1),
             Some(U::UseAfterInval) => rounds,
             _ => self.rng.range(0, rounds - 1),
         };
@@ -1162,8 +1229,15 @@ impl Gen {
             w0 + nw,
             ["count 1", "counts 1-3", "leader count 32, others by parity"][mode as usize],
             match ub {
-                Some(u) => format!("; ub {} by thread {tu} in round {ru}", u.name()),
                 None => String::new(),
+                Some(U::InitCountOutOfRange) => format!("; ub: mbarrier.init count {init}"),
+                Some(U::NeverInitialized) => "; ub: the mbarrier is never initialized".into(),
+                Some(U::MissingMbarrierArrive) => format!("; ub: init count {init}, one more than arrives"),
+                Some(U::ArriveBeforeWait) => "; ub: nobody waits in round 0 (barrier 0 instead), then round 1 arrives".into(),
+                Some(U::UseAfterInval) => format!("; ub: after the rounds thread 0 invalidates it and thread {tu} arrives"),
+                Some(U::InitOnValid) => format!("; ub: thread {tu} initializes it again after barrier 0"),
+                Some(U::StaleToken) => format!("; ub: in round {ru}, after barrier 0, thread {tu} waits with its round {} token", ru - 1),
+                Some(u) => format!("; ub {} by thread {tu} in round {ru}", u.name()),
             }
         ));
         let bar = self.shared("bar", 8, "b64", None);
@@ -1206,7 +1280,7 @@ impl Gen {
             if off == 0 {
                 self.e(format!("st.shared.u32 [{da}], {x}"));
             } else {
-                self.e(format!("st.shared.u32 [{da}+{off}], {x}"));
+                self.e(format!("st.shared.u32 {}, {x}", Self::at(&da, off)));
             }
             let hook = if r == ru { ub } else { None };
             let pu_ = pu.clone().unwrap_or_default();
@@ -1249,7 +1323,9 @@ impl Gen {
                 _ => self.arrive(None, &tok, &ba, cnt.as_deref(), false),
             }
             if ub == Some(U::ArriveBeforeWait) && r == 0 {
-                // Nobody waits for phase 0: the first arrive of round 1 after it completed is the finding.
+                // Nobody waits for phase 0; once barrier 0 completes every thread has arrived, so
+                // phase 0 is complete and the first arrive of round 1 is the finding.
+                self.bar0();
                 toks.push(tok);
                 continue;
             }
@@ -1266,8 +1342,13 @@ impl Gen {
                 }
                 None => {
                     if hook == Some(U::StaleToken) {
+                        // Once barrier 0 completes, every thread has arrived: phase r is complete
+                        // and the object is in phase r+1. Thread tu then waits with its token of
+                        // phase r-1, two phases back (PTX 9.7.13.15.16: only the current or the
+                        // immediately preceding phase may be tested).
+                        self.bar0();
                         let t = self.rd();
-                        self.e(format!("@{pu_} mov.b64 {t}, {}", toks[r as usize - 2]));
+                        self.e(format!("@{pu_} mov.b64 {t}, {}", toks[r as usize - 1]));
                         self.e(format!("@!{pu_} mov.b64 {t}, {tok}"));
                         self.wait_loop(&ba, &t, false, false);
                     } else {
@@ -1283,7 +1364,7 @@ impl Gen {
             if off == 0 {
                 self.e(format!("ld.shared.u32 {y}, [{ja}]"));
             } else {
-                self.e(format!("ld.shared.u32 {y}, [{ja}+{off}]"));
+                self.e(format!("ld.shared.u32 {y}, {}", Self::at(&ja, off)));
             }
             let oi = self.r();
             self.e(format!("add.u32 {oi}, {pidx}, {}", r * npart));
@@ -1353,7 +1434,7 @@ impl Gen {
         for r in 0..rounds {
             let x = self.lin(&[(&pidx, v.b), (&cta, v.e)], v.a.wrapping_mul(r).wrapping_add(v.d));
             let off = 4 * r * npart;
-            self.e(format!("st.shared.u32 [{da}+{off}], {x}"));
+            self.e(format!("st.shared.u32 {}, {x}", Self::at(&da, off)));
             // Expecters and their amounts; completers split the total.
             let ne = self.rng.range(1, 3.min(npart));
             let mut ex: Vec<(u32, u32)> = Vec::new();
@@ -1379,7 +1460,7 @@ impl Gen {
                 let t = self.rng.below(npart as u64) as u32;
                 done_by.push((t, a));
             }
-            let scope = self.rng.pick(&["", ".cta", ".cluster"]);
+            let scope = self.rng.pick(&[".cta", ".cta", ".cluster"]);
             for (t, a) in &done_by {
                 let p = self.eq(&pidx, *t);
                 let rel = self.rng.pick(&["", ".relaxed"]);
@@ -1420,7 +1501,7 @@ impl Gen {
             self.e(format!("rem.u32 {j}, {j}, {npart}"));
             let ja = self.elem_addr(&data, &j, 4);
             let y = self.r();
-            self.e(format!("ld.shared.u32 {y}, [{ja}+{off}]"));
+            self.e(format!("ld.shared.u32 {y}, {}", Self::at(&ja, off)));
             let oi = self.r();
             self.e(format!("add.u32 {oi}, {pidx}, {}", r * npart));
             self.st_out(&sl, &oi, &y, None);
@@ -1473,7 +1554,7 @@ impl Gen {
         let tok = self.rd();
         let pjs: Vec<String> = chosen.iter().map(|c| self.eq(&tid, *c)).collect();
         for j in 0..k as usize {
-            let sem = self.rng.pick(&["", ".release", ".release.cta"]);
+            let sem = self.rng.pick(&["", ".release.cta", ".release.cta"]);
             let c = if self.rng.chance(1, 2) { counts[j].to_string() } else { self.imm(counts[j]) };
             self.e(format!("@{} mbarrier.arrive.noComplete{sem}{}.b64 {tok}, {}, {c}", pjs[j], ba.space, ba.text));
             self.bar0();
@@ -1544,7 +1625,7 @@ impl Gen {
             let pl = self.eq(&lane, 0);
             let p = self.p();
             self.e(format!("and.pred {p}, {pw}, {pl}"));
-            let sem = self.rng.pick(&["", ".release", ".release.cta"]);
+            let sem = self.rng.pick(&["", ".release.cta", ".release.cta"]);
             self.e(format!("@{p} mbarrier.arrive_drop.noComplete{sem}{}.b64 _, {}, 32", ba.space, ba.text));
             self.bar0();
             self.e(format!("@{pw} exit"));
@@ -1553,7 +1634,7 @@ impl Gen {
         for r in 0..rounds {
             let (l, next) = (ls[r as usize], if r + 1 < rounds { ls[r as usize + 1] } else { ls[r as usize] });
             let x = self.lin(&[(&tid, v.b), (&cta, v.e)], v.a.wrapping_mul(r).wrapping_add(v.d));
-            self.e(format!("st.shared.u32 [{da}+{}], {x}", 4 * r * t));
+            self.e(format!("st.shared.u32 {}, {x}", Self::at(&da, 4 * r * t)));
             if next < l {
                 let pd = self.p();
                 self.e(format!("setp.ge.u32 {pd}, {tid}, {next}"));
@@ -1570,7 +1651,7 @@ impl Gen {
             self.e(format!("rem.u32 {j}, {j}, {l}"));
             let ja = self.elem_addr(&data, &j, 4);
             let y = self.r();
-            self.e(format!("ld.shared.u32 {y}, [{ja}+{}]", 4 * r * t));
+            self.e(format!("ld.shared.u32 {y}, {}", Self::at(&ja, 4 * r * t)));
             let oi = self.r();
             self.e(format!("add.u32 {oi}, {tid}, {}", r * t));
             self.st_out(&sl, &oi, &y, None);
@@ -2110,7 +2191,14 @@ impl Gen {
         let (t, n, w) = (self.t, self.csize, self.w);
         let gather = ub.is_none() && self.rng.chance(1, 3);
         let d = self.rng.range(1, n - 1);
-        let sw = self.rng.range(1, w);
+        let mut gather = gather;
+        let mut sw = self.rng.range(1, w);
+        while sw > 1 && (if gather { n } else { 1 }) * 128 * sw > self.smem_left() {
+            sw -= 1;
+        }
+        if gather && n * 128 * sw > self.smem_left() {
+            gather = false;
+        }
         let ns = 32 * sw;
         let mode = ArriveMode::pick(&mut self.rng);
         let tx = mode == ArriveMode::Thread && self.rng.chance(1, 2);
@@ -2164,9 +2252,11 @@ impl Gen {
             self.remote_access(&recvs[r as usize], &slot, &q, g, Some(&x));
             match hook {
                 Some(U::WaitOnClusterAddress) => {
-                    let g = self.remote_mbar(&bar, &q, true);
+                    let generic = self.rng.chance(1, 2);
+                    let g = self.remote_mbar(&bar, &q, generic);
                     let p = self.p();
-                    self.e(format!("@{pu} mbarrier.try_wait.parity.b64 {p}, {}, {}", g.text, r & 1));
+                    let op = self.rng.pick(&["try_wait", "test_wait"]);
+                    self.e(format!("@{pu} mbarrier.{op}.parity{}.b64 {p}, {}, {}", g.space, g.text, r & 1));
                 }
                 Some(U::ClusterArriveToken) => {
                     let tok = self.rd();
@@ -2253,10 +2343,7 @@ impl Gen {
             self.e(format!("@{t0} mbarrier.arrive.expect_tx{sem}{}.b64 _, {}, {}", ba.space, ba.text, s * chunk));
             self.arrive(Some(&format!("!{t0}")), "_", &ba, None, false);
             let words: Vec<String> = (0..cw)
-                .map(|wd| {
-                    let e = self.lin(&[(&e0, v.c), (&rank, v.b)], v.a.wrapping_mul(k).wrapping_add(v.d).wrapping_add(v.c.wrapping_mul(wd)));
-                    e
-                })
+                .map(|wd| self.lin(&[(&e0, v.c), (&rank, v.b)], v.a.wrapping_mul(k).wrapping_add(v.d).wrapping_add(v.c.wrapping_mul(wd))))
                 .collect();
             let vals: Vec<String> = if ty == "b64" {
                 words
@@ -2381,6 +2468,87 @@ impl Gen {
         false
     }
 
+    /// One side of every warp waits at a non-aligned barrier with no thread count while the other
+    /// side exits; always the last section.
+    fn exitbar(&mut self, _ub: Option<UbClass>) -> bool {
+        let (t, w) = (self.t, self.w);
+        let id = self.rng.range(1, 15);
+        let op = self.rng.pick(&["sync", "popc", "and", "or"]);
+        let split_k = self.rng.range(1, 31);
+        let exit_late = self.rng.chance(2, 3);
+        let pre = self.rng.range(1, w);
+        let m = self.rng.below(w as u64) as u32;
+        self.descs.push(format!(
+            "[exitbar] barrier {id} first with count {} by warps 0..{pre}; then lanes >= {split_k} of every warp exit {} lanes < {split_k} reach `barrier.{}` {id} (no count)",
+            32 * pre,
+            if exit_late { "after" } else { "before" },
+            if op == "sync" { "sync".to_string() } else { format!("red.{op}") }
+        ));
+        let data = self.shared("data", 4, "b32", Some(t));
+        let v = Val::new(&mut self.rng);
+        let sl = self.slice(t);
+        let (tid, cta, lane) = (self.tid.clone(), self.cta.clone(), self.lane.clone());
+        // An earlier generation of the same barrier with a thread count.
+        let skip = self.lab("pre");
+        if pre < w {
+            let pin = self.warp_in(0, pre);
+            self.e(format!("@!{pin} bra {skip}"));
+        }
+        self.e(format!("barrier.sync {id}, {}", 32 * pre));
+        self.place(&skip);
+        self.bar0();
+        let da = self.elem_addr(&data, &tid, 4);
+        let x = self.lin(&[(&tid, v.b), (&cta, v.e)], v.d);
+        self.e(format!("st.shared.u32 [{da}], {x}"));
+        let (pp, neg, f) = self.tid_pred();
+        let n = if neg { "!" } else { "" };
+        let ps = self.p();
+        self.e(format!("setp.lt.u32 {ps}, {lane}, {split_k}"));
+        let gone = self.lab("gone");
+        if exit_late {
+            self.e(format!("@!{ps} bra {gone}"));
+        } else {
+            self.e(format!("@!{ps} exit"));
+        }
+        let d = self.r();
+        match op {
+            "sync" => {
+                self.e(format!("barrier.sync {id}"));
+                let j = self.r();
+                self.e(format!("add.u32 {j}, {tid}, {}", 32 * m));
+                self.e(format!("rem.u32 {j}, {j}, {t}"));
+                let ja = self.elem_addr(&data, &j, 4);
+                self.e(format!("ld.shared.u32 {d}, [{ja}]"));
+            }
+            "popc" => self.e(format!("barrier.red.popc.u32 {d}, {id}, {n}{pp}")),
+            _ => {
+                let pd = self.p();
+                self.e(format!("barrier.red.{op}.pred {pd}, {id}, {n}{pp}"));
+                self.e(format!("selp.u32 {d}, 1, 0, {pd}"));
+            }
+        }
+        self.st_out(&sl, &tid, &d, None);
+        if exit_late {
+            self.e("ret");
+            self.place(&gone);
+            self.e("exit");
+        }
+        let members: Vec<u32> = (0..t).filter(|i| i % 32 < split_k).collect();
+        let res = match op {
+            "popc" => members.iter().filter(|i| f(**i)).count() as u32,
+            "and" => members.iter().all(|i| f(*i)) as u32,
+            _ => members.iter().any(|i| f(*i)) as u32,
+        };
+        for c in 0..self.ctas {
+            for &i in &members {
+                let val = if op == "sync" { v.at(0, (i + 32 * m) % t, 0, c) } else { res };
+                self.expect(&sl, c, i, val);
+            }
+        }
+        self.ended = true;
+        false
+    }
+
     // -- UB mode --
 
     /// The last section of a UB program: a pattern with the UB injected, or a small dedicated one.
@@ -2483,8 +2651,7 @@ impl Gen {
         let tid = self.tid.clone();
         let tu = self.rng.below(self.t as u64) as u32;
         let pu = self.eq(&tid, tu);
-        let desc;
-        match u {
+        let desc = match u {
             U::BarrierArriveTwice => {
                 // Warps 0..k: warp 0 arrives twice; the barrier needs k+1 warp arrivals, so it
                 // cannot complete between the two.
@@ -2505,17 +2672,17 @@ impl Gen {
                 self.place(&other);
                 self.e(format!("bar.sync {id}, {cnt}"));
                 self.place(&end);
-                desc = format!("warp 0 bar.arrive {id}, {cnt} twice; warps 1..{k} bar.sync");
+                format!("warp 0 bar.arrive {id}, {cnt} twice; warps 1..{k} bar.sync")
             }
             U::StoreOutOfBounds => {
                 let words = self.out.len() as u32 + 1;
                 let off = 4 * words.next_multiple_of(64) + 4 * self.rng.range(0, 15);
                 let outp = self.outp.clone();
                 self.e(format!("@{pu} st.global.u32 [{outp}+{off}], {tid}"));
-                desc = format!("thread {tu} stores at byte {off} of the output buffer, past its end");
+                format!("thread {tu} stores at byte {off} of the output buffer, past its end")
             }
             U::MisalignedLoad => {
-                let arr = self.shared("words", 4, "b32", Some(4));
+                let arr = self.shared("words", 16, "b32", Some(4));
                 let z = self.imm(7);
                 let t0 = self.t0.clone();
                 self.e(format!("@{t0} st.shared.v4.u32 [{arr}], {{{z}, {z}, {z}, {z}}}"));
@@ -2523,7 +2690,7 @@ impl Gen {
                 let y = self.r();
                 let o = self.rng.pick(&[1, 2, 3, 5, 6]);
                 self.e(format!("@{pu} ld.shared.u32 {y}, [{arr}+{o}]"));
-                desc = format!("thread {tu} loads a u32 at byte offset {o}");
+                format!("thread {tu} loads a u32 at byte offset {o}")
             }
             U::PendingCountOfPlainToken => {
                 let bar = self.shared("bar", 8, "b64", None);
@@ -2535,11 +2702,11 @@ impl Gen {
                 self.arrive(Some(&pu), &tok, &ba, None, false);
                 let r = self.r();
                 self.e(format!("@{pu} mbarrier.pending_count.b64 {r}, {tok}"));
-                desc = format!("thread {tu} reads pending_count of a plain arrive's token (init {count})");
+                format!("thread {tu} reads pending_count of a plain arrive's token (init {count})")
             }
             U::AlignedClusterBarrierDivergent | U::ClusterWaitWithoutArrive | U::ClusterArriveTwice => {
                 self.cluster_round_barrier(Some(u));
-                desc = "a barrier.cluster round".into();
+                "a barrier.cluster round".into()
             }
             U::MapaRankOutOfRange => {
                 let arr = self.shared("arr", 4, "b32", Some(1));
@@ -2548,7 +2715,7 @@ impl Gen {
                 let ra = self.r();
                 let rank = self.csize + self.rng.below(4) as u32;
                 self.e(format!("@{pu} mapa.shared::cluster.u32 {ra}, {a}, {rank}"));
-                desc = format!("thread {tu} maps to CTA rank {rank} of a cluster of {}", self.csize);
+                format!("thread {tu} maps to CTA rank {rank} of a cluster of {}", self.csize)
             }
             U::ClusterArriveToken => {
                 let bar = self.shared("bar", 8, "b64", None);
@@ -2559,7 +2726,7 @@ impl Gen {
                 let rb = self.remote_mbar(&bar, &rank, false);
                 let tok = self.rd();
                 self.e(format!("@{pu} mbarrier.arrive.release.cluster.shared::cluster.b64 {tok}, {}", rb.text));
-                desc = format!("thread {tu} arrives through a .shared::cluster address asking for a token");
+                format!("thread {tu} arrives through a .shared::cluster address asking for a token")
             }
             U::InitOnValid => {
                 let bar = self.shared("bar", 8, "b64", None);
@@ -2567,15 +2734,15 @@ impl Gen {
                 self.init_by_one(&ba, self.t);
                 self.bar0();
                 self.e(format!("@{pu} mbarrier.init{}.b64 {}, 1", ba.space, ba.text));
-                desc = format!("thread {tu} initializes a valid mbarrier again");
+                format!("thread {tu} initializes a valid mbarrier again")
             }
             U::MissingBarrierArrival => {
                 let id = self.rng.range(1, 15);
                 self.e(format!("bar.sync {id}, {}", self.t + 32));
-                desc = format!("every thread bar.sync {id} with a count one warp more than the CTA");
+                format!("every thread bar.sync {id} with a count one warp more than the CTA")
             }
             _ => unreachable!("no standalone form for {u:?}"),
-        }
+        };
         self.descs.push(format!("[ub] {}: {desc}", u.name()));
     }
 }

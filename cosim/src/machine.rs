@@ -22,8 +22,8 @@ use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
 use hopsync_firmware::{printer, Program};
 use std::collections::HashMap;
 
-/// Base of the first global buffer (docs/DESIGN.md).
-pub const GLOBAL_BASE: u64 = 0x0000_0001_0000_0000;
+/// Base of the first global buffer (docs/DESIGN.md; the manifest lays the buffers out).
+pub const GLOBAL_BASE: u64 = hopsync_firmware::manifest::GLOBAL_BASE;
 /// Generic addresses of shared memory start here (docs/DESIGN.md).
 pub const SHARED_GENERIC_BASE: u64 = 0x0000_7f00_0000_0000;
 /// Generic addresses of local memory start here (docs/DESIGN.md).
@@ -74,6 +74,8 @@ pub enum Wait {
     ClusterBarrier(u64),
     /// `cp.async.wait_group n` (n stored).
     CpAsyncGroups(u32),
+    /// `cp.async.bulk.wait_group{.read} n` (n, `.read`).
+    BulkGroups(u32, bool),
 }
 
 /// A lane's state.
@@ -98,6 +100,27 @@ pub struct Poll {
     pub pc: u32,
 }
 
+/// A lane waiting at a non-aligned named barrier for the rest of its warp (PTX 9.7.13.1: the
+/// barrier "causes executing thread to wait for all non-exited threads from its warp"): what it
+/// executed. Lanes of one warp may reach the barrier at different instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartialArrival {
+    /// Barrier id.
+    pub id: u8,
+    /// The lane.
+    pub lane: u32,
+    /// Its thread count operand (None: all threads of the CTA).
+    pub count: Option<u32>,
+    /// Whether it waits for the barrier to complete (`.sync`, `.red`) rather than only arriving.
+    pub sync: bool,
+    /// Its `.red` operator (`.popc`, `.and`, `.or`), if a reduction.
+    pub red: Option<Mod>,
+    /// Its predicate `c` (reductions).
+    pub pred: bool,
+    /// Its destination register (reductions).
+    pub dst: Option<u32>,
+}
+
 /// A warp.
 #[derive(Debug, Clone)]
 pub struct Warp {
@@ -113,9 +136,9 @@ pub struct Warp {
     pub polling: Option<Poll>,
     /// Per barrier id, lanes that reached a non-aligned barrier while the warp was divergent.
     pub bar_partial: [u32; 16],
-    /// Lanes of `bar_partial` that executed a `barrier.red`: (barrier id, lane, its predicate `c`,
-    /// its destination register), used when the warp's arrival completes at another instruction.
-    pub bar_partial_red: Vec<(u8, u32, bool, u32)>,
+    /// What each lane of `bar_partial` executed, used when the warp's arrival completes at
+    /// another barrier instruction or because the rest of the warp exited.
+    pub bar_partial_lanes: Vec<PartialArrival>,
     /// Per lane: the number of the cp.async group now open (copies issued go into it; a commit
     /// closes it and opens the next).
     pub cp_open_group: [u64; WARP],
@@ -185,6 +208,9 @@ pub struct MbarShadow {
     /// next phase before any wait returned true (PTX 9.7.13.15.4) we track per object only
     /// whether some wait returned true for the phase before the current one.
     pub waited_prev: bool,
+    /// Whether a `fence.mbarrier_init.release.cluster` (or a cluster-scope fence) ran in the CTA
+    /// since the object was initialized (PTX 9.7.13.4), which other CTAs' TMA copies need.
+    pub init_fenced: bool,
 }
 
 /// The valid mbarrier objects of a CTA, indexed by shared offset (8-byte slots: an object is
@@ -232,6 +258,12 @@ impl MbarTable {
                 self.count += 1;
             }
             *slot = Some(s);
+        }
+    }
+    /// Marks every valid object as released to the cluster by `fence.mbarrier_init`.
+    pub fn mark_init_fenced(&mut self) {
+        for s in self.slots.iter_mut().flatten() {
+            s.init_fenced = true;
         }
     }
     /// Marks `off` invalid.
@@ -346,6 +378,8 @@ pub enum AsyncOp {
         /// Bytes to complete on the mbarrier.
         tx: u32,
     },
+    /// A TMA bulk or tensor copy (exec/tma.rs).
+    Tma(Box<crate::exec::TmaOp>),
 }
 
 /// A scheduled asynchronous completion.
@@ -408,6 +442,8 @@ pub struct Machine<'p> {
     pub seq: u64,
     /// Tokens returned by `.noComplete` arrives (the only ones `mbarrier.pending_count` may read).
     pub nocomplete_tokens: std::collections::HashSet<u64>,
+    /// The TMA engine's bulk async-groups and proxy bookkeeping (exec/tma.rs).
+    pub tma: crate::exec::TmaState,
     /// Record being built for the current instruction (when logging).
     pub rec: Option<Retire>,
     /// Where records go.
@@ -437,14 +473,12 @@ impl<'p> Machine<'p> {
         let man = &prog.manifest;
         // Global buffers, then module-scope .global variables.
         let mut global = Vec::new();
-        let mut next = GLOBAL_BASE;
         let mut buf_addr = HashMap::new();
-        for b in &man.buffers {
-            buf_addr.insert(b.name.clone(), next);
-            global.push(Region { name: b.name.clone(), base: next, bytes: b.initial_bytes() });
-            next += (b.bytes + 255) & !255;
-            next += 256; // a guard gap so overruns are out of bounds, not in the next buffer
+        for (b, base) in man.buffers.iter().zip(man.buffer_bases()) {
+            buf_addr.insert(b.name.clone(), base);
+            global.push(Region { name: b.name.clone(), base, bytes: b.initial_bytes() });
         }
+        let mut next = man.buffers_end();
         let mut sym_offset = vec![0u64; m.symbols.len()];
         let mut smem = 0u64;
         let mut params = Vec::new();
@@ -487,8 +521,14 @@ impl<'p> Machine<'p> {
                         .unwrap_or(0);
                     let n = s.bytes() as usize;
                     let le = val.to_le_bytes();
+                    // A tensor-map param receives the map's 128-byte image.
+                    let tmap = man.params.iter().find(|p| p.name == s.name).and_then(|p| p.tensormap.as_ref()).and_then(|t| man.tensormap_image(t));
                     for k in 0..n {
-                        params.push(if k < 8 { le[k] } else { 0 });
+                        params.push(match &tmap {
+                            Some(img) => img.get(k).copied().unwrap_or(0),
+                            None if k < 8 => le[k],
+                            None => 0,
+                        });
                     }
                 }
                 _ => {}
@@ -548,7 +588,7 @@ impl<'p> Machine<'p> {
                                 launched,
                                 polling: None,
                                 bar_partial: [0; 16],
-                                bar_partial_red: Vec::new(),
+                                bar_partial_lanes: Vec::new(),
                                 cp_open_group: [0; WARP],
                                 cp_inflight: Vec::new(),
                                 cluster_arrival: [None; WARP],
@@ -623,6 +663,7 @@ impl<'p> Machine<'p> {
             last_progress: 0,
             seq: 0,
             nocomplete_tokens: Default::default(),
+            tma: Default::default(),
             rec: None,
             sink: None,
             rng,
@@ -790,7 +831,9 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn deadlock(&mut self, spinning: bool) -> Result<bool, Stop> {
+    /// Reports the `Deadlock` finding with each live warp's wait (`spinning`: live warps spun
+    /// without progress, rather than all blocked).
+    pub fn deadlock(&mut self, spinning: bool) -> Result<bool, Stop> {
         let mut lines = Vec::new();
         for c in 0..self.ctas.len() {
             for w in 0..self.ctas[c].warps.len() {
@@ -839,6 +882,7 @@ impl<'p> Machine<'p> {
                         format!("cluster barrier phase {}: {} threads arrived", cl.phase, cl.arrived)
                     }
                     Wait::CpAsyncGroups(n) => format!("cp.async.wait_group {n}"),
+                    Wait::BulkGroups(n, read) => format!("cp.async.bulk.wait_group{} {n}", if read { ".read" } else { "" }),
                 };
                 if !parts.contains(&s) {
                     parts.push(s);
@@ -875,26 +919,11 @@ impl<'p> Machine<'p> {
         let module = self.module();
         let Some(ins) = module.kernel.body.get(pc as usize) else {
             // Falling off the end of the kernel body is an implicit exit.
-            let warp = &mut self.ctas[c as usize].warps[w as usize];
-            for l in 0..WARP {
-                if group >> l & 1 == 1 {
-                    warp.lane[l] = Lane::Done;
-                }
-            }
+            self.implicit_exit(c, w, group);
             exec::on_lanes_exit(self, c, w, group)?;
             return Ok(());
         };
-        // Guard: lanes whose predicate is false skip the instruction.
-        let mut mask = group;
-        if let Some(g) = ins.guard {
-            let warp = &self.ctas[c as usize].warps[w as usize];
-            let base = g.reg.0 as usize * WARP;
-            for l in 0..WARP {
-                if mask >> l & 1 == 1 && ((warp.regs[base + l] & 1 == 1) == g.negated) {
-                    mask &= !(1 << l);
-                }
-            }
-        }
+        let mask = self.guard_mask(c, w, pc, group);
         self.instructions += 1;
         self.thread_instructions += mask.count_ones() as u64;
         if self.sink.is_some() {
@@ -906,6 +935,56 @@ impl<'p> Machine<'p> {
             let mut cx = exec::Cx { m: self, cta: c, warp: w, pc, mask, group };
             exec::dispatch(&mut cx, ins)?
         };
+        self.advance(c, w, pc, group, mask, flow);
+        if flow == Flow::Exit {
+            self.progress();
+            exec::on_lanes_exit(self, c, w, mask)?;
+        }
+        if let (Some(r), Some(s)) = (self.rec.take(), self.sink.as_mut()) {
+            s.retire(r);
+        }
+        Ok(())
+    }
+
+    /// Executes the next group of warp `w` of CTA `c` (its ready lanes at the lowest pc), as one
+    /// scheduler step would; returns the group's `(pc, lanes)`, or `None` when no lane is ready.
+    /// The lockstep harness drives the golden model through this, warp by warp, in another
+    /// engine's retire order.
+    pub fn step_warp(&mut self, c: u32, w: u32) -> Result<Option<(u32, u32)>, Stop> {
+        let Some((pc, group)) = self.ctas[c as usize].warps[w as usize].next_group() else { return Ok(None) };
+        self.exec_at(c, w, pc, group)?;
+        Ok(Some((pc, group)))
+    }
+
+    /// The lanes of `group` (at `pc`) whose guard predicate holds: the lanes that execute.
+    pub fn guard_mask(&self, c: u32, w: u32, pc: u32, group: u32) -> u32 {
+        let mut mask = group;
+        if let Some(g) = self.module().kernel.body.get(pc as usize).and_then(|i| i.guard) {
+            let warp = &self.ctas[c as usize].warps[w as usize];
+            let base = g.reg.0 as usize * WARP;
+            for l in 0..WARP {
+                if mask >> l & 1 == 1 && ((warp.regs[base + l] & 1 == 1) == g.negated) {
+                    mask &= !(1 << l);
+                }
+            }
+        }
+        mask
+    }
+
+    /// Marks the lanes of `group` done after they fell off the end of the kernel body.
+    pub fn implicit_exit(&mut self, c: u32, w: u32, group: u32) {
+        let warp = &mut self.ctas[c as usize].warps[w as usize];
+        for l in 0..WARP {
+            if group >> l & 1 == 1 {
+                warp.lane[l] = Lane::Done;
+            }
+        }
+    }
+
+    /// Applies an instruction's control flow to the lanes of `group` at `pc` (`mask`: the lanes
+    /// whose guard held): next pc, branch target, or exit. No barrier bookkeeping (the golden
+    /// model's [`exec::on_lanes_exit`] runs after an exit in `exec_at`).
+    pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
         let warp = &mut self.ctas[c as usize].warps[w as usize];
         match flow {
             Flow::Next => {
@@ -932,14 +1011,19 @@ impl<'p> Machine<'p> {
                         }
                     }
                 }
-                self.progress();
-                exec::on_lanes_exit(self, c, w, mask)?;
             }
         }
-        if let (Some(r), Some(s)) = (self.rec.take(), self.sink.as_mut()) {
-            s.retire(r);
-        }
-        Ok(())
+    }
+
+    /// Completes the pending asynchronous operation with issue number `seq` now (the lockstep
+    /// harness's setter for "which asynchronous operation completed when"). Returns whether one
+    /// was pending.
+    pub fn complete_seq(&mut self, seq: u64) -> Result<bool, Stop> {
+        let Some(i) = self.pending.iter().position(|p| p.seq == seq) else { return Ok(false) };
+        let p = self.pending.remove(i);
+        self.progress();
+        exec::complete_async(self, p.op)?;
+        Ok(true)
     }
 
     /// Records a finding; in error mode returns `Err(Stop::Finding)`.

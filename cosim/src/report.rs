@@ -39,6 +39,9 @@ pub struct RunReport {
     pub thread_instructions: u64,
     /// Scheduler steps (golden) or cycles (RTL).
     pub steps: u64,
+    /// SM clock cycles of the cycle-accurate (RTL) engine; absent for the golden engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<u64>,
     /// CTAs launched.
     pub ctas: u32,
     /// Warps launched.
@@ -99,6 +102,7 @@ impl RunReport {
             instructions: m.instructions,
             thread_instructions: m.thread_instructions,
             steps: m.step,
+            cycles: None,
             ctas: m.ctas.len() as u32,
             warps: m.ctas.iter().map(|c| c.warps.len() as u32).sum(),
             phases_completed: m.phases_completed,
@@ -111,8 +115,17 @@ impl RunReport {
     /// A short human summary.
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "{}: {} on {} engine\n  {} CTAs, {} warps, {} warp-instructions ({} thread-instructions), {} steps, {} mbarrier phases completed\n",
-            self.program, self.status, self.engine, self.ctas, self.warps, self.instructions, self.thread_instructions, self.steps, self.phases_completed
+            "{}: {} on {} engine\n  {} CTAs, {} warps, {} warp-instructions ({} thread-instructions), {} {}, {} mbarrier phases completed\n",
+            self.program,
+            self.status,
+            self.engine,
+            self.ctas,
+            self.warps,
+            self.instructions,
+            self.thread_instructions,
+            self.cycles.unwrap_or(self.steps),
+            if self.cycles.is_some() { "cycles" } else { "steps" },
+            self.phases_completed
         );
         for (name, h) in &self.outputs {
             let bytes = h.len() / 2;

@@ -415,6 +415,17 @@ pub enum Operand {
     },
     /// `{a, b, ...}`.
     Vector(Vec<Operand>),
+    /// A tensor operand `[tensorMap, {c0, c1, ...}]` of the `cp.async.bulk.tensor` family (PTX
+    /// 9.7.9.25.5): the tensor map's address (a `.param`/`.global` variable or a register holding
+    /// its generic address, with an optional offset) and the tensor coordinates.
+    Tensor {
+        /// Base of the tensor map's address.
+        base: AddrBase,
+        /// Byte offset added to the base.
+        offset: i64,
+        /// The coordinates, innermost dimension first (registers or immediates).
+        coords: Vec<Operand>,
+    },
     /// A branch target.
     Label(LabelId),
     /// `_`, the sink.

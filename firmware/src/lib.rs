@@ -90,6 +90,24 @@ fn check_params(m: &Module, man: &Manifest, source: &str) -> Result<(), Diag> {
                 format!("bad manifest: param `{}` holds a buffer address but is declared `.{}`, not 64-bit", p.name, sym.ty.text()),
             ));
         }
+        // A CUtensorMap kernel argument is a 128-byte, 64-byte-aligned `.param` (CUDA Driver API
+        // §6.30: "tensorMap address must be aligned to 64 bytes"; nvcc declares a
+        // `const __grid_constant__ CUtensorMap` argument `.param .align 64 .b8 name[128]`).
+        let is_tmap_decl = sym.bytes() == tensormap::TENSOR_MAP_BYTES as u64 && sym.alignment() >= 64 && sym.alignment() % 64 == 0;
+        if p.tensormap.is_some() && !is_tmap_decl {
+            let at = manifest::Locator::new(source);
+            return Err(Diag::new(
+                at.at(Key::Param(i, "tensormap")),
+                format!(
+                    "bad manifest: param `{}` receives a tensor map but is declared `.{}` ({} bytes, align {}), not `.param .align 64 .b8 {}[128]`",
+                    p.name,
+                    sym.ty.text(),
+                    sym.bytes(),
+                    sym.alignment(),
+                    p.name
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -16,13 +16,30 @@
 //! //! expect = [0, 1, 2]        # expected contents (elements of `type`), or expect_hex = "..."
 //! //! [[param]]
 //! //! name = "out_ptr"          # a .param of the entry, in declaration order
-//! //! buffer = "out"            # or value = 7
+//! //! buffer = "out"            # or value = 7, or tensormap = "tmap_name"
+//! //! [[tensormap]]             # a CUtensorMap the launcher encodes (cuTensorMapEncodeTiled/Im2col)
+//! //! name = "tmap_in"
+//! //! buffer = "out"            # globalAddress = this buffer's address (+ offset, default 0)
+//! //! data_type = "int32"       # then every TensorMapSpec field but global_address
+//! //! rank = 2                  # (firmware/src/tensormap.rs module doc: names and spellings)
+//! //! global_dim = [64, 32]
+//! //! global_strides = [256]
+//! //! box_dim = [16, 8]
+//! //! element_strides = [1, 1]
 //! ```
 //! Every field is checked; unknown fields are errors. The manifest lines are TOML once the
 //! `//!` prefix (and one following space) is removed.
+//!
+//! A `[[tensormap]]` is validated with the encoder ([`crate::tensormap::TensorMap::new`]) when the
+//! manifest is read, with `globalAddress` set to its buffer's launch address (buffers are laid
+//! out by [`Manifest::buffer_bases`]); a violated rule is an error naming the rule, at the
+//! offending field. A `[[param]]` with `tensormap = "name"` receives the map's 128-byte image
+//! ([`Manifest::tensormap_image`]): the kernel declares it `.param .align 64 .b8 name[128]`, as
+//! nvcc does for a `const __grid_constant__ CUtensorMap` argument.
 
 use crate::diag::Diag;
 use crate::ir::Loc;
+use crate::tensormap::{TensorMap, TensorMapError, TensorMapSpec, TENSOR_MAP_BYTES};
 use serde::{Deserialize, Serialize};
 
 /// Launch shape.
@@ -119,6 +136,53 @@ pub struct Param {
     /// A scalar value.
     #[serde(default)]
     pub value: Option<i64>,
+    /// The 128-byte image of this `[[tensormap]]` (the param is `.param .align 64 .b8 p[128]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensormap: Option<String>,
+}
+
+/// A `[[tensormap]]`: the arguments of `cuTensorMapEncodeTiled` / `cuTensorMapEncodeIm2col` for a
+/// map over one of the manifest's buffers. Written as `name`, `buffer`, an optional byte `offset`
+/// into the buffer, and every [`TensorMapSpec`] field except `global_address`, which is the
+/// buffer's launch address plus `offset` (filled in when the manifest is read).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorMapDecl {
+    /// Name, referenced by params.
+    pub name: String,
+    /// The buffer whose address is `globalAddress`.
+    pub buffer: String,
+    /// Byte offset of `globalAddress` into the buffer.
+    pub offset: u64,
+    /// The encoder arguments (`global_address` resolved once the manifest is validated).
+    #[serde(flatten)]
+    pub spec: TensorMapSpec,
+}
+
+impl<'de> Deserialize<'de> for TensorMapDecl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut t = toml::Table::deserialize(d)?;
+        let mut text = |k: &str| match t.remove(k) {
+            Some(toml::Value::String(v)) => Ok(v),
+            Some(_) => Err(D::Error::custom(format!("tensormap `{k}` must be a string"))),
+            None => Err(D::Error::custom(format!("tensormap needs `{k}`"))),
+        };
+        let name = text("name")?;
+        let buffer = text("buffer")?;
+        let offset = match t.remove("offset") {
+            None => 0,
+            Some(toml::Value::Integer(v)) if v >= 0 => v as u64,
+            Some(_) => return Err(D::Error::custom(format!("tensormap `{name}`: offset must be a non-negative integer"))),
+        };
+        if t.contains_key("global_address") {
+            return Err(D::Error::custom(format!(
+                "tensormap `{name}`: `global_address` is not a manifest field: globalAddress is the address of `buffer` (plus `offset`)"
+            )));
+        }
+        t.insert("global_address".into(), toml::Value::Integer(0));
+        let spec = TensorMapSpec::deserialize(toml::Value::Table(t)).map_err(|e| D::Error::custom(format!("tensormap `{name}`: {}", e.message())))?;
+        Ok(TensorMapDecl { name, buffer, offset, spec })
+    }
 }
 
 /// The whole manifest.
@@ -139,7 +203,13 @@ pub struct Manifest {
     /// Parameter values.
     #[serde(default, rename = "param")]
     pub params: Vec<Param>,
+    /// Tensor maps (CUtensorMap objects) over the buffers, passed to the kernel as params.
+    #[serde(default, rename = "tensormap")]
+    pub tensormaps: Vec<TensorMapDecl>,
 }
+
+/// Launch address of the first global buffer (docs/DESIGN.md address spaces).
+pub const GLOBAL_BASE: u64 = 0x0000_0001_0000_0000;
 
 /// The largest grid the engines model (every CTA is simulated, with its shared memory).
 pub const MAX_CTAS: u64 = 4096;
@@ -198,6 +268,8 @@ pub enum Key<'k> {
     Buffer(usize, &'k str),
     /// A field of the i-th `[[param]]`.
     Param(usize, &'k str),
+    /// A field of the i-th `[[tensormap]]`.
+    TensorMap(usize, &'k str),
 }
 
 type SpanTable = std::collections::BTreeMap<String, toml::Spanned<serde::de::IgnoredAny>>;
@@ -211,6 +283,8 @@ struct SpanDoc {
     buffer: Vec<SpanTable>,
     #[serde(default)]
     param: Vec<SpanTable>,
+    #[serde(default)]
+    tensormap: Vec<SpanTable>,
 }
 
 /// Finds manifest fields in the source, for diagnostics that point at the offending line.
@@ -234,6 +308,7 @@ impl<'s> Locator<'s> {
             Key::Launch(f) => (self.doc.launch.as_ref(), f),
             Key::Buffer(i, f) => (self.doc.buffer.get(i), f),
             Key::Param(i, f) => (self.doc.param.get(i), f),
+            Key::TensorMap(i, f) => (self.doc.tensormap.get(i), f),
         };
         let Some(t) = table else { return self.text.first() };
         let span = t
@@ -259,7 +334,7 @@ impl Manifest {
                 "missing launch manifest: expected `//!` TOML lines with a [launch] table",
             ));
         }
-        let m: Manifest = toml::from_str(&mt.text).map_err(|e| {
+        let mut m: Manifest = toml::from_str(&mt.text).map_err(|e| {
             let loc = e.span().map(|s| mt.loc_of(s.start)).unwrap_or_else(|| mt.first());
             // toml's messages may span lines ("invalid array\nexpected `]`"); keep one line.
             let msg = e.message().trim().replace('\n', ": ");
@@ -267,7 +342,62 @@ impl Manifest {
         })?;
         let loc = Locator::new(src);
         m.validate(&|k| loc.at(k))?;
+        m.resolve_tensormaps(&|k| loc.at(k))?;
         Ok(m)
+    }
+
+    /// Launch addresses of the buffers, in manifest order: from [`GLOBAL_BASE`], each buffer
+    /// 256-byte aligned and followed by a 256-byte guard gap, so that overruns are out of
+    /// bounds rather than in the next buffer (docs/DESIGN.md).
+    pub fn buffer_bases(&self) -> Vec<u64> {
+        let mut next = GLOBAL_BASE;
+        self.buffers
+            .iter()
+            .map(|b| {
+                let base = next;
+                next += ((b.bytes + 255) & !255) + 256;
+                base
+            })
+            .collect()
+    }
+
+    /// The first global address past the buffers and their guard gaps (where module-scope
+    /// `.global` variables go).
+    pub fn buffers_end(&self) -> u64 {
+        GLOBAL_BASE + self.buffers.iter().map(|b| ((b.bytes + 255) & !255) + 256).sum::<u64>()
+    }
+
+    /// The 128-byte image of the `[[tensormap]]` named `name` (validated when the manifest was read).
+    pub fn tensormap_image(&self, name: &str) -> Option<[u8; TENSOR_MAP_BYTES]> {
+        let d = self.tensormaps.iter().find(|t| t.name == name)?;
+        TensorMap::new(d.spec.clone()).ok().map(|m| m.encode())
+    }
+
+    /// Sets each tensor map's `globalAddress` from its buffer and validates it with the encoder.
+    fn resolve_tensormaps(&mut self, at: &dyn Fn(Key<'_>) -> Loc) -> Result<(), Diag> {
+        let bases = self.buffer_bases();
+        let mut names = std::collections::HashSet::new();
+        for (i, t) in self.tensormaps.iter_mut().enumerate() {
+            let bad = |key: Key<'_>, msg: String| Err(Diag::new(at(key), format!("bad manifest: tensormap `{}`: {msg}", t.name)));
+            if !names.insert(t.name.clone()) {
+                return bad(Key::TensorMap(i, "name"), "declared twice".into());
+            }
+            let Some(b) = self.buffers.iter().position(|b| b.name == t.buffer) else {
+                return bad(Key::TensorMap(i, "buffer"), format!("names unknown buffer `{}`", t.buffer));
+            };
+            if t.offset >= self.buffers[b].bytes {
+                return bad(Key::TensorMap(i, "offset"), format!("offset {} is outside buffer `{}` ({} bytes)", t.offset, t.buffer, self.buffers[b].bytes));
+            }
+            t.spec.global_address = bases[b] + t.offset;
+            if let Err(e) = TensorMap::new(t.spec.clone()) {
+                let field = match rule_field(&e) {
+                    "buffer" if t.offset != 0 => "offset",
+                    f => f,
+                };
+                return bad(Key::TensorMap(i, field), format!("{e}"));
+            }
+        }
+        Ok(())
     }
 
     fn validate(&self, at: &dyn Fn(Key<'_>) -> Loc) -> Result<(), Diag> {
@@ -332,14 +462,19 @@ impl Manifest {
             }
         }
         for (i, p) in self.params.iter().enumerate() {
-            match (&p.buffer, &p.value) {
-                (Some(b), None) => {
+            match (&p.buffer, &p.value, &p.tensormap) {
+                (Some(b), None, None) => {
                     if !names.contains(b.as_str()) {
                         return bad(Key::Param(i, "buffer"), format!("param `{}` names unknown buffer `{b}`", p.name));
                     }
                 }
-                (None, Some(_)) => {}
-                _ => return bad(Key::Param(i, "name"), format!("param `{}` needs exactly one of buffer or value", p.name)),
+                (None, Some(_), None) => {}
+                (None, None, Some(t)) => {
+                    if !self.tensormaps.iter().any(|m| &m.name == t) {
+                        return bad(Key::Param(i, "tensormap"), format!("param `{}` names unknown tensormap `{t}`", p.name));
+                    }
+                }
+                _ => return bad(Key::Param(i, "name"), format!("param `{}` needs exactly one of buffer, value or tensormap", p.name)),
             }
         }
         Ok(())
@@ -357,6 +492,31 @@ impl Manifest {
     pub fn ctas(&self) -> u32 {
         self.launch.grid.iter().product()
     }
+}
+
+/// The `[[tensormap]]` field a violated encoder rule is about (where its diagnostic points).
+fn rule_field(e: &TensorMapError) -> &'static str {
+    let r = e.rule.as_str();
+    let by_prefix: &[(&str, &str)] = &[
+        ("unsupported: sub-byte", "data_type"),
+        ("unsupported: swizzle", "swizzle"),
+        ("tensorRank", "rank"),
+        ("globalDim", "global_dim"),
+        ("globalStrides", "global_strides"),
+        ("elementStrides", "element_strides"),
+        ("boxDim", "box_dim"),
+        ("pixelBoxLowerCorner", "pixel_box_lower_corner"),
+        ("pixelBoxUpperCorner", "pixel_box_upper_corner"),
+        ("pixel bounding box", "pixel_box_upper_corner"),
+        ("channelsPerPixel", "channels_per_pixel"),
+        ("pixelsPerColumn", "pixels_per_column"),
+        ("globalAddress", "buffer"),
+        ("swizzle", "swizzle"),
+        ("oobFill", "oob_fill"),
+        ("tiled map must not set", "mode"),
+        ("im2col map must not set", "box_dim"),
+    ];
+    by_prefix.iter().find(|(p, _)| r.starts_with(p)).map(|(_, f)| *f).unwrap_or("name")
 }
 
 /// Bytes of a manifest element type.

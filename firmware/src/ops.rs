@@ -11,8 +11,9 @@
 //! Operand patterns are comma-separated positions, each a set of letters, `?` when optional:
 //! `d` destination register, `_` the sink `_`, `|` a `d|p` pair, `s` a source value (register,
 //! immediate, special register, symbol), `!` a negated predicate, `a` an address `[...]`,
-//! `v` a vector `{...}`, `l` a label. Alternative patterns are separated by ` / ` (`bar.sync a{, b}`
-//! versus `bar.red.popc.u32 d, a{, b}, {!}c`).
+//! `v` a vector `{...}`, `t` a tensor operand `[tensorMap, {c0, ...}]`, `l` a label.
+//! Alternative patterns are separated by ` / ` (`bar.sync a{, b}` versus
+//! `bar.red.popc.u32 d, a{, b}, {!}c`); the first that fits wins.
 
 use crate::ir::Mod;
 
@@ -173,12 +174,12 @@ macro_rules! opcode_table {
             (CpAsyncWaitAll, "cp.async.wait_all", "", [], 80),
             (CpAsyncMbarrierArrive, "cp.async.mbarrier.arrive", "a", [opt(&[Noinc]), opt(SMEM_CTA), req(B64_ONLY)], 80),
             // ---- TMA (PTX 9.7.9.25.4 - 9.7.9.27); semantics come with the TMA issue ----
-            (CpAsyncBulk, "cp.async.bulk", "a,a,s,a?,s?,s?", [req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CACHE_HINT), opt(&[CpMask])], 90),
-            (CpAsyncBulkTensor, "cp.async.bulk.tensor", "a,av,av,a?,v?,s?,s?", [req(TENSOR_DIMS), req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(LOAD_MODES), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CTA_GROUP), opt(CACHE_HINT)], 90),
-            (CpReduceAsyncBulk, "cp.reduce.async.bulk", "a,a,s,a?,s?", [req(&[SharedCluster, Global]), req(&[SharedCta]), opt(COMPLETE_TX), opt(BULK_GROUP), req(RED_OPS), opt(&[Noftz]), opt(CACHE_HINT), req(ATOM_TYPES_RED)], 90),
-            (CpReduceAsyncBulkTensor, "cp.reduce.async.bulk.tensor", "av,a,s?", [req(TENSOR_DIMS), req(&[Global]), req(&[SharedCta]), req(RED_OPS), opt(LOAD_MODES), opt(BULK_GROUP), opt(CACHE_HINT)], 90),
+            (CpAsyncBulk, "cp.async.bulk", "a,a,s,a,s?,s? / a,a,s,s?,s?", [req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CACHE_HINT), opt(&[CpMask])], 90),
+            (CpAsyncBulkTensor, "cp.async.bulk.tensor", "a,t,a,v,s?,s? / a,t,a,s?,s? / t,a,s?", [req(TENSOR_DIMS), req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(LOAD_MODES), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CTA_GROUP), opt(CACHE_HINT)], 90),
+            (CpReduceAsyncBulk, "cp.reduce.async.bulk", "a,a,s,a,s? / a,a,s,s?", [req(&[SharedCluster, Global]), req(&[SharedCta]), opt(COMPLETE_TX), opt(BULK_GROUP), req(RED_OPS), opt(&[Noftz]), opt(CACHE_HINT), req(ATOM_TYPES_RED)], 90),
+            (CpReduceAsyncBulkTensor, "cp.reduce.async.bulk.tensor", "t,a,s?", [req(TENSOR_DIMS), req(&[Global]), req(&[SharedCta]), req(RED_OPS), opt(LOAD_MODES), opt(BULK_GROUP), opt(CACHE_HINT)], 90),
             (CpAsyncBulkPrefetch, "cp.async.bulk.prefetch", "a,s,s?", [req(&[L2]), req(&[Global]), opt(CACHE_HINT)], 90),
-            (CpAsyncBulkPrefetchTensor, "cp.async.bulk.prefetch.tensor", "av,s?", [req(TENSOR_DIMS), req(&[L2]), req(&[Global]), opt(LOAD_MODES), opt(CACHE_HINT)], 90),
+            (CpAsyncBulkPrefetchTensor, "cp.async.bulk.prefetch.tensor", "t,v,s? / t,s?", [req(TENSOR_DIMS), req(&[L2]), req(&[Global]), opt(LOAD_MODES), opt(CACHE_HINT)], 90),
             (CpAsyncBulkCommitGroup, "cp.async.bulk.commit_group", "", [], 90),
             (CpAsyncBulkWaitGroup, "cp.async.bulk.wait_group", "s", [opt(&[Read])], 90),
             (TensormapCpFenceproxy, "tensormap.cp_fenceproxy", "a,a,s", [req(&[Global]), req(&[SharedCta]), req(&[TensormapGeneric]), req(&[Release]), req(SCOPES), req(&[Sync]), req(&[Aligned])], 90),

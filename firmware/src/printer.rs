@@ -141,19 +141,10 @@ pub fn operand_text(m: &Module, op: &Operand) -> String {
         }
         Operand::Special(s) => s.to_string(),
         Operand::Sym(s) => m.symbols[s.0 as usize].name.clone(),
-        Operand::Addr { base, offset } => {
-            let b = match base {
-                AddrBase::Reg(r) => reg(r),
-                AddrBase::Sym(s) => m.symbols[s.0 as usize].name.clone(),
-                AddrBase::Imm(v) => v.to_string(),
-            };
-            if *offset > 0 {
-                format!("[{b}+{offset}]")
-            } else if *offset < 0 {
-                format!("[{b}{offset}]")
-            } else {
-                format!("[{b}]")
-            }
+        Operand::Addr { base, offset } => format!("[{}]", address_text(m, base, *offset)),
+        Operand::Tensor { base, offset, coords } => {
+            let parts: Vec<String> = coords.iter().map(|o| operand_text(m, o)).collect();
+            format!("[{}, {{{}}}]", address_text(m, base, *offset), parts.join(", "))
         }
         Operand::Vector(v) => {
             let parts: Vec<String> = v.iter().map(|o| operand_text(m, o)).collect();
@@ -165,5 +156,21 @@ pub fn operand_text(m: &Module, op: &Operand) -> String {
             let dn = if d.0 == u32::MAX { "_".to_string() } else { reg(d) };
             format!("{dn}|{}", reg(p))
         }
+    }
+}
+
+/// The inside of an address operand: `base`, `base+offset` or `base-offset`.
+fn address_text(m: &Module, base: &AddrBase, offset: i64) -> String {
+    let b = match base {
+        AddrBase::Reg(r) => m.kernel.regs[r.0 as usize].name.clone(),
+        AddrBase::Sym(s) => m.symbols[s.0 as usize].name.clone(),
+        AddrBase::Imm(v) => v.to_string(),
+    };
+    if offset > 0 {
+        format!("{b}+{offset}")
+    } else if offset < 0 {
+        format!("{b}{offset}")
+    } else {
+        b
     }
 }

@@ -1,1 +1,31 @@
-//! placeholder, filled below
+//! hopsync-sim: the cycle-accurate SM model (`hopsync run --engine rtl`).
+//!
+//! - [`config`]: every timing constant, from `sim/configs/sm90.toml`;
+//! - [`units`]: the RTL units of `hopsync-hdl`, clocked in a direct `simulate()` loop;
+//! - [`timing`]: instruction classes, register sets, memory cost models;
+//! - [`engine`]: warps, schedulers, scoreboard, memory pipes and the unit traffic;
+//! - [`probe`]: per-cycle observation (stall reasons, unit signals) for waveforms;
+//! - [`lockstep`]: `hopsync cosim`, the engine checked against the golden model instruction by
+//!   instruction.
+
+pub mod bench;
+pub mod config;
+pub mod engine;
+pub mod lockstep;
+pub mod probe;
+pub mod timing;
+pub mod units;
+
+pub use config::SmConfig;
+pub use engine::Engine;
+
+use hopsync_cosim::machine::Config;
+use hopsync_cosim::report::RunReport;
+use hopsync_firmware::Program;
+
+/// Runs a program on the RTL engine and reports like the golden engine (plus `cycles`).
+pub fn run_rtl(prog: &Program, cfg: Config, sm: SmConfig) -> RunReport {
+    let mut e = Engine::new(prog, cfg, sm);
+    let outcome = e.run();
+    e.report(&outcome)
+}

@@ -228,6 +228,24 @@ impl Exec for op::RedAsync {
     }
 }
 
+/// The data half of a completed st.async / red.async: the store (or reduction) into shared memory
+/// of `cta` at `dst` (its complete-tx half follows in [`complete_async`]; the RTL engine sends it
+/// to the mbarrier unit instead).
+pub fn apply_remote_write(m: &mut Machine<'_>, cta: u32, dst: u32, data: &[u8], red: Option<(Mod, Mod)>) {
+    let p = Place::Shared(cta, dst as usize);
+    match red {
+        None => m.write(p, data),
+        Some((op, t)) => {
+            let n = data.len();
+            let old = m.read_u64(p, n);
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(data);
+            let new = super::mem::atomic_op(op, t, old, u64::from_le_bytes(b), 0);
+            m.write(p, &new.to_le_bytes()[..n]);
+        }
+    }
+}
+
 /// Applies a completed asynchronous operation.
 pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
     match op {
@@ -251,19 +269,9 @@ pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
                 }
             }
         }
+        AsyncOp::Tma(op) => super::tma::complete(m, *op),
         AsyncOp::RemoteWrite { cta, dst, data, red, mbar, tx } => {
-            let p = Place::Shared(cta, dst as usize);
-            match red {
-                None => m.write(p, &data),
-                Some((op, t)) => {
-                    let n = data.len();
-                    let old = m.read_u64(p, n);
-                    let mut b = [0u8; 8];
-                    b[..n].copy_from_slice(&data);
-                    let new = super::mem::atomic_op(op, t, old, u64::from_le_bytes(b), 0);
-                    m.write(p, &new.to_le_bytes()[..n]);
-                }
-            }
+            apply_remote_write(m, cta, dst, &data, red);
             let o = Obj { cta, off: mbar, remote: true };
             if !m.ctas[cta as usize].mbarriers.contains_key(&mbar) {
                 return m.report(FindingKind::MbarrierUninitialized, format!("complete-tx of an asynchronous store on cta {cta} shared 0x{mbar:x}, which holds no valid mbarrier"), None);

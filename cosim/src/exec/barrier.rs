@@ -7,7 +7,7 @@
 
 use super::{lanes, Cx, Exec, Flow, Stop, R};
 use crate::finding::FindingKind;
-use crate::machine::{Lane, Machine, Wait, WARP};
+use crate::machine::{Lane, Machine, PartialArrival, Wait, WARP};
 use crate::retire::SyncEvent;
 use hopsync_firmware::ir::{Instr, Mod, Operand};
 use hopsync_firmware::ops::op;
@@ -54,38 +54,15 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
     let arriving = warp.bar_partial[id as usize] | cx.mask;
     // Lanes of this group whose guard was false do not execute the barrier: they fall through.
-    if arriving != live {
-        if aligned {
-            let l = (live & !arriving).trailing_zeros();
-            cx.finding(
-                FindingKind::BarrierAlignedDivergent,
-                lane0,
-                format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
-            )?;
-            return Ok(Flow::Next);
-        }
-        warp.bar_partial[id as usize] = arriving;
-        if red {
-            // Each thread contributes its own predicate and receives the result in its own
-            // destination: lanes of a divergent warp may reach the barrier at different
-            // `barrier.red` instructions (PTX 9.7.13.1, non-`.aligned`).
-            let own: Vec<(u8, u32, bool, u32)> = match &i.operands[0] {
-                Operand::Reg(r) => lanes(cx.mask).map(|l| (id, l, cx.src(i, ci, l) & 1 == 1, r.0)).collect(),
-                _ => Vec::new(),
-            };
-            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].bar_partial_red.extend(own);
-        }
-        cx.block(cx.mask, Wait::NamedBarrierWarp(id));
+    if arriving != live && aligned {
+        let l = (live & !arriving).trailing_zeros();
+        cx.finding(
+            FindingKind::BarrierAlignedDivergent,
+            lane0,
+            format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
+        )?;
         return Ok(Flow::Next);
     }
-    warp.bar_partial[id as usize] = 0;
-    let earlier: Vec<(u8, u32, bool, u32)> = if warp.bar_partial_red.iter().any(|e| e.0 == id) {
-        let (mine, rest) = std::mem::take(&mut warp.bar_partial_red).into_iter().partition(|e| e.0 == id);
-        warp.bar_partial_red = rest;
-        mine
-    } else {
-        Vec::new()
-    };
     let dst = if red {
         match &i.operands[0] {
             Operand::Reg(r) => Some(r.0),
@@ -94,19 +71,32 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     } else {
         None
     };
-    // Red inputs of every arriving lane: this instruction's lanes, and those blocked earlier in
-    // the warp at another `barrier.red` with their own predicate and destination.
-    let preds: Vec<(u32, bool, Option<u32>)> = if red {
-        lanes(arriving)
-            .map(|l| match earlier.iter().find(|e| e.1 == l && cx.mask >> l & 1 == 0) {
-                Some(e) => (l, e.2, Some(e.3)),
-                None => (l, cx.src(i, ci, l) & 1 == 1, dst),
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
     let red_op = [Mod::Popc, Mod::And, Mod::Or].into_iter().find(|m| i.has(*m));
+    if arriving != live {
+        // Non-aligned: these lanes wait for the rest of the warp, which may reach the barrier at
+        // another instruction or exit. Each thread contributes its own predicate and receives the
+        // result in its own destination, so remember what each lane executed.
+        let own: Vec<PartialArrival> = lanes(cx.mask)
+            .map(|l| PartialArrival { id, lane: l, count, sync, red: if red { red_op } else { None }, pred: red && cx.src(i, ci, l) & 1 == 1, dst })
+            .collect();
+        let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+        warp.bar_partial[id as usize] = arriving;
+        warp.bar_partial_lanes.extend(own);
+        cx.block(cx.mask, Wait::NamedBarrierWarp(id));
+        return Ok(Flow::Next);
+    }
+    let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+    warp.bar_partial[id as usize] = 0;
+    let earlier = take_partial(warp, id);
+    // Every arriving lane: this instruction's lanes, and those that waited earlier in the warp at
+    // another instruction, with their own predicate, destination and sync/arrive.
+    let per_lane: Vec<(u32, bool, Option<u32>, bool)> = lanes(arriving)
+        .map(|l| match earlier.iter().find(|e| e.lane == l && cx.mask >> l & 1 == 0) {
+            Some(e) => (l, e.pred, e.dst, e.sync),
+            None => (l, red && cx.src(i, ci, l) & 1 == 1, dst, sync),
+        })
+        .collect();
+    let preds: Vec<(u32, bool, Option<u32>)> = if red { per_lane.iter().map(|&(l, p, d, _)| (l, p, d)).collect() } else { Vec::new() };
     let all_threads = cta_threads(cx.m, cx.cta);
     let (cta, w) = (cx.cta, cx.warp);
     let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
@@ -158,23 +148,29 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let msg = format!("barrier {id}: {} threads arrived but the thread count is {expected}", b.arrived);
         cx.finding(FindingKind::BarrierCountTooSmall, lane0, msg)?;
     }
-    if sync {
-        let warp = &mut cx.m.ctas[cta as usize].warps[w as usize];
-        for l in lanes(arriving) {
+    // `.sync`/`.red` lanes wait for the barrier to complete; `.arrive` lanes (those blocked
+    // earlier waiting for the rest of the warp included) go on.
+    let warp = &mut cx.m.ctas[cta as usize].warps[w as usize];
+    for &(l, _, _, s) in &per_lane {
+        if s {
             warp.lane[l as usize] = Lane::Blocked(Wait::NamedBarrier(id, generation));
-        }
-    } else {
-        // Arrive: lanes blocked earlier waiting for the rest of the warp may go on.
-        let warp = &mut cx.m.ctas[cta as usize].warps[w as usize];
-        for l in lanes(arriving) {
-            if warp.lane[l as usize] == Lane::Blocked(Wait::NamedBarrierWarp(id)) {
-                warp.lane[l as usize] = Lane::Ready;
-            }
+        } else if warp.lane[l as usize] == Lane::Blocked(Wait::NamedBarrierWarp(id)) {
+            warp.lane[l as usize] = Lane::Ready;
         }
     }
     cx.m.progress();
     try_release(cx.m, cta, id);
     Ok(Flow::Next)
+}
+
+/// Removes and returns what the lanes of `warp` waiting at barrier `id` executed.
+fn take_partial(warp: &mut crate::machine::Warp, id: u8) -> Vec<PartialArrival> {
+    if !warp.bar_partial_lanes.iter().any(|e| e.id == id) {
+        return Vec::new();
+    }
+    let (mine, rest) = std::mem::take(&mut warp.bar_partial_lanes).into_iter().partition(|e| e.id == id);
+    warp.bar_partial_lanes = rest;
+    mine
 }
 
 /// Completes barrier `id` of `cta` if enough threads arrived: releases its waiters, delivers
@@ -326,15 +322,37 @@ pub fn on_lanes_exit(m: &mut Machine<'_>, cta: u32, warp: u32, _mask: u32) -> Re
         let w = &mut m.ctas[cta as usize].warps[warp as usize];
         let partial = w.bar_partial[id as usize];
         if partial != 0 && partial & live == live {
-            // The waiting lanes become the warp's arrival; they stay blocked on the barrier.
+            // The waiting lanes become the warp's arrival, with what they executed: the first of
+            // them starts a new generation (its count and operation), reductions add their
+            // predicates and get the result; `.sync`/`.red` lanes wait for completion.
             w.bar_partial[id as usize] = 0;
+            let lanes_info = take_partial(w, id);
             let b = &mut m.ctas[cta as usize].bars[id as usize];
+            if let Some(first) = lanes_info.first() {
+                if b.arrived == 0 {
+                    b.expected = first.count;
+                    b.red = first.red;
+                    b.popc = 0;
+                    b.all = true;
+                    b.any = false;
+                    b.red_dst.clear();
+                }
+            }
+            for e in lanes_info.iter().filter(|e| e.red.is_some()) {
+                b.popc += e.pred as u32;
+                b.all &= e.pred;
+                b.any |= e.pred;
+                if let Some(d) = e.dst {
+                    b.red_dst.push((warp, e.lane, d));
+                }
+            }
             let generation = b.generation;
             b.arrived += WARP as u32;
             b.arrived_warps |= 1 << warp;
             let w = &mut m.ctas[cta as usize].warps[warp as usize];
             for l in lanes(partial) {
-                w.lane[l as usize] = Lane::Blocked(Wait::NamedBarrier(id, generation));
+                let sync = lanes_info.iter().find(|e| e.lane == l).map(|e| e.sync).unwrap_or(true);
+                w.lane[l as usize] = if sync { Lane::Blocked(Wait::NamedBarrier(id, generation)) } else { Lane::Ready };
             }
         }
         try_release(m, cta, id);

@@ -1,19 +1,25 @@
 //! Memory fences (PTX 9.7.13.4). The golden model executes each warp-instruction atomically in a
 //! single global order, so fences add no ordering here; they are retired (and logged) like any
-//! instruction. The proxy-fence findings of the TMA issue hook in here.
+//! instruction. The proxy fences and `fence.mbarrier_init` feed the TMA engine's findings
+//! (exec/tma.rs `on_fence`).
 
 use super::{lanes, Cx, Exec, Flow, R};
 use hopsync_firmware::ir::Instr;
 use hopsync_firmware::ops::op;
 
+/// `membar.proxy.async` is `fence.proxy.async` (PTX 9.7.13.4: "membar.proxy is a synonym for
+/// fence.proxy"); `membar.gl`/`.sys` are `fence.sc` of gpu/sys scope.
 impl Exec for op::Membar {
-    fn exec(_: &mut Cx<'_, '_>, _: &Instr) -> R {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        super::tma::on_fence(cx, i);
         Ok(Flow::Next)
     }
 }
 
+/// The proxy fences feed the TMA engine's proxy and mbarrier-init checks (exec/tma.rs).
 impl Exec for op::Fence {
-    fn exec(_: &mut Cx<'_, '_>, _: &Instr) -> R {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        super::tma::on_fence(cx, i);
         Ok(Flow::Next)
     }
 }

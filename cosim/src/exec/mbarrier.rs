@@ -121,7 +121,7 @@ impl Exec for op::MbarrierInit {
                     let old = word(cx.m, o);
                     store(cx.m, o, old, w);
                     // Phase 0 completes nothing before it: no wait is owed.
-                    cx.m.ctas[o.cta as usize].mbarriers.insert(o.off, MbarShadow { phase: 0, waited_prev: true });
+                    cx.m.ctas[o.cta as usize].mbarriers.insert(o.off, MbarShadow { phase: 0, waited_prev: true, ..Default::default() });
                 }
                 Err(k) => cx.finding(k, l, format!("mbarrier.init count {count} is outside 1..=2^20-1"))?,
             }
@@ -316,6 +316,29 @@ impl Exec for op::MbarrierArriveDrop {
     }
 }
 
+/// The side check of a token wait by lane `l` on `o` with token `arg` (PTX 9.7.13.15.16: the
+/// token must name the current or the immediately preceding phase). Silicon compares only the
+/// token's parity (bit 63); which phase the token names comes from the phase of this thread's last
+/// arrive on this object. Shared with the RTL engine, whose unit cannot see it.
+pub fn wait_phase_check(cx: &mut Cx<'_, '_>, o: Obj, l: u32, arg: u64) -> Result<(), Stop> {
+    let last = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize];
+    let now = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
+    if let Some((c, off, p)) = last {
+        // The token's phase: the latest phase up to the last arrive with the token's parity.
+        let q = if (arg >> 63) == (p & 1) { Some(p) } else { p.checked_sub(1) };
+        if let Some(q) = q.filter(|q| c == o.cta && off == o.off && now >= q + 2) {
+            fail(
+                cx,
+                FindingKind::MbarrierWaitPhaseInvalid,
+                o,
+                l,
+                &format!("waiting with a token of phase {q}, but the object is in phase {now}: neither the current phase nor the one before (PTX 9.7.13.15.16)"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 fn wait_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     let parity = i.has(Mod::Parity);
     let mut any_false = None;
@@ -328,24 +351,7 @@ fn wait_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let done = if parity {
             mb::test_wait_parity(w, arg & 1 == 1)
         } else {
-            // Silicon compares only the token's parity (bit 63). Whether the token names the
-            // current or the immediately preceding phase is checked on the side, from the phase
-            // of this thread's last arrive on this object.
-            let last = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize];
-            let now = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
-            if let Some((c, off, p)) = last {
-                // The token's phase: the latest phase up to the last arrive with the token's parity.
-                let q = if (arg >> 63) == (p & 1) { Some(p) } else { p.checked_sub(1) };
-                if let Some(q) = q.filter(|q| c == o.cta && off == o.off && now >= q + 2) {
-                    fail(
-                        cx,
-                        FindingKind::MbarrierWaitPhaseInvalid,
-                        o,
-                        l,
-                        &format!("waiting with a token of phase {q}, but the object is in phase {now}: neither the current phase nor the one before (PTX 9.7.13.15.16)"),
-                    )?;
-                }
-            }
+            wait_phase_check(cx, o, l, arg)?;
             mb::test_wait_token(w, arg)
         };
         if done {

@@ -50,6 +50,7 @@ impl Exec for op::Ld {
         for l in lanes(cx.mask) {
             let p = cx.place(i, 1, l, eb * n)?;
             check_not_mbarrier(cx, p, eb * n, l)?;
+            super::tma::on_generic_access(cx, p, eb * n, l, false)?;
             let raw: Vec<u64> = (0..n).map(|k| {
                 let pk = offset(p, k * eb);
                 cx.m.read_u64(pk, eb)
@@ -89,6 +90,7 @@ impl Exec for op::St {
         for l in lanes(cx.mask) {
             let p = cx.place(i, 0, l, eb * n)?;
             check_not_mbarrier(cx, p, eb * n, l)?;
+            super::tma::on_generic_access(cx, p, eb * n, l, true)?;
             let vals: Vec<u64> = match &i.operands[1] {
                 Operand::Vector(v) => v
                     .iter()
@@ -191,6 +193,7 @@ fn atomic(cx: &mut Cx<'_, '_>, i: &Instr, has_dst: bool) -> R {
     for l in lanes(cx.mask) {
         let p = cx.place(i, ai, l, eb)?;
         check_not_mbarrier(cx, p, eb, l)?;
+        super::tma::on_generic_access(cx, p, eb, l, true)?;
         let old = cx.m.read_u64(p, eb);
         let b = cx.src(i, bi, l);
         let c = if op == Mod::Cas { cx.src(i, bi + 1, l) } else { 0 };

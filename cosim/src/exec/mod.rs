@@ -17,9 +17,10 @@ mod mem;
 mod tma;
 mod warp;
 
-pub use asyncop::complete_async;
+pub use asyncop::{apply_remote_write, complete_async};
+pub use mbarrier::{describe, locate, on_phase_complete, wait_phase_check, Obj};
 pub use barrier::on_lanes_exit;
-pub use tma::modelled;
+pub use tma::{modelled, TmaOp, TmaState};
 
 /// Where control goes after an instruction (for the lanes whose guard held).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

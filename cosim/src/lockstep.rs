@@ -1,0 +1,448 @@
+//! Step-and-compare lockstep: the golden model checks another engine (the cycle-accurate RTL
+//! engine of `hopsync-sim`) instruction by instruction, in that engine's own retire order, the
+//! way Ibex is checked against Spike.
+//!
+//! The interface is narrow and typed. The engine under test hands over, in the order in which it
+//! changed architectural state:
+//! - [`Golden::complete_async`]: the nondeterministic input "asynchronous operation `seq`
+//!   (cp.async, cp.async.mbarrier.arrive's arrive-on, st.async / red.async) completed now";
+//! - [`Golden::set_time`]: the cycle (what `%clock` reads);
+//! - [`Golden::step`]: a retire record ([`Retire`]: CTA, warp, pc, executing lanes, register
+//!   writes, memory writes, sync-unit changes). The golden model executes the same warp's next
+//!   group (its ready lanes at the lowest pc, which must be the record's pc), then compares its
+//!   own record with the one handed over;
+//! - [`Golden::release`]: a barrier release the engine observed outside any instruction (a
+//!   named barrier completed by the exit sweep of the RTL unit).
+//!
+//! Comparison rules ([`compare`]): same pc and lanes; same register writes (lanes and values);
+//! the same memory writes once writes of mbarrier words are taken as the mbarrier changes they
+//! carry; the same mbarrier word changes (old and new words, unchanged words ignored). Named- and
+//! cluster-barrier releases are compared per barrier in order, not by the instruction they are
+//! attached to: the RTL units register a completion a cycle or more after the arrival that caused
+//! it (or after the exit sweep), the golden model applies it inside that instruction.
+//!
+//! The first difference is a [`Divergence`] naming the instruction (text and source line), both
+//! values, the cycle and the waveform window to open.
+
+use crate::exec::Stop;
+use crate::finding::FindingKind;
+use crate::machine::{Config, Machine, UbMode};
+use crate::report::{hex, RunReport};
+use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
+use hopsync_firmware::{printer, Program};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+/// Cycles before a divergence that the waveform window shows.
+pub const WAVE_BEFORE: u64 = 64;
+/// Cycles after a divergence that the waveform window shows.
+pub const WAVE_AFTER: u64 = 4;
+
+/// The waveform window to open for a divergence (`--waves` VCD time = cycle x clock period).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaveWindow {
+    /// First cycle.
+    pub from_cycle: u64,
+    /// Last cycle.
+    pub to_cycle: u64,
+    /// First VCD time, ps.
+    pub from_ps: u64,
+    /// Last VCD time, ps.
+    pub to_ps: u64,
+}
+
+/// The first difference between the engine under test and the golden model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Divergence {
+    /// Cycle of the engine under test at which the record retired.
+    pub cycle: u64,
+    /// CTA (linear id).
+    pub cta: u32,
+    /// Warp in the CTA.
+    pub warp: u32,
+    /// Instruction index.
+    pub pc: u32,
+    /// The instruction as text.
+    pub instr: String,
+    /// Source file.
+    pub file: String,
+    /// Source line.
+    pub line: u32,
+    /// What differs (`pc`, `mask`, `register %r3`, `memory`, `mbarrier`, `finding`, ...).
+    pub what: String,
+    /// The golden model's value.
+    pub golden: String,
+    /// The engine under test's value.
+    pub rtl: String,
+    /// Where to look in the waveforms.
+    pub waves: WaveWindow,
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "divergence at cycle {} in {}: cta {} warp {} pc {} `{}` ({}:{})\n  golden: {}\n  rtl:    {}\n  waves: cycles {}..={} ({} ps .. {} ps)",
+            self.cycle,
+            self.what,
+            self.cta,
+            self.warp,
+            self.pc,
+            self.instr,
+            self.file,
+            self.line,
+            self.golden,
+            self.rtl,
+            self.waves.from_cycle,
+            self.waves.to_cycle,
+            self.waves.from_ps,
+            self.waves.to_ps
+        )
+    }
+}
+
+/// The JSON report of `hopsync cosim`: the engine's run report plus the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CosimReport {
+    /// The engine under test's run report.
+    #[serde(flatten)]
+    pub run: RunReport,
+    /// Instructions compared.
+    pub compared: u64,
+    /// Divergences (the run stops at the first).
+    pub divergences: Vec<Divergence>,
+}
+
+struct Shared(Rc<RefCell<Vec<Retire>>>);
+impl RetireSink for Shared {
+    fn retire(&mut self, r: Retire) {
+        self.0.borrow_mut().push(r);
+    }
+}
+
+/// Which barrier a release belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum BarrierKey {
+    Named(u32, u32),
+    Cluster(u32),
+}
+
+fn key_of(e: &SyncEvent) -> Option<BarrierKey> {
+    match e {
+        SyncEvent::NamedBarrierRelease { cta, id, .. } => Some(BarrierKey::Named(*cta, *id)),
+        SyncEvent::ClusterBarrierRelease { cluster, .. } => Some(BarrierKey::Cluster(*cluster)),
+        SyncEvent::Mbarrier { .. } => None,
+    }
+}
+
+/// The golden side of the lockstep.
+pub struct Golden<'p> {
+    /// The golden machine (public for inspection; drive it only through the methods).
+    pub m: Machine<'p>,
+    log: Rc<RefCell<Vec<Retire>>>,
+    /// Records compared so far.
+    pub compared: u64,
+    /// Clock period in ps (waveform windows).
+    pub period_ps: u64,
+    cycle: u64,
+    golden_rel: BTreeMap<BarrierKey, VecDeque<SyncEvent>>,
+    rtl_rel: BTreeMap<BarrierKey, VecDeque<SyncEvent>>,
+}
+
+impl<'p> Golden<'p> {
+    /// A golden machine for `prog` (only `cfg.ub` matters: the schedule comes from the engine
+    /// under test).
+    pub fn new(prog: &'p Program, cfg: Config, period_ps: u64) -> Golden<'p> {
+        let mut m = Machine::new(prog, Config { seed: None, ..cfg });
+        let log = Rc::new(RefCell::new(Vec::new()));
+        m.set_sink(Box::new(Shared(log.clone())));
+        Golden { m, log, compared: 0, period_ps, cycle: 0, golden_rel: BTreeMap::new(), rtl_rel: BTreeMap::new() }
+    }
+
+    /// Setter: the engine's cycle (what `%clock` / `%clock64` read in the golden model too).
+    pub fn set_time(&mut self, cycle: u64) {
+        self.cycle = cycle;
+        self.m.step = cycle;
+    }
+
+    fn window(&self, cycle: u64) -> WaveWindow {
+        let from = cycle.saturating_sub(WAVE_BEFORE);
+        let to = cycle + WAVE_AFTER;
+        WaveWindow { from_cycle: from, to_cycle: to, from_ps: from * self.period_ps, to_ps: to * self.period_ps }
+    }
+
+    /// A divergence at (cta, warp, pc).
+    pub fn divergence(&self, cta: u32, warp: u32, pc: u32, what: &str, golden: String, rtl: String) -> Divergence {
+        let module = self.m.module();
+        let (instr, line) = match module.kernel.body.get(pc as usize) {
+            Some(i) => (printer::print_instr(module, i), i.loc.line),
+            None => ("(end of kernel)".into(), 0),
+        };
+        Divergence {
+            cycle: self.cycle,
+            cta,
+            warp,
+            pc,
+            instr,
+            file: self.m.prog.path.clone(),
+            line,
+            what: what.into(),
+            golden,
+            rtl,
+            waves: self.window(self.cycle),
+        }
+    }
+
+    /// Setter: asynchronous operation `seq` completed now in the engine under test.
+    pub fn complete_async(&mut self, seq: u64) -> Result<(), Divergence> {
+        match self.m.complete_seq(seq) {
+            Ok(true) => {
+                self.log.borrow_mut().clear();
+                Ok(())
+            }
+            Ok(false) => Err(self.divergence(0, 0, 0, "asynchronous completion", "no pending operation with this issue number".into(), format!("operation {seq} completed"))),
+            Err(Stop::Finding) => {
+                let f = self.m.findings.last().map(|f| f.kind.name()).unwrap_or("?");
+                Err(self.divergence(0, 0, 0, "asynchronous completion", format!("finding {f}"), format!("operation {seq} completed without a finding")))
+            }
+            Err(Stop::Unsupported(s)) => Err(self.divergence(0, 0, 0, "asynchronous completion", s, format!("operation {seq} completed"))),
+        }
+    }
+
+    /// Executes the instruction of `rtl` in the golden model and compares the records.
+    pub fn step(&mut self, rtl: &Retire) -> Result<(), Divergence> {
+        let (c, w) = (rtl.cta, rtl.warp);
+        if c as usize >= self.m.ctas.len() || w as usize >= self.m.ctas[c as usize].warps.len() {
+            return Err(self.divergence(c, w, rtl.pc, "warp", "no such warp".into(), format!("cta {c} warp {w}")));
+        }
+        match self.m.ctas[c as usize].warps[w as usize].next_group() {
+            None => {
+                let why = self.m.describe_wait(c as usize, w as usize);
+                return Err(self.divergence(c, w, rtl.pc, "schedule", format!("warp has no ready lane ({why})"), format!("executes pc {}", rtl.pc)));
+            }
+            Some((pc, _)) if pc != rtl.pc => {
+                return Err(self.divergence(c, w, rtl.pc, "pc", format!("next pc {pc}"), format!("pc {}", rtl.pc)));
+            }
+            _ => {}
+        }
+        self.log.borrow_mut().clear();
+        match self.m.step_warp(c, w) {
+            Ok(_) => {}
+            Err(Stop::Finding) => {
+                let f = self.m.findings.last().cloned();
+                let text = f.map(|f| format!("finding {}: {}", f.kind.name(), f.message)).unwrap_or_default();
+                return Err(self.divergence(c, w, rtl.pc, "finding", text, "retired without a finding".into()));
+            }
+            Err(Stop::Unsupported(s)) => return Err(self.divergence(c, w, rtl.pc, "unsupported", s, "retired".into())),
+        }
+        let gold = self.log.borrow_mut().pop();
+        let Some(gold) = gold else {
+            // Falling off the end of the body retires nothing in the golden model.
+            return Err(self.divergence(c, w, rtl.pc, "retire", "no instruction retired (implicit exit)".into(), "a retire record".into()));
+        };
+        self.compared += 1;
+        let mut gold = gold;
+        let is_exit = self.m.module().kernel.body.get(rtl.pc as usize).is_some_and(|i| matches!(i.op, hopsync_firmware::Opcode::Exit | hopsync_firmware::Opcode::Ret));
+        let released = |r: &Retire| r.sync.iter().any(|e| matches!(e, SyncEvent::NamedBarrierRelease { .. }));
+        if is_exit && released(&gold) && !released(rtl) {
+            // The golden model completed a barrier inside this exit and delivered its bar.red
+            // results; the engine under test does that later (its unit's exit sweep) and reports
+            // the delivered values with the release (checked in `release`).
+            gold.regs.clear();
+        }
+        if let Some((what, g, r)) = compare(&self.m, &gold, rtl) {
+            return Err(self.divergence(c, w, rtl.pc, &what, g, r));
+        }
+        for e in gold.sync.iter().filter(|e| key_of(e).is_some()) {
+            self.push_release(e, true, rtl)?;
+        }
+        for e in rtl.sync.iter().filter(|e| key_of(e).is_some()) {
+            self.push_release(e, false, rtl)?;
+        }
+        Ok(())
+    }
+
+    /// A barrier release the engine under test observed outside an instruction (a named barrier
+    /// completed by its unit's sweep after an exit), with the `bar.red` results it delivered:
+    /// (cta, warp, register write). The golden model applied that release inside the exit
+    /// instruction, so its registers must already hold those values.
+    pub fn release(&mut self, e: &SyncEvent, regs: &[(u32, u32, RegWrite)]) -> Result<(), Divergence> {
+        let r = Retire::default();
+        self.push_release(e, false, &r)?;
+        for (c, w, rw) in regs {
+            let Some(warp) = self.m.ctas.get(*c as usize).and_then(|x| x.warps.get(*w as usize)) else { continue };
+            let g = RegWrite { reg: rw.reg, mask: rw.mask, values: (0..32).map(|l| if rw.mask >> l & 1 == 1 { warp.regs[rw.reg as usize * 32 + l] } else { 0 }).collect() };
+            if g.values != rw.values.iter().enumerate().map(|(l, v)| if rw.mask >> l & 1 == 1 { *v } else { 0 }).collect::<Vec<_>>() {
+                let name = self.m.module().kernel.regs.get(rw.reg as usize).map(|d| d.name.clone()).unwrap_or_default();
+                return Err(self.divergence(*c, *w, 0, &format!("bar.red result {name} delivered by {e:?}"), lanes_text(&g), lanes_text(rw)));
+            }
+        }
+        Ok(())
+    }
+
+    fn push_release(&mut self, e: &SyncEvent, golden: bool, at: &Retire) -> Result<(), Divergence> {
+        let Some(k) = key_of(e) else { return Ok(()) };
+        if golden {
+            self.golden_rel.entry(k).or_default().push_back(e.clone());
+        } else {
+            self.rtl_rel.entry(k).or_default().push_back(e.clone());
+        }
+        let (g, r) = (self.golden_rel.entry(k).or_default(), self.rtl_rel.get_mut(&k));
+        if let (Some(ge), Some(re)) = (g.front().cloned(), r.and_then(|q| q.front().cloned())) {
+            self.golden_rel.get_mut(&k).unwrap().pop_front();
+            self.rtl_rel.get_mut(&k).unwrap().pop_front();
+            if ge != re {
+                return Err(self.divergence(at.cta, at.warp, at.pc, "barrier release", format!("{ge:?}"), format!("{re:?}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// At the end of a run that completed in the engine under test: every release matched, no
+    /// asynchronous operation left, every warp done, and the same global memory.
+    pub fn finish(&mut self, rtl: &Machine<'_>) -> Result<(), Divergence> {
+        for (k, q) in &self.golden_rel {
+            if let Some(e) = q.front() {
+                return Err(self.divergence(0, 0, 0, "barrier release", format!("{e:?}"), format!("no matching release of {k:?}")));
+            }
+        }
+        for (k, q) in &self.rtl_rel {
+            if let Some(e) = q.front() {
+                return Err(self.divergence(0, 0, 0, "barrier release", format!("no matching release of {k:?}"), format!("{e:?}")));
+            }
+        }
+        if let Some(p) = self.m.pending.first() {
+            return Err(self.divergence(0, 0, 0, "asynchronous operations", format!("operation {} still pending: {:?}", p.seq, p.op), "none pending".into()));
+        }
+        for (c, cta) in self.m.ctas.iter().enumerate() {
+            for (w, warp) in cta.warps.iter().enumerate() {
+                if !warp.exited() {
+                    let why = self.m.describe_wait(c, w);
+                    return Err(self.divergence(c as u32, w as u32, warp.pc.iter().copied().min().unwrap_or(0), "exit", format!("warp not done ({why})"), "every warp exited".into()));
+                }
+            }
+        }
+        for (g, r) in self.m.global.iter().zip(&rtl.global) {
+            if g.bytes != r.bytes {
+                let k = g.bytes.iter().zip(&r.bytes).position(|(a, b)| a != b).unwrap_or(0);
+                let s = k & !15;
+                let e = (s + 16).min(g.bytes.len());
+                return Err(self.divergence(
+                    0,
+                    0,
+                    0,
+                    &format!("global memory `{}` at byte {k}", g.name),
+                    hex(&g.bytes[s..e]),
+                    hex(&r.bytes[s..e.min(r.bytes.len())]),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine under test stopped with a finding at (cta, warp, pc) (`None`: not at an
+    /// instruction): the golden model executes that warp's next group and must name the same
+    /// finding kind. Findings outside instructions are not replayed (their asynchronous
+    /// operation is not identified).
+    pub fn expect_finding(&mut self, kind: FindingKind, at: Option<(u32, u32, u32)>) -> Result<(), Divergence> {
+        let Some((c, w, pc)) = at else { return Ok(()) };
+        if c as usize >= self.m.ctas.len() || w as usize >= self.m.ctas[c as usize].warps.len() {
+            return Ok(());
+        }
+        let before = self.m.findings.len();
+        let ub = self.m.cfg.ub;
+        self.m.cfg.ub = UbMode::Error;
+        let r = self.m.step_warp(c, w);
+        self.m.cfg.ub = ub;
+        let got = self.m.findings.get(before).map(|f| f.kind);
+        match (r, got) {
+            (_, Some(k)) if k == kind => Ok(()),
+            (_, Some(k)) => Err(self.divergence(c, w, pc, "finding", k.name().into(), kind.name().into())),
+            (_, None) => {
+                // Deadlock and the step limit are whole-machine findings: not at an instruction.
+                if matches!(kind, FindingKind::Deadlock | FindingKind::StepLimit) {
+                    return Ok(());
+                }
+                Err(self.divergence(c, w, pc, "finding", "no finding".into(), kind.name().into()))
+            }
+        }
+    }
+}
+
+/// Memory writes that are not the write of an mbarrier word carried by a sync event.
+fn plain_writes<'a>(r: &'a Retire) -> Vec<&'a MemWrite> {
+    r.mem
+        .iter()
+        .filter(|w| {
+            !r.sync.iter().any(|e| match (e, w.space) {
+                (SyncEvent::Mbarrier { cta, offset, new, .. }, MemSpace::Shared(c)) => *cta == c && *offset as u64 == w.addr && w.bytes == new.to_le_bytes(),
+                _ => false,
+            })
+        })
+        .collect()
+}
+
+/// mbarrier word changes (unchanged words dropped).
+fn mbar_changes(r: &Retire) -> Vec<&SyncEvent> {
+    r.sync.iter().filter(|e| matches!(e, SyncEvent::Mbarrier { old, new, .. } if old != new)).collect()
+}
+
+fn regs_sorted(r: &Retire) -> Vec<&RegWrite> {
+    let mut v: Vec<&RegWrite> = r.regs.iter().filter(|w| w.mask != 0).collect();
+    v.sort_by_key(|w| w.reg);
+    v
+}
+
+fn lanes_text(w: &RegWrite) -> String {
+    let vals: Vec<String> = (0..32).filter(|l| w.mask >> l & 1 == 1).map(|l| format!("{l}:{:#x}", w.values[l])).collect();
+    format!("mask {:#010x} [{}]", w.mask, vals.join(" "))
+}
+
+/// The first difference between a golden record and the engine's: (what, golden, engine).
+pub fn compare(m: &Machine<'_>, g: &Retire, r: &Retire) -> Option<(String, String, String)> {
+    if g.pc != r.pc {
+        return Some(("pc".into(), g.pc.to_string(), r.pc.to_string()));
+    }
+    if g.mask != r.mask {
+        return Some(("executing lanes".into(), format!("{:#010x}", g.mask), format!("{:#010x}", r.mask)));
+    }
+    let (gr, rr) = (regs_sorted(g), regs_sorted(r));
+    let name = |reg: u32| m.module().kernel.regs.get(reg as usize).map(|d| d.name.clone()).unwrap_or_else(|| format!("r{reg}"));
+    for k in 0..gr.len().max(rr.len()) {
+        match (gr.get(k), rr.get(k)) {
+            (Some(a), Some(b)) if a.reg == b.reg => {
+                let same = a.mask == b.mask && (0..32).all(|l| a.mask >> l & 1 == 0 || a.values[l] == b.values[l]);
+                if !same {
+                    return Some((format!("register {}", name(a.reg)), lanes_text(a), lanes_text(b)));
+                }
+            }
+            (a, b) => {
+                let reg = a.map(|x| x.reg).into_iter().chain(b.map(|x| x.reg)).min().unwrap_or(0);
+                let show = |x: Option<&&RegWrite>| match x {
+                    Some(w) if w.reg == reg => lanes_text(w),
+                    _ => "not written".into(),
+                };
+                return Some((format!("register {}", name(reg)), show(a), show(b)));
+            }
+        }
+    }
+    let (gm, rm) = (plain_writes(g), plain_writes(r));
+    if gm != rm {
+        let k = (0..gm.len().max(rm.len())).find(|&k| gm.get(k) != rm.get(k)).unwrap_or(0);
+        let show = |x: Option<&&MemWrite>| x.map(|w| format!("{:?} 0x{:x} <- {}", w.space, w.addr, hex(&w.bytes))).unwrap_or_else(|| "no write".into());
+        return Some((format!("memory write {k}"), show(gm.get(k)), show(rm.get(k))));
+    }
+    let (gs, rs) = (mbar_changes(g), mbar_changes(r));
+    if gs != rs {
+        let k = (0..gs.len().max(rs.len())).find(|&k| gs.get(k) != rs.get(k)).unwrap_or(0);
+        let show = |x: Option<&&SyncEvent>| match x {
+            Some(SyncEvent::Mbarrier { cta, offset, old, new }) => format!("cta {cta} shared 0x{offset:x}: {old:#018x} -> {new:#018x}"),
+            Some(e) => format!("{e:?}"),
+            None => "no change".into(),
+        };
+        return Some((format!("mbarrier change {k}"), show(gs.get(k)), show(rs.get(k))));
+    }
+    None
+}

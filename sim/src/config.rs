@@ -1,0 +1,198 @@
+//! The timing configuration of the SM model: every constant the engine uses, read from a TOML
+//! file (`sim/configs/sm90.toml` is built in). Where each value comes from is written beside it
+//! in the TOML; most are "assumed until measured by the silicon issue".
+
+use serde::{Deserialize, Serialize};
+
+/// The built-in sm_90 configuration (`sim/configs/sm90.toml`).
+pub const SM90_TOML: &str = include_str!("../configs/sm90.toml");
+
+/// The SM clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clock {
+    /// SM clock in MHz (ns -> cycles, VCD time scale).
+    pub mhz: f64,
+}
+
+/// The issue model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Issue {
+    /// Warp schedulers per SM (one instruction each per cycle); warp w -> scheduler w mod n.
+    pub schedulers: u32,
+    /// Cycles after a taken branch before the warp issues again.
+    pub branch_cycles: u64,
+    /// Cycles between two issues of one warp.
+    pub warp_issue_cycles: u64,
+}
+
+/// Result latencies (issue to dependent issue), cycles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    /// Integer / logic / move / compare / select / convert.
+    pub alu: u64,
+    /// Integer multiply, multiply-add.
+    pub mul: u64,
+    /// f32 arithmetic.
+    pub fp32: u64,
+    /// f64 arithmetic.
+    pub fp64: u64,
+    /// Division, remainder.
+    pub div: u64,
+    /// Warp-wide operations.
+    pub warp_op: u64,
+    /// Special-register reads.
+    pub sreg: u64,
+    /// ld.param.
+    pub param: u64,
+    /// Local memory.
+    pub local: u64,
+    /// Instructions without a result.
+    pub misc: u64,
+}
+
+/// Shared memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Smem {
+    /// Banks.
+    pub banks: u32,
+    /// Bytes per bank word.
+    pub bank_bytes: u32,
+    /// Conflict-free load-to-use latency.
+    pub latency: u64,
+    /// Atomic / reduction latency.
+    pub atomic_latency: u64,
+    /// Booking horizon of the pipe before MemoryThrottle.
+    pub queue_cycles: u64,
+}
+
+/// Global memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Global {
+    /// Load-to-use latency.
+    pub latency: u64,
+    /// Atomic / reduction latency.
+    pub atomic_latency: u64,
+    /// Bytes per cycle of the SM's path.
+    pub bytes_per_cycle: u64,
+    /// Sector size.
+    pub sector_bytes: u64,
+    /// Booking horizon of the pipe before MemoryThrottle.
+    pub queue_cycles: u64,
+}
+
+/// The distributed-shared-memory network of a cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dsmem {
+    /// One-way latency.
+    pub latency: u64,
+    /// Bytes per cycle an SM sends.
+    pub bytes_per_cycle: u64,
+    /// Booking horizon of the port before MemoryThrottle.
+    pub queue_cycles: u64,
+}
+
+/// The paths to and from the synchronization units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sync {
+    /// Issue to the MbarrierUnit's local port.
+    pub mbarrier_request_cycles: u64,
+    /// Response / wake to readable destination registers.
+    pub mbarrier_response_cycles: u64,
+    /// Issue to the NamedBarrierUnit.
+    pub named_barrier_request_cycles: u64,
+    /// Release to issue of the released warps.
+    pub named_barrier_release_cycles: u64,
+    /// Issue to the ClusterBarrierUnit, and completion back to the warps.
+    pub cluster_barrier_cycles: u64,
+    /// From the last prior cp.async of a thread to its cp.async.mbarrier.arrive's arrive-on.
+    pub cp_async_arrive_cycles: u64,
+    /// try_wait time limit without suspendTimeHint, ns.
+    pub default_suspend_ns: f64,
+    /// Upper bound of one nanosleep, ns.
+    pub nanosleep_max_ns: f64,
+}
+
+/// Run limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Cycles without progress before a spinning run is a Deadlock.
+    pub deadlock_spin_cycles: u64,
+    /// Cycles before StepLimit.
+    pub max_cycles: u64,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmConfig {
+    /// Clock.
+    pub clock: Clock,
+    /// Issue.
+    pub issue: Issue,
+    /// Latencies.
+    pub latency: Latency,
+    /// Shared memory.
+    pub smem: Smem,
+    /// Global memory.
+    pub global: Global,
+    /// DSMEM network.
+    pub dsmem: Dsmem,
+    /// Sync-unit paths.
+    pub sync: Sync,
+    /// Run limits.
+    pub run: Run,
+}
+
+impl SmConfig {
+    /// The built-in sm_90 configuration.
+    pub fn sm90() -> SmConfig {
+        SmConfig::parse(SM90_TOML).expect("sim/configs/sm90.toml is valid")
+    }
+
+    /// Parses a configuration.
+    pub fn parse(text: &str) -> Result<SmConfig, String> {
+        let c: SmConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.clock.mhz <= 0.0 {
+            return Err("schedulers, banks, bank_bytes, bytes_per_cycle and mhz must be positive".into());
+        }
+        Ok(c)
+    }
+
+    /// Nanoseconds to cycles (rounded up).
+    pub fn ns_to_cycles(&self, ns: f64) -> u64 {
+        (ns * self.clock.mhz / 1000.0).ceil().max(0.0) as u64
+    }
+
+    /// Clock period in picoseconds (VCD time of one cycle).
+    pub fn period_ps(&self) -> u64 {
+        (1e6 / self.clock.mhz).round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_config_parses_and_converts_time() {
+        let c = SmConfig::sm90();
+        assert_eq!(c.issue.schedulers, 4);
+        assert_eq!((c.smem.banks, c.smem.bank_bytes), (32, 4));
+        assert_eq!(c.ns_to_cycles(1000.0), 1980);
+        assert_eq!(c.period_ps(), 505);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let t = SM90_TOML.replace("[run]", "[run]\nbogus = 1");
+        assert!(SmConfig::parse(&t).is_err());
+    }
+}

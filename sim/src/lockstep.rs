@@ -1,0 +1,79 @@
+//! `hopsync cosim`: the RTL engine checked against the golden model, instruction by instruction,
+//! in the RTL engine's retire order (the harness and the comparison are
+//! [`hopsync_cosim::lockstep`]; this is the driver, which lives here because `hopsync-sim`
+//! depends on `hopsync-cosim`).
+//!
+//! Each cycle the engine's [`Event`]s go to the golden side in order: asynchronous completions
+//! and the cycle through its setters, retired instructions through `step`, which executes the
+//! same warp's next instruction and compares. The first divergence stops the run.
+
+use crate::config::SmConfig;
+use crate::engine::{Engine, Event};
+use hopsync_cosim::exec::Stop;
+use hopsync_cosim::lockstep::{CosimReport, Divergence, Golden};
+use hopsync_cosim::machine::{Config, Outcome};
+use hopsync_firmware::Program;
+
+fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
+    match ev {
+        Event::Retire { cycle, rec } => {
+            g.set_time(cycle);
+            g.step(&rec)
+        }
+        Event::Complete { cycle, seq } => {
+            g.set_time(cycle);
+            g.complete_async(seq)
+        }
+        Event::Release { cycle, ev, regs } => {
+            g.set_time(cycle);
+            g.release(&ev, &regs)
+        }
+    }
+}
+
+/// Runs `prog` on the RTL engine in lockstep with the golden model.
+pub fn run_cosim(prog: &Program, cfg: Config, sm: SmConfig) -> CosimReport {
+    let period = sm.period_ps();
+    let mut e = Engine::new(prog, cfg.clone(), sm);
+    e.record_events();
+    let mut g = Golden::new(prog, cfg, period);
+    let mut divergence = None;
+    let outcome = loop {
+        let r = e.step();
+        for ev in e.take_events() {
+            if let Err(d) = apply(&mut g, ev) {
+                divergence = Some(d);
+                break;
+            }
+        }
+        if divergence.is_some() {
+            break Outcome::Fault;
+        }
+        match r {
+            Ok(true) => {}
+            Ok(false) => break Outcome::Completed,
+            Err(Stop::Finding) => break Outcome::Fault,
+            Err(Stop::Unsupported(s)) => break Outcome::Unsupported(s),
+        }
+    };
+    if divergence.is_none() {
+        g.set_time(e.cycle);
+        divergence = match &outcome {
+            Outcome::Completed => g.finish(&e.m).err(),
+            Outcome::Fault => match e.m.findings.last() {
+                Some(f) => {
+                    let l = &f.location;
+                    let at = (!l.instr.is_empty()).then_some((l.cta, l.warp, l.pc));
+                    g.expect_finding(f.kind, at).err()
+                }
+                None => None,
+            },
+            Outcome::Unsupported(_) => None,
+        };
+    }
+    let mut run = e.report(&outcome);
+    if divergence.is_some() && run.status == "ok" {
+        run.status = "fault".into();
+    }
+    CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect() }
+}

@@ -1,0 +1,218 @@
+//! Static timing facts of each instruction (its class, the registers it reads and writes) and the
+//! memory cost models (shared-memory bank conflicts, global sectors).
+
+use crate::config::SmConfig;
+use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand};
+use hopsync_firmware::Opcode;
+
+/// How the engine executes and times an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Golden body; result after a fixed latency.
+    Compute,
+    /// Golden body; a branch (taken: fetch redirect).
+    Branch,
+    /// Golden body; `nanosleep` (the warp sleeps).
+    Sleep,
+    /// Golden body; a memory access timed by the memory models (ld, st, atom, red,
+    /// tensormap.cp_fenceproxy).
+    Mem,
+    /// Golden body; `cp.async` (its copies complete through the global pipe).
+    CpAsync,
+    /// Golden body; `st.async` / `red.async` (data and complete-tx travel the DSMEM network).
+    AsyncStore,
+    /// mbarrier.* and cp.async.mbarrier.arrive: the MbarrierUnit.
+    Mbarrier,
+    /// bar / barrier: the NamedBarrierUnit.
+    NamedBarrier,
+    /// barrier.cluster.*: the ClusterBarrierUnit.
+    ClusterBarrier,
+}
+
+/// What the engine knows of one instruction before running it.
+#[derive(Debug, Clone)]
+pub struct InstrInfo {
+    /// Class.
+    pub class: Class,
+    /// Registers read (guard, sources, address bases).
+    pub srcs: Vec<u32>,
+    /// Registers written.
+    pub dsts: Vec<u32>,
+    /// Result latency (compute classes), cycles.
+    pub latency: u64,
+    /// Index of the (first) address operand.
+    pub addr: Option<usize>,
+    /// An atomic / reduction (memory class).
+    pub atomic: bool,
+    /// A load (memory class; its destination waits for the data).
+    pub load: bool,
+}
+
+fn regs_of(op: &Operand, out: &mut Vec<u32>) {
+    match op {
+        Operand::Reg(r) | Operand::NotReg(r) => out.push(r.0),
+        Operand::Addr { base: AddrBase::Reg(r), .. } => out.push(r.0),
+        Operand::Vector(v) => v.iter().for_each(|o| regs_of(o, out)),
+        Operand::Pair(d, p) => {
+            if d.0 != u32::MAX {
+                out.push(d.0);
+            }
+            if p.0 != u32::MAX {
+                out.push(p.0);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether operand 0 of `i` is a destination: the row's pattern that fits the operand count has
+/// `d` or `|` in its first position.
+fn first_is_dest(i: &Instr) -> bool {
+    let n = i.operands.len();
+    for alt in i.op.spec().patterns() {
+        let req = alt.iter().filter(|s| !s.optional).count();
+        if n >= req && n <= alt.len() {
+            return alt.first().is_some_and(|s| s.kinds.contains('d') || s.kinds.contains('|'));
+        }
+    }
+    false
+}
+
+fn class_of(i: &Instr) -> Class {
+    use Opcode::*;
+    match i.op {
+        Bra => Class::Branch,
+        Nanosleep => Class::Sleep,
+        Ld | St | Atom | Red | TensormapCpFenceproxy => Class::Mem,
+        CpAsync => Class::CpAsync,
+        StAsync | RedAsync => Class::AsyncStore,
+        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => {
+            Class::Mbarrier
+        }
+        Bar | Barrier => Class::NamedBarrier,
+        BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
+        _ => Class::Compute,
+    }
+}
+
+fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
+    use Opcode::*;
+    let l = &c.latency;
+    let float = i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float());
+    let f64_ = i.ty() == Some(Mod::F64);
+    let base = match i.op {
+        Div | Rem => l.div,
+        Mul | Mad | Fma if f64_ => l.fp64,
+        Mul | Mad | Fma if float => l.fp32,
+        Mul | Mad => l.mul,
+        Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => l.misc,
+        _ if f64_ => l.fp64,
+        _ if float => l.fp32,
+        _ => l.alu,
+    };
+    let sreg = i.operands.iter().any(|o| matches!(o, Operand::Special(_)));
+    if sreg {
+        base.max(l.sreg)
+    } else {
+        base
+    }
+}
+
+/// The static facts of every instruction of the kernel, by pc.
+pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
+    module
+        .kernel
+        .body
+        .iter()
+        .map(|i| {
+            let mut srcs = Vec::new();
+            let mut dsts = Vec::new();
+            if let Some(g) = i.guard {
+                srcs.push(g.reg.0);
+            }
+            let dest0 = first_is_dest(i);
+            for (k, o) in i.operands.iter().enumerate() {
+                if k == 0 && dest0 {
+                    regs_of(o, &mut dsts);
+                } else {
+                    regs_of(o, &mut srcs);
+                }
+            }
+            srcs.sort_unstable();
+            srcs.dedup();
+            dsts.sort_unstable();
+            dsts.dedup();
+            let class = class_of(i);
+            InstrInfo {
+                class,
+                srcs,
+                dsts,
+                latency: compute_latency(i, c),
+                addr: i.operands.iter().position(|o| matches!(o, Operand::Addr { .. })),
+                atomic: matches!(i.op, Opcode::Atom | Opcode::Red),
+                load: matches!(i.op, Opcode::Ld),
+            }
+        })
+        .collect()
+}
+
+/// Bank wavefronts of one warp access to shared memory: per bank, the number of distinct
+/// bank words the lanes touch (a broadcast of one word costs nothing extra), at least one.
+pub fn bank_wavefronts(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
+    let bb = c.smem.bank_bytes as u64;
+    let banks = c.smem.banks as u64;
+    let mut words: Vec<u64> = Vec::with_capacity(accesses.len() * 2);
+    for &(off, size) in accesses {
+        let first = off / bb;
+        let last = (off + size.max(1) as u64 - 1) / bb;
+        for w in first..=last {
+            words.push(w);
+        }
+    }
+    words.sort_unstable();
+    words.dedup();
+    let mut per_bank = vec![0u64; banks as usize];
+    for w in words {
+        per_bank[(w % banks) as usize] += 1;
+    }
+    per_bank.into_iter().max().unwrap_or(0).max(1)
+}
+
+/// Distinct sectors (of `sector_bytes`) a warp access touches.
+pub fn sectors(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
+    let sb = c.global.sector_bytes.max(1);
+    let mut s: Vec<u64> = Vec::with_capacity(accesses.len());
+    for &(a, size) in accesses {
+        for k in a / sb..=(a + size.max(1) as u64 - 1) / sb {
+            s.push(k);
+        }
+    }
+    s.sort_unstable();
+    s.dedup();
+    s.len().max(1) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bank_conflicts() {
+        let c = SmConfig::sm90();
+        // 32 lanes, consecutive words: conflict-free.
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 4, 4)).collect();
+        assert_eq!(bank_wavefronts(&c, &a), 1);
+        // Stride of 32 words: every lane in bank 0.
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 128, 4)).collect();
+        assert_eq!(bank_wavefronts(&c, &a), 32);
+        // Broadcast.
+        let a: Vec<(u64, usize)> = (0..32).map(|_| (64, 4)).collect();
+        assert_eq!(bank_wavefronts(&c, &a), 1);
+        // 8-byte accesses, consecutive: two wavefronts.
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 8, 8)).collect();
+        assert_eq!(bank_wavefronts(&c, &a), 2);
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (0x1000 + l * 4, 4)).collect();
+        assert_eq!(sectors(&c, &a), 4);
+    }
+}

@@ -1,0 +1,360 @@
+//! The RTL units, clocked in a direct `simulate()` loop (rust-hdl's threaded `Simulation` is
+//! about 30x slower): per cycle, set the inputs, settle with the clock low (ready signals and
+//! stage-1 results are combinational), raise the clock and settle again (registered outputs).
+//!
+//! The MbarrierUnit holds the mbarrier words in its own RAM bank. The engine keeps its shared-memory
+//! image consistent with that bank by observing the bank's write port (a [`Tap`] read after the
+//! clock-low settle, i.e. the word written at the coming edge), so plain loads and reports see the
+//! words the unit holds. The unit is instantiated with a bank just large enough for the program's
+//! shared memory (2^9, 2^12 or 2^15 words).
+
+use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierReq, ClusterBarrierResp, ClusterBarrierUnit, ClusterLaunch, ClusterWarpExit};
+use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord};
+use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
+use rust_hdl::prelude::*;
+
+/// Iterations allowed for one settle.
+const SETTLE: usize = 200;
+
+/// Finds atoms by their dotted path in a block.
+struct Finder {
+    path: Vec<String>,
+    found: Vec<(String, *const (), usize, String)>,
+}
+
+impl Probe for Finder {
+    fn visit_start_scope(&mut self, name: &str, _: &dyn Block) {
+        self.path.push(name.to_string());
+    }
+    fn visit_start_namespace(&mut self, name: &str, _: &dyn Block) {
+        self.path.push(name.to_string());
+    }
+    fn visit_atom(&mut self, name: &str, signal: &dyn Atom) {
+        let full = format!("{}.{}", self.path.join("."), name);
+        let p = signal as *const dyn Atom as *const ();
+        self.found.push((full, p, signal.bits(), signal.descriptor().name));
+    }
+    fn visit_end_namespace(&mut self, _: &str, _: &dyn Block) {
+        self.path.pop();
+    }
+    fn visit_end_scope(&mut self, _: &str, _: &dyn Block) {
+        self.path.pop();
+    }
+}
+
+/// Read access to the write port of the MbarrierUnit's word bank and shadow-valid bank.
+///
+/// The unit keeps these signals private; the tap finds them once through rust-hdl's probe visitor
+/// (checking each one's width and type name) and reads them afterwards through pointers into the
+/// boxed unit, which never moves and is only read between `simulate` calls.
+struct Tap<const A: usize> {
+    enable: *const Signal<In, bool>,
+    address: *const Signal<In, Bits<A>>,
+    data: *const Signal<In, MbarrierWord>,
+    valid: *const Signal<In, bool>,
+}
+
+impl<const A: usize> Tap<A> {
+    fn find(uut: &MbarrierUnit<A>) -> Tap<A> {
+        let mut f = Finder { path: Vec::new(), found: Vec::new() };
+        uut.accept("uut", &mut f);
+        let get = |suffix: &str, bits: usize, ty: &str| -> *const () {
+            let hits: Vec<_> = f.found.iter().filter(|(n, ..)| n.ends_with(suffix)).collect();
+            assert!(hits.len() == 1, "MbarrierUnit tap: expected one `{suffix}`, found {}", hits.len());
+            let (n, p, b, t) = hits[0];
+            assert!(*b == bits && t.contains(ty), "MbarrierUnit tap: `{n}` is {b} bits of `{t}`, expected {bits} bits of `{ty}`");
+            *p
+        };
+        Tap {
+            enable: get(".ram.write_enable", 1, "") as *const Signal<In, bool>,
+            address: get(".ram.write_address", A, "") as *const Signal<In, Bits<A>>,
+            data: get(".ram.write_data", 64, "MbarrierWord") as *const Signal<In, MbarrierWord>,
+            valid: get(".shadow.write_data", 1, "") as *const Signal<In, bool>,
+        }
+    }
+
+    /// The write at the coming edge: (word index, new word, shadow valid bit).
+    fn read(&self) -> Option<(u32, u64, bool)> {
+        // SAFETY: the pointers name fields of the boxed unit the tap was built from (checked by
+        // path, width and type name), which outlives the tap and is not borrowed mutably here.
+        unsafe {
+            if !(*self.enable).val() {
+                return None;
+            }
+            Some(((*self.address).val().index() as u32, (*self.data).val().to_u64(), (*self.valid).val()))
+        }
+    }
+}
+
+/// The requests presented to the MbarrierUnit's three ports this cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MbarInputs {
+    /// This CTA's warps.
+    pub local: Option<MbarrierReq>,
+    /// The async-copy path (cp.async.mbarrier.arrive's arrive-on).
+    pub tma: Option<MbarrierReq>,
+    /// Other CTAs and the async-store path (st.async / red.async complete-tx, remote arrives).
+    pub cluster: Option<MbarrierReq>,
+}
+
+/// What the MbarrierUnit did in one cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MbarOutputs {
+    /// The local request was accepted.
+    pub local_ready: bool,
+    /// The tma request was accepted.
+    pub tma_ready: bool,
+    /// The cluster request was accepted.
+    pub cluster_ready: bool,
+    /// The bank write of the operation in stage 1: (word index, new word, shadow valid bit).
+    pub write: Option<(u32, u64, bool)>,
+    /// Registered response.
+    pub resp: MbarrierResp,
+    /// Registered wake event.
+    pub wake: MbarrierWake,
+    /// Registered finding.
+    pub fault: MbarrierFault,
+}
+
+struct MbarInst<const A: usize> {
+    uut: Box<MbarrierUnit<A>>,
+    tap: Tap<A>,
+}
+
+impl<const A: usize> MbarInst<A> {
+    fn new(default_suspend_cycles: u32) -> Self {
+        let mut uut = Box::new(MbarrierUnit::<A>::new(default_suspend_cycles));
+        uut.connect_all();
+        assert!(simulate(&mut *uut, SETTLE));
+        let tap = Tap::find(&uut);
+        let mut s = MbarInst { uut, tap };
+        // The RAM read registers are defined after two edges.
+        for _ in 0..2 {
+            s.cycle(&MbarInputs::default());
+        }
+        s
+    }
+
+    fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
+        let u = &mut *self.uut;
+        u.local_valid.next = p.local.is_some();
+        u.local_req.next = p.local.unwrap_or_default();
+        u.tma_valid.next = p.tma.is_some();
+        u.tma_req.next = p.tma.unwrap_or_default();
+        u.cluster_valid.next = p.cluster.is_some();
+        u.cluster_req.next = p.cluster.unwrap_or_default();
+        u.clock.next = false.into();
+        assert!(simulate(u, SETTLE), "MbarrierUnit did not settle");
+        let (local_ready, tma_ready, cluster_ready) = (u.local_ready.val(), u.tma_ready.val(), u.cluster_ready.val());
+        let write = self.tap.read();
+        let u = &mut *self.uut;
+        u.clock.next = true.into();
+        assert!(simulate(u, SETTLE), "MbarrierUnit did not settle");
+        MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp: u.resp.val(), wake: u.wake.val(), fault: u.fault.val() }
+    }
+}
+
+enum MbarAny {
+    A9(MbarInst<9>),
+    A12(MbarInst<12>),
+    A15(MbarInst<15>),
+}
+
+/// One CTA's MbarrierUnit.
+pub struct MbarUnit {
+    inner: MbarAny,
+}
+
+impl MbarUnit {
+    /// A unit whose bank covers `smem_bytes` of shared memory (at most 2^15 words, 256 KiB),
+    /// with the try_wait time limit `default_suspend_cycles`.
+    pub fn new(smem_bytes: u32, default_suspend_cycles: u32) -> MbarUnit {
+        let words = (smem_bytes as u64).div_ceil(8).max(1);
+        let inner = if words <= 1 << 9 {
+            MbarAny::A9(MbarInst::new(default_suspend_cycles))
+        } else if words <= 1 << 12 {
+            MbarAny::A12(MbarInst::new(default_suspend_cycles))
+        } else {
+            MbarAny::A15(MbarInst::new(default_suspend_cycles))
+        };
+        MbarUnit { inner }
+    }
+
+    /// Words in the bank.
+    pub fn words(&self) -> u32 {
+        match &self.inner {
+            MbarAny::A9(_) => 1 << 9,
+            MbarAny::A12(_) => 1 << 12,
+            MbarAny::A15(_) => 1 << 15,
+        }
+    }
+
+    /// One clock cycle.
+    pub fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
+        match &mut self.inner {
+            MbarAny::A9(u) => u.cycle(p),
+            MbarAny::A12(u) => u.cycle(p),
+            MbarAny::A15(u) => u.cycle(p),
+        }
+    }
+
+    /// Visits every signal of the unit (rust-hdl's probe; a VCD writer hooks in here).
+    pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
+        match &self.inner {
+            MbarAny::A9(u) => u.uut.accept(name, probe),
+            MbarAny::A12(u) => u.uut.accept(name, probe),
+            MbarAny::A15(u) => u.uut.accept(name, probe),
+        }
+    }
+}
+
+/// The inputs of a NamedBarrierUnit this cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NamedInputs {
+    /// A warp's barrier instruction.
+    pub req: Option<NamedBarrierReq>,
+    /// A warp exited.
+    pub exit: Option<u32>,
+    /// The CTA starts with these warps.
+    pub launch: Option<u32>,
+}
+
+/// What a NamedBarrierUnit did in one cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NamedOutputs {
+    /// The request was accepted.
+    pub ready: bool,
+    /// Registered completion.
+    pub done: NamedBarrierRelease,
+    /// Registered finding.
+    pub fault: NamedBarrierFault,
+}
+
+/// One CTA's NamedBarrierUnit.
+pub struct NamedUnit {
+    uut: Box<NamedBarrierUnit>,
+}
+
+impl Default for NamedUnit {
+    fn default() -> Self {
+        NamedUnit::new()
+    }
+}
+
+impl NamedUnit {
+    /// A fresh unit.
+    pub fn new() -> NamedUnit {
+        let mut uut = Box::new(NamedBarrierUnit::default());
+        uut.connect_all();
+        assert!(simulate(&mut *uut, SETTLE));
+        NamedUnit { uut }
+    }
+
+    /// One clock cycle.
+    pub fn cycle(&mut self, p: &NamedInputs) -> NamedOutputs {
+        let u = &mut *self.uut;
+        u.req_valid.next = p.req.is_some();
+        u.req.next = p.req.unwrap_or_default();
+        u.exit.next = WarpExit { valid: p.exit.is_some(), warp: (p.exit.unwrap_or(0) as u64).into() };
+        u.launch.next = NamedBarrierLaunch { valid: p.launch.is_some(), warps: (p.launch.unwrap_or(0) as u64).into() };
+        u.clock.next = false.into();
+        assert!(simulate(u, SETTLE), "NamedBarrierUnit did not settle");
+        let ready = u.req_ready.val();
+        u.clock.next = true.into();
+        assert!(simulate(u, SETTLE), "NamedBarrierUnit did not settle");
+        NamedOutputs { ready, done: u.done.val(), fault: u.fault.val() }
+    }
+
+    /// Visits every signal of the unit.
+    pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
+        self.uut.accept(name, probe)
+    }
+}
+
+/// The inputs of a ClusterBarrierUnit this cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClusterInputs {
+    /// A warp's arrive / wait.
+    pub req: Option<ClusterBarrierReq>,
+    /// A warp of a CTA (rank, warp) exited.
+    pub exit: Option<(u32, u32)>,
+    /// A CTA (rank, warps) starts.
+    pub launch: Option<(u32, u32)>,
+}
+
+/// What a ClusterBarrierUnit did in one cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClusterOutputs {
+    /// The request was accepted.
+    pub ready: bool,
+    /// Registered answer to a wait.
+    pub resp: ClusterBarrierResp,
+    /// Registered phase completion.
+    pub done: ClusterBarrierDone,
+    /// Registered finding.
+    pub fault: ClusterBarrierFault,
+}
+
+/// One cluster's ClusterBarrierUnit.
+pub struct ClusterUnit {
+    uut: Box<ClusterBarrierUnit>,
+}
+
+impl Default for ClusterUnit {
+    fn default() -> Self {
+        ClusterUnit::new()
+    }
+}
+
+impl ClusterUnit {
+    /// A fresh unit.
+    pub fn new() -> ClusterUnit {
+        let mut uut = Box::new(ClusterBarrierUnit::default());
+        uut.connect_all();
+        assert!(simulate(&mut *uut, SETTLE));
+        ClusterUnit { uut }
+    }
+
+    /// One clock cycle.
+    pub fn cycle(&mut self, p: &ClusterInputs) -> ClusterOutputs {
+        let u = &mut *self.uut;
+        u.req_valid.next = p.req.is_some();
+        u.req.next = p.req.unwrap_or_default();
+        let (xc, xw) = p.exit.unwrap_or((0, 0));
+        u.exit.next = ClusterWarpExit { valid: p.exit.is_some(), cta: (xc as u64).into(), warp: (xw as u64).into() };
+        let (lc, lw) = p.launch.unwrap_or((0, 0));
+        u.launch.next = ClusterLaunch { valid: p.launch.is_some(), cta: (lc as u64).into(), warps: (lw as u64).into() };
+        u.clock.next = false.into();
+        assert!(simulate(u, SETTLE), "ClusterBarrierUnit did not settle");
+        let ready = u.req_ready.val();
+        u.clock.next = true.into();
+        assert!(simulate(u, SETTLE), "ClusterBarrierUnit did not settle");
+        ClusterOutputs { ready, resp: u.resp.val(), done: u.done.val(), fault: u.fault.val() }
+    }
+
+    /// Visits every signal of the unit.
+    pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
+        self.uut.accept(name, probe)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hopsync_hdl::mbarrier_unit::MbarrierOp;
+
+    #[test]
+    fn the_tap_sees_the_word_an_init_writes() {
+        let mut u = MbarUnit::new(64, 100);
+        let req = MbarrierReq { op: MbarrierOp::Init, word: 3u64.into(), count: 5u64.into(), ..Default::default() };
+        let o = u.cycle(&MbarInputs { local: Some(req), ..Default::default() });
+        assert!(o.local_ready);
+        let o = u.cycle(&MbarInputs::default());
+        let (w, word, valid) = o.write.expect("stage 1 writes the word");
+        assert_eq!(w, 3);
+        assert!(valid);
+        assert_ne!(word, 0);
+        assert!(o.resp.valid);
+        assert!(!o.fault.valid);
+    }
+}
