@@ -4,8 +4,8 @@
 //! cycles every time (with and without the lockstep's event recording). The bad programs that name
 //! a finding produce that same first finding on both engines, with no divergence before it.
 //!
-//! `tma/` is skipped: the TMA instructions have no RTL unit yet (the RTL engine stops with
-//! `unsupported:` on them).
+//! `tma/` and `bad/tma_*` are skipped: the TMA instructions have no RTL unit yet (the RTL engine
+//! stops with `unsupported:` on them).
 
 use hopsync_cosim::machine::Config;
 use hopsync_cosim::report::{run_golden, RunReport};
@@ -145,10 +145,8 @@ fn rtl_every_program_matches_golden_and_passes_cosim() {
 fn rtl_bad_programs_give_the_golden_first_finding() {
     let mut paths = Vec::new();
     collect(&programs_dir().join("bad"), &[], &mut paths);
-    // Like the good programs, TMA programs are left out: the TMA instructions have no RTL unit
-    // in the engine yet (it stops with `unsupported:` on them, see the module doc).
-    paths.retain(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tma_")));
     paths.retain(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("// expect-finding: ")));
+    paths.retain(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tma_")));
     assert!(paths.len() > 20, "bad programs with a finding: {}", paths.len());
     for_all(&paths, check_bad);
 }
@@ -165,4 +163,69 @@ fn rtl_reports_cycles_and_golden_does_not() {
     assert_eq!(rj["engine"], "rtl");
     assert!(rj["cycles"].as_u64().unwrap() > 0);
     assert_eq!(rj["outputs"], gj["outputs"]);
+}
+
+#[test]
+fn rtl_cosim_catches_a_corrupted_retire_record() {
+    use hopsync_cosim::lockstep::Golden;
+    use hopsync_sim::engine::{Engine, Event};
+    // Run the RTL engine with its event stream, corrupt the first register write of an
+    // mbarrier.arrive's token, and replay: the golden side must name that instruction.
+    let p = programs_dir().join("demo/pipeline.ptx");
+    let prog = Program::load(&p).unwrap();
+    let sm = SmConfig::sm90();
+    let mut e = Engine::new(&prog, Config::default(), sm.clone());
+    e.record_events();
+    let outcome = e.run();
+    assert_eq!(e.report(&outcome).status, "ok");
+    let mut events = e.take_events();
+    let k = events
+        .iter()
+        .position(|ev| matches!(ev, Event::Retire { rec, .. } if !rec.regs.is_empty() && prog.module.kernel.body[rec.pc as usize].op == hopsync_firmware::Opcode::MbarrierArrive))
+        .expect("an arrive with a token");
+    if let Event::Retire { rec, .. } = &mut events[k] {
+        let l = rec.regs[0].mask.trailing_zeros() as usize;
+        rec.regs[0].values[l] ^= 1 << 63;
+    }
+    let mut g = Golden::new(&prog, Config::default(), sm.period_ps());
+    let mut result = Ok(());
+    for ev in events {
+        result = match ev {
+            Event::Retire { cycle, rec } => {
+                g.set_time(cycle);
+                g.step(&rec)
+            }
+            Event::Complete { cycle, seq } => {
+                g.set_time(cycle);
+                g.complete_async(seq)
+            }
+            Event::Release { cycle, ev, regs } => {
+                g.set_time(cycle);
+                g.release(&ev, &regs)
+            }
+        };
+        if result.is_err() {
+            break;
+        }
+    }
+    let d = result.expect_err("the corrupted token diverges");
+    assert!(d.what.starts_with("register"), "{d}");
+    assert!(d.instr.starts_with("mbarrier.arrive"), "{d}");
+    assert!(d.line > 0 && d.waves.to_cycle > d.waves.from_cycle, "{d}");
+    let json = serde_json::to_value(&d).unwrap();
+    for k in ["cycle", "instr", "line", "golden", "rtl", "waves"] {
+        assert!(json.get(k).is_some(), "divergence JSON lacks `{k}`");
+    }
+}
+
+#[test]
+fn rtl_cosim_report_has_compared_and_divergences() {
+    let p = programs_dir().join("seeds/bar_red.ptx");
+    let prog = Program::load(&p).unwrap();
+    let r = run_cosim(&prog, Config::default(), SmConfig::sm90());
+    let j = serde_json::to_value(&r).unwrap();
+    assert!(j["compared"].as_u64().unwrap() > 0);
+    assert_eq!(j["divergences"].as_array().unwrap().len(), 0);
+    assert_eq!(j["engine"], "rtl");
+    assert!(j["cycles"].as_u64().is_some());
 }

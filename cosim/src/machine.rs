@@ -28,6 +28,8 @@ pub const GLOBAL_BASE: u64 = hopsync_firmware::manifest::GLOBAL_BASE;
 pub const SHARED_GENERIC_BASE: u64 = 0x0000_7f00_0000_0000;
 /// Generic addresses of local memory start here (docs/DESIGN.md).
 pub const LOCAL_GENERIC_BASE: u64 = 0x0000_7e00_0000_0000;
+/// Generic addresses of the kernel parameter space start here (docs/DESIGN.md; `cvta.param`).
+pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
 /// Stride of CTA windows in the `.shared::cluster` space (docs/DESIGN.md).
 pub const SMEM_CLUSTER_STRIDE: u64 = 0x0100_0000;
 /// Warp size.
@@ -1101,6 +1103,9 @@ impl<'p> Machine<'p> {
                     self.shared_place(cta, addr - SHARED_GENERIC_BASE, size, true).ok_or_else(|| oob("generic(shared)"))
                 } else if (LOCAL_GENERIC_BASE..LOCAL_GENERIC_BASE + (1 << 32)).contains(&addr) {
                     self.local_place(cta, warp, lane, addr - LOCAL_GENERIC_BASE, size).ok_or_else(|| oob("generic(local)"))
+                } else if (PARAM_GENERIC_BASE..PARAM_GENERIC_BASE + (1 << 32)).contains(&addr) {
+                    let off = addr - PARAM_GENERIC_BASE;
+                    (off as usize + size <= self.params.len()).then_some(Place::Param(off as usize)).ok_or_else(|| oob("generic(param)"))
                 } else {
                     self.global_place(addr, size).ok_or_else(|| oob("generic(global)"))
                 }

@@ -35,7 +35,8 @@
 //! out by [`Manifest::buffer_bases`]); a violated rule is an error naming the rule, at the
 //! offending field. A `[[param]]` with `tensormap = "name"` receives the map's 128-byte image
 //! ([`Manifest::tensormap_image`]): the kernel declares it `.param .align 64 .b8 name[128]`, as
-//! nvcc does for a `const __grid_constant__ CUtensorMap` argument.
+//! nvcc does for a `const __grid_constant__ CUtensorMap` argument, and passes its generic address
+//! (`mov.u64` + `cvta.param`) to the TMA instructions.
 
 use crate::diag::Diag;
 use crate::ir::Loc;

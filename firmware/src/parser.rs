@@ -845,6 +845,33 @@ fn check_target(m: &Module) -> R<()> {
             return Err(Diag::new(ins.loc, "`red.async.mmio`/`.release` requires sm_100"));
         }
         check_ptx_rules(m, ins)?;
+        check_tensor_operands(m, ins)?;
+    }
+    Ok(())
+}
+
+/// The tensor-map operand of the cp.async.bulk.tensor family is a generic address (PTX
+/// 9.7.9.25.5.2): ptxas (nvcc 13.0, sm_90) rejects a `.param`, `.shared` or `.local` variable
+/// named directly ("State space mismatch between instruction and address in instruction
+/// 'cp.async.bulk.tensor'"); kernels take the param's generic address into a register
+/// (`mov.u64 %rd, tmap; cvta.param.u64 %rd, %rd;`).
+fn check_tensor_operands(m: &Module, ins: &Instr) -> R<()> {
+    for op in &ins.operands {
+        if let Operand::Tensor { base: AddrBase::Sym(s), .. } = op {
+            let sym = &m.symbols[s.0 as usize];
+            if matches!(sym.space, Space::Param | Space::Shared | Space::Local) {
+                return Err(Diag::new(
+                    ins.loc,
+                    format!(
+                        "the tensor-map operand `{}` is a .{} variable: ptxas rejects it (state space mismatch); use its generic address in a register (mov.u64 %rd, {}; cvta.{}.u64 %rd, %rd)",
+                        sym.name,
+                        sym.space.text(),
+                        sym.name,
+                        sym.space.text()
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -72,6 +72,15 @@ impl Target {
                 )
             })
     }
+    /// Logic cells (iCE40 LCs, ECP5 LUT4 slots) and block RAMs of the device (0: not placed).
+    pub fn capacity(self) -> (u64, u64) {
+        match self {
+            Target::Ice40Up5k => (5280, 30),
+            Target::Ice40Hx8k => (7680, 32),
+            Target::Ecp5_85k => (83_640, 208),
+            Target::Xc7 => (0, 0),
+        }
+    }
     /// The clock nextpnr is asked to meet, MHz.
     pub fn goal_mhz(self) -> f64 {
         match self {
@@ -413,6 +422,51 @@ pub fn parse_critical_path(log: &str) -> Option<CriticalPath> {
     Some(cp)
 }
 
+/// The device-utilisation lines of a nextpnr log at or above 100% ("ICESTORM_LC 5288/5280"),
+/// when the placer gave up.
+pub fn over_utilised(log: &str) -> Option<String> {
+    let full: Vec<String> = log
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim_start_matches("Info:").trim();
+            let (name, rest) = t.split_once(':')?;
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let used: u64 = w.first()?.trim_end_matches('/').parse().ok()?;
+            let avail: u64 = w.get(1)?.parse().ok()?;
+            (avail > 0 && used >= avail).then(|| format!("{} {used}/{avail}", name.trim()))
+        })
+        .collect();
+    if full.is_empty() || !(log.contains("Failed to expand region") || log.contains("Unable to place") || log.contains("too many")) {
+        return None;
+    }
+    let mut full = full;
+    full.dedup();
+    Some(full.join(", "))
+}
+
+/// A quick capacity check before place-and-route: a logic cell holds one LUT and one flip-flop,
+/// and the I/O harness adds a flip-flop per port bit, so more than the device's cells (or block
+/// RAMs) cannot fit. nextpnr would take long to find that out.
+fn cannot_fit(r: &SynthResult, target: Target, verilog: &str) -> Option<String> {
+    let (cells, brams) = target.capacity();
+    let harness: u64 = ports(verilog).iter().filter(|p| p.name != "clock").map(|p| p.width as u64).sum();
+    let need = r.luts.max(r.ffs + harness);
+    if need > cells {
+        return Some(format!(
+            "does not fit: at least {need} logic cells with the I/O harness, the device has {cells}"
+        ));
+    }
+    if r.bram > brams {
+        return Some(format!("does not fit: {} block RAMs, the device has {brams}", r.bram));
+    }
+    None
+}
+
+/// A message on one line, without table separators.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "/")
+}
+
 /// Synthesizes (and where possible places and routes) one unit for one target.
 pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Result<SynthResult, String> {
     let t0 = std::time::Instant::now();
@@ -444,6 +498,8 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
     if opts.seeds == 0 {
         r.pnr_note = Some("place-and-route not requested".into());
     } else if let Some(why) = tools.pnr_missing(target) {
+        r.pnr_note = Some(why);
+    } else if let Some(why) = cannot_fit(&r, target, &v) {
         r.pnr_note = Some(why);
     } else {
         let pnr = tools.pnr(target).unwrap();
@@ -504,10 +560,10 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
             }
             None => {
                 let e = errors.first().cloned().unwrap_or_default();
-                r.pnr_note = Some(if e.contains("Unable to place") || e.contains("too many") || e.contains("exceeds") {
-                    format!("does not fit: {}", e.lines().skip(1).collect::<Vec<_>>().join(" "))
-                } else {
-                    format!("place-and-route failed: {e}")
+                let log = std::fs::read_to_string(dir.join("nextpnr_seed1.log")).unwrap_or_default();
+                r.pnr_note = Some(match over_utilised(&log) {
+                    Some(u) => format!("does not fit with the I/O harness: {u}"),
+                    None => format!("place-and-route failed: {}", one_line(&e)),
                 });
             }
         }
@@ -709,7 +765,12 @@ pub fn cli(units: &[String], targets: &[Target], opts: &Options, markdown_out: O
     let mut results = vec![];
     for u in units {
         for t in targets {
-            let r = synth(u, *t, &tools, opts)?;
+            let r = synth(u, *t, &tools, opts).unwrap_or_else(|e| SynthResult {
+                unit: u.clone(),
+                target: t.name().to_string(),
+                pnr_note: Some(format!("synthesis failed: {}", one_line(&e))),
+                ..Default::default()
+            });
             println!("{}", markdown_row(&r));
             if let Some(cp) = &r.critical_path {
                 if r.fmax.map(|f| f < t.goal_mhz()) == Some(true) {
@@ -726,11 +787,19 @@ pub fn cli(units: &[String], targets: &[Target], opts: &Options, markdown_out: O
             results.push(r);
         }
     }
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.pnr_note.as_deref().is_some_and(|n| n.starts_with("synthesis failed")))
+        .map(|r| format!("{} on {}", r.unit, r.target))
+        .collect();
     if let Some(p) = markdown_out {
         let old = std::fs::read_to_string(p).ok();
         let text = markdown(&results, &tools, opts, command, old.as_deref());
         std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         eprintln!("wrote {}", p.display());
+    }
+    if !failed.is_empty() {
+        return Err(format!("synthesis failed for {}", failed.join(", ")));
     }
     Ok(results)
 }
@@ -752,6 +821,8 @@ mod tests {
                    Info: 0.81 ns logic, 0.88 ns routing\n\
                    Info: Max frequency for clock 'clk': 64.60 MHz (FAIL at 150.00 MHz)\n";
         assert_eq!(parse_fmax(log), Some(64.6));
+        let full = "Info: Device utilisation:\nInfo: \t ICESTORM_LC:  5288/ 5280   100%\nInfo: \t ICESTORM_RAM:  9/ 30  30%\nERROR: Failed to expand region (0, 0) |_> (25, 31) of 5288 ICESTORM_LCs\n";
+        assert_eq!(over_utilised(full).as_deref(), Some("ICESTORM_LC 5288/5280"));
         let cp = parse_critical_path(log).unwrap();
         assert_eq!((cp.logic_ns, cp.routing_ns, cp.stages), (0.81, 0.88, 1));
         assert_eq!(cp.cells.len(), 3);

@@ -255,6 +255,8 @@ pub struct Engine<'p> {
     pub cycle: u64,
     /// Cycles skipped because nothing could happen in them.
     pub skipped: u64,
+    /// Unit clock edges simulated (every unit, every cycle it was clocked).
+    pub unit_edges: u64,
     info: Vec<InstrInfo>,
     ctas: Vec<CtaState>,
     clusters: Vec<ClusterState>,
@@ -340,6 +342,7 @@ impl<'p> Engine<'p> {
             cfg,
             cycle: 0,
             skipped: 0,
+            unit_edges: 0,
             info,
             ctas,
             clusters,
@@ -561,6 +564,7 @@ impl<'p> Engine<'p> {
             return Ok(());
         }
         self.active_this_cycle = true;
+        self.unit_edges += 1;
         let out = cs.mbar.cycle(&inputs);
         let accepted = if out.local_ready {
             cs.local_q.pop_front()
@@ -725,6 +729,7 @@ impl<'p> Engine<'p> {
             return Ok(());
         }
         self.active_this_cycle = true;
+        self.unit_edges += 1;
         let out = cs.named.cycle(&NamedInputs { req: req.map(|r| r.0), exit, launch });
         cs.named_launch = None;
         if exit.is_some() {
@@ -821,6 +826,7 @@ impl<'p> Engine<'p> {
             return Ok(());
         }
         self.active_this_cycle = true;
+        self.unit_edges += 1;
         let out = cl.unit.cycle(&ClusterInputs { req: req.map(|r| r.0), exit, launch });
         if launch.is_some() {
             cl.launch_q.pop_front();
@@ -1027,6 +1033,9 @@ impl<'p> Engine<'p> {
             let waiting_port = op.queued || op.parts.iter().any(|p| p.accepted < p.reqs.len());
             return if waiting_port { Stall::UnitBackpressure } else { Stall::MbarrierWait };
         }
+        if ws.next_issue > self.cycle {
+            return ws.wait_why;
+        }
         let mw = &self.m.ctas[c].warps[w];
         let Some((pc, _)) = mw.next_group() else {
             for l in 0..WARP {
@@ -1038,9 +1047,6 @@ impl<'p> Engine<'p> {
             }
             return if mw.exited() { Stall::Exited } else { Stall::BarrierWait };
         };
-        if ws.next_issue > self.cycle {
-            return ws.wait_why;
-        }
         let Some(inf) = self.info.get(pc as usize) else { return Stall::Ready };
         for &r in inf.srcs.iter().chain(&inf.dsts) {
             if ws.ready[r as usize] > self.cycle {
@@ -2048,10 +2054,4 @@ fn arrival_req(a: &Arrival, w: u32, live: u32, count: Option<u32>) -> NamedBarri
         lanes: (live as u64).into(),
         pred: (pred as u64).into(),
     }
-}
-
-/// Writes a register of lane `l` of warp (c, w) as a golden body would (declared width, logged).
-pub fn set_reg(m: &mut Machine<'_>, c: u32, w: u32, reg: u32, l: u32, v: u64) {
-    let mut cx = Cx { m, cta: c, warp: w, pc: 0, mask: 1 << l, group: 1 << l };
-    cx.set_reg(RegId(reg), l, v);
 }

@@ -172,24 +172,6 @@ macro_rules! port_io {
 
 // ---------------------------------------------------------------- stimulus shapes
 
-const MBAR_OPS: [MbarrierOp; 16] = [
-    MbarrierOp::Init,
-    MbarrierOp::Inval,
-    MbarrierOp::Arrive,
-    MbarrierOp::ArriveNoComplete,
-    MbarrierOp::ArriveExpectTx,
-    MbarrierOp::ArriveDrop,
-    MbarrierOp::ArriveDropNoComplete,
-    MbarrierOp::ArriveDropExpectTx,
-    MbarrierOp::ExpectTx,
-    MbarrierOp::CompleteTx,
-    MbarrierOp::TestWait,
-    MbarrierOp::TestWaitParity,
-    MbarrierOp::TryWait,
-    MbarrierOp::TryWaitParity,
-    MbarrierOp::PendingCount,
-    MbarrierOp::CpAsyncArriveInc,
-];
 
 /// An mbarrier request: mostly on 4 words with small counts, so phases complete; now and then
 /// any word, out-of-range counts and tx-counts, and words beyond the bank.

@@ -588,12 +588,14 @@ impl Exec for op::Cvt {
 
 impl Exec for op::Cvta {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        use crate::machine::{LOCAL_GENERIC_BASE, SHARED_GENERIC_BASE};
+        use crate::machine::{LOCAL_GENERIC_BASE, PARAM_GENERIC_BASE, SHARED_GENERIC_BASE};
         let to = i.has(Mod::To);
         let base = if i.has(Mod::Shared) || i.has(Mod::SharedCta) || i.has(Mod::SharedCluster) {
             SHARED_GENERIC_BASE
         } else if i.has(Mod::Local) {
             LOCAL_GENERIC_BASE
+        } else if i.has(Mod::Param) {
+            PARAM_GENERIC_BASE
         } else {
             0
         };

@@ -50,9 +50,9 @@
 //!   elements per dimension (`elementStrides[0]` is ignored with interleave NONE, [DRV]); it sits
 //!   densely in shared memory at `k * elementSize`, then swizzled by the absolute shared address
 //!   ([PTX] §5.5.7, tensormap.rs `swizzle_offset`). Loads fill out-of-bounds elements with zero,
-//!   or with NaN (`0x7fff`, `0x7fffffff`, `0x7fff_ffff_ffff_ffff` by width: hopsync's choice of
-//!   NaN) for float types under `NAN_REQUEST_ZERO_FMA` ([DRV] oobFill; [PTX] §5.5.3.3); stores
-//!   and reductions skip out-of-bounds elements ([PTX] §5.5.3.3).
+//!   or with NaN (the 16-bit pattern `0x7ff7` repeated, as an H200 writes it) for float types
+//!   under `NAN_REQUEST_ZERO_FMA` ([DRV] oobFill; [PTX] §5.5.3.3); stores and reductions skip
+//!   out-of-bounds elements ([PTX] §5.5.3.3).
 //! * **im2col** ([PTX] §5.5.4): `pixelsPerColumn` pixels, each `channelsPerPixel` channels from
 //!   `coords[0]`, are walked from the pixel at the instruction's spatial coordinates through the
 //!   bounding box (spatial dimension `i` from `pixelBoxLowerCorner[i-1]` to
@@ -73,8 +73,12 @@
 //! * `TensorMapInvalid`: the 128-byte image at the tensor-map address does not decode
 //!   ([`TensorMap::decode`], every encoder rule), or its mode or rank does not fit the instruction.
 //! * `TmaCoordOutOfRange`: a coordinate that is not a 32-bit signed value, an im2col offset
-//!   outside `0..2^16` (3D), `0..2^8` (4D), `0..2^5` (5D) ([PTX] §9.7.9.25.5.2, im2colOffsets), or
-//!   a `.Nd` that differs from the map's rank.
+//!   outside `0..2^16` (3D), `0..2^8` (4D), `0..2^5` (5D) ([PTX] §9.7.9.25.5.2, im2colOffsets), a
+//!   `.Nd` that differs from the map's rank; and two tile-mode rules measured on an H200 (the
+//!   device check of `firmware/programs/tma/`), where breaking them traps with
+//!   CUDA_ERROR_ILLEGAL_INSTRUCTION: `coords[0] * elementSize` must be a multiple of 16 bytes
+//!   (loads, stores, reductions, prefetches), and stores and reductions take no negative
+//!   coordinate.
 //! * `TmaMbarrierNotInitialized`: the mbarrier the engine signals is not valid (at issue and at
 //!   completion), or belongs to another CTA than the issuing one and was initialized without a
 //!   `fence.mbarrier_init.release.cluster` (or a cluster-scope fence) by its CTA since ([PTX]
@@ -851,9 +855,9 @@ impl Exec for op::CpAsyncBulkPrefetch {
 // ---- tensor maps and boxes ----------------------------------------------------------------------
 
 /// The tensor map of tensor operand `k` (PTX 9.7.9.25.5.2: "the generic address of the
-/// tensor-map object in .param, .const or .global space"): a `.param` symbol or a register
-/// holding the param's address (generic param addresses are the param offsets in hopsync), or a
-/// global/const address. Decoded from its 128 bytes now, so a corrupted image is found.
+/// tensor-map object in .param, .const or .global space"): a register holding the generic
+/// address of a param (`cvta.param`) or of global/const memory, or a global/const variable.
+/// Decoded from its 128 bytes now, so a corrupted image is found.
 fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
     let Some(Operand::Tensor { base, offset, coords }) = i.operands.get(k) else {
         return Err(Stop::Unsupported(format!("internal: operand {k} of `{}` is not a tensor operand", cx.text(i))));
@@ -862,8 +866,8 @@ fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(Te
         AddrBase::Reg(r) => cx.reg(*r, lane),
         AddrBase::Sym(s) => {
             let sym = &cx.m.module().symbols[s.0 as usize];
-            if !matches!(sym.space, Space::Param | Space::Global | Space::Const) {
-                let msg = format!("the tensor-map operand `{}` is a .{} variable; a tensor map lives in .param, .const or .global memory (PTX 9.7.9.25.5.2)", sym.name, sym.space.text());
+            if !matches!(sym.space, Space::Global | Space::Const) {
+                let msg = format!("the tensor-map operand `{}` is a .{} variable, not the generic address of a tensor map in .param, .const or .global memory (PTX 9.7.9.25.5.2)", sym.name, sym.space.text());
                 cx.finding(FindingKind::TensorMapInvalid, lane, msg)?;
                 return Err(Stop::Finding);
             }
@@ -876,19 +880,19 @@ fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(Te
         misaligned(cx, lane, format!("tensor-map address 0x{addr:x} is not 64-byte aligned (CUDA Driver API §6.30: tensorMap address must be aligned to 64 bytes)"))?;
     }
     let n = TENSOR_MAP_BYTES;
-    let place = if (addr as usize).saturating_add(n) <= cx.m.params.len() {
-        Place::Param(addr as usize)
-    } else {
-        match global_span(cx.m, addr, n as u64) {
-            Some(p) => p,
-            None => {
-                cx.finding(
-                    FindingKind::TensorMapInvalid,
-                    lane,
-                    format!("tensor-map address 0x{addr:x}: no 128-byte object in .param, .const or .global memory there (PTX 5.5.8)"),
-                )?;
-                return Err(Stop::Finding);
-            }
+    let place = match cx.m.resolve(cx.cta, cx.warp, lane, None, addr, 1) {
+        Ok(Place::Param(o)) if o + n <= cx.m.params.len() => Place::Param(o),
+        Ok(Place::Global(..)) if global_span(cx.m, addr, n as u64).is_some() => global_span(cx.m, addr, n as u64).unwrap_or(Place::Param(0)),
+        _ => {
+            // A param's own address (mov without cvta.param) is not a generic address: silicon
+            // traps (CUDA_ERROR_MISALIGNED_ADDRESS on an H200).
+            let hint = if (addr as usize) < cx.m.params.len() { " (a .param address: take its generic address with cvta.param)" } else { "" };
+            cx.finding(
+                FindingKind::TensorMapInvalid,
+                lane,
+                format!("tensor-map address 0x{addr:x} is not the generic address of a 128-byte object in .param, .const or .global memory{hint} (PTX 9.7.9.25.5.2)"),
+            )?;
+            return Err(Stop::Finding);
         }
     };
     let mut img = [0u8; TENSOR_MAP_BYTES];
@@ -932,6 +936,31 @@ fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(Te
             format!("the instruction's load mode is {} but the tensor map is {:?} (PTX 9.7.9.25.5.2: .load_mode must match the tensor map)", if im2col { "im2col" } else { "tile" }, map.mode()),
         )?;
         return Err(Stop::Finding);
+    }
+    // Measured on an H200 (hopsync's device check of the TMA programs): in tile mode a box whose
+    // dimension-0 start is not 16-byte aligned (coords[0] * elementSize % 16 != 0) traps
+    // (CUDA_ERROR_ILLEGAL_INSTRUCTION) for loads, stores, reductions and prefetches alike, and a
+    // store or reduction with a negative coordinate in any dimension traps too (loads take
+    // negative coordinates and fill; stores skip elements past the far edges).
+    if map.mode() == TensorMapMode::Tiled {
+        let es = map.element_size() as i64;
+        if (cs[0] * es).rem_euclid(16) != 0 {
+            cx.finding(
+                FindingKind::TmaCoordOutOfRange,
+                lane,
+                format!("tile-mode coordinate 0 is {} elements = {} bytes, not a multiple of 16 bytes: an H200 traps (CUDA_ERROR_ILLEGAL_INSTRUCTION)", cs[0], cs[0] * es),
+            )?;
+            return Err(Stop::Finding);
+        }
+        let to_global = i.op == Opcode::CpReduceAsyncBulkTensor || (i.op == Opcode::CpAsyncBulkTensor && k == 0);
+        if let Some(d) = cs.iter().position(|&c| c < 0).filter(|_| to_global) {
+            cx.finding(
+                FindingKind::TmaCoordOutOfRange,
+                lane,
+                format!("a tensor store or reduction at coordinate {d} = {}: negative coordinates trap on an H200 (CUDA_ERROR_ILLEGAL_INSTRUCTION); only the far edges may be out of bounds", cs[d]),
+            )?;
+            return Err(Stop::Finding);
+        }
     }
     if map.spec().interleave != TensorMapInterleave::None {
         return Err(Stop::Unsupported(format!("unsupported: interleaved tensor layouts (interleave {:?}) (`{}` at {}:{})", map.spec().interleave, cx.text(i), cx.m.prog.path, i.loc)));
@@ -1036,17 +1065,14 @@ fn box_elements(map: &TensorMap, coords: &[i64], offsets: &[i64]) -> Vec<(u64, O
 }
 
 /// One element of out-of-bounds fill for loads ([DRV] oobFill; [PTX] §5.5.3.3): zero, or NaN for
-/// float types with `NAN_REQUEST_ZERO_FMA`.
+/// float types with `NAN_REQUEST_ZERO_FMA`. The NaN is the 16-bit pattern 0x7ff7 repeated over the
+/// element (f16/bf16 0x7ff7, f32 0x7ff77ff7, f64 0x7ff77ff77ff77ff7), as an H200 writes it
+/// (measured by hopsync's device check of `oob_nan_fill.ptx`); each is a quiet NaN of its type.
 fn oob_fill(map: &TensorMap) -> Vec<u8> {
     let es = map.element_size() as usize;
     let s = map.spec();
     if s.oob_fill == TensorMapOobFill::NanRequestZeroFma && s.data_type.is_float() {
-        let nan: u64 = match es {
-            2 => 0x7fff,
-            4 => 0x7fff_ffff,
-            _ => 0x7fff_ffff_ffff_ffff,
-        };
-        nan.to_le_bytes()[..es].to_vec()
+        [0xf7, 0x7f].iter().copied().cycle().take(es).collect()
     } else {
         vec![0; es]
     }
