@@ -56,6 +56,10 @@ enum Cmd {
         /// Scheduler step limit.
         #[arg(long, default_value_t = 200_000_000)]
         max_steps: u64,
+        /// With --engine rtl: write a VCD of every unit and warp here, and a GTKWave save file
+        /// beside it (FILE.gtkw): `gtkwave FILE.vcd FILE.gtkw`.
+        #[arg(long, value_name = "FILE.vcd")]
+        waves: Option<PathBuf>,
     },
     /// Parse and validate a program only.
     Check {
@@ -110,6 +114,19 @@ enum Cmd {
         /// Write the JSON report (the run report plus `compared` and `divergences`) here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write the RTL engine's VCD here and a GTKWave save file beside it (FILE.gtkw), opened
+        /// on the divergence's window when there is one.
+        #[arg(long, value_name = "FILE.vcd")]
+        waves: Option<PathBuf>,
+    },
+    /// Write the RTL engine's waveforms of programs: DIR/<name>.vcd and DIR/<name>.gtkw each
+    /// (default: every seed program into waves/, which regenerates the committed save files).
+    Waves {
+        /// Programs (default: firmware/programs/seeds/*.ptx).
+        programs: Vec<PathBuf>,
+        /// Output folder (the save files name the VCDs as DIR/<name>.vcd).
+        #[arg(long, default_value = "waves")]
+        dir: PathBuf,
     },
     /// Write the Verilog of every unit and of the CTA top (hopsync-hdl), one file per unit.
     Verilog {
@@ -252,7 +269,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, json, max_steps } => {
+        Cmd::Run { program, engine, seed, ub, json, max_steps, waves } => {
             let prog = load(&program)?;
             let cfg = Config {
                 seed,
@@ -263,9 +280,17 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 max_steps,
                 ..Config::default()
             };
-            let report = match engine {
-                Engine::Golden => run_golden(&prog, cfg),
-                Engine::Rtl => hopsync_sim::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
+            let report = match (engine, waves) {
+                (Engine::Golden, None) => run_golden(&prog, cfg),
+                (Engine::Golden, Some(_)) => {
+                    eprintln!("error: --waves needs --engine rtl (the golden model has no cycles)");
+                    return Err(ExitCode::from(2));
+                }
+                (Engine::Rtl, None) => hopsync_sim::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
+                (Engine::Rtl, Some(vcd)) => hopsync_sim::waves::run_with_waves(&prog, cfg, hopsync_sim::SmConfig::sm90(), &vcd).map_err(|e| {
+                    eprintln!("{e}");
+                    ExitCode::from(2)
+                })?,
             };
             print!("{}", report.summary());
             write_json(&json, &report)?;
@@ -369,10 +394,17 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json } => {
+        Cmd::Cosim { program, ub, json, waves } => {
             let prog = load(&program)?;
             let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
-            let r = hopsync_sim::lockstep::run_cosim(&prog, cfg, hopsync_sim::SmConfig::sm90());
+            let sm = hopsync_sim::SmConfig::sm90();
+            let r = match &waves {
+                None => hopsync_sim::lockstep::run_cosim(&prog, cfg, sm),
+                Some(vcd) => hopsync_sim::waves::cosim_with_waves(&prog, cfg, sm, vcd).map_err(|e| {
+                    eprintln!("{e}");
+                    ExitCode::from(2)
+                })?,
+            };
             print!("{}", r.run.summary());
             println!("  cosim: {} instructions compared, {} divergences", r.compared, r.divergences.len());
             for d in &r.divergences {
@@ -385,6 +417,29 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 })?;
             }
             Ok(if r.divergences.is_empty() && r.run.status == "ok" { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Waves { programs, dir } => {
+            let programs = if programs.is_empty() {
+                let mut v: Vec<PathBuf> = std::fs::read_dir("firmware/programs/seeds")
+                    .map_err(|e| {
+                        eprintln!("error: cannot list firmware/programs/seeds (run from the repository root or name programs): {e}");
+                        ExitCode::from(2)
+                    })?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+                    .collect();
+                v.sort();
+                v
+            } else {
+                programs
+            };
+            let progs = programs.iter().map(load).collect::<Result<Vec<_>, _>>()?;
+            let files = hopsync_sim::waves::write_for_programs(&progs, &dir, &hopsync_sim::SmConfig::sm90()).map_err(|e| {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            })?;
+            files.iter().for_each(|f| println!("{}", f.display()));
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench { program, reps, engine: Engine::Golden } => {
             let prog = match program {

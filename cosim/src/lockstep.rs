@@ -51,6 +51,23 @@ pub struct WaveWindow {
     pub from_ps: u64,
     /// Last VCD time, ps.
     pub to_ps: u64,
+    /// The VCD that holds the window (`hopsync cosim --waves FILE.vcd`); None when none was
+    /// written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+impl std::fmt::Display for WaveWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let span = format!("cycles {}..={} ({} ps .. {} ps)", self.from_cycle, self.to_cycle, self.from_ps, self.to_ps);
+        match &self.file {
+            Some(v) => {
+                let save = std::path::Path::new(v).with_extension("gtkw");
+                write!(f, "{span} in {v}: `gtkwave {v} {}` opens on it", save.display())
+            }
+            None => write!(f, "{span} (rerun with `--waves FILE.vcd` to record them)"),
+        }
+    }
 }
 
 /// The first difference between the engine under test and the golden model.
@@ -84,7 +101,7 @@ impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "divergence at cycle {} in {}: cta {} warp {} pc {} `{}` ({}:{})\n  golden: {}\n  rtl:    {}\n  waves: cycles {}..={} ({} ps .. {} ps)",
+            "divergence at cycle {} in {}: cta {} warp {} pc {} `{}` ({}:{})\n  golden: {}\n  rtl:    {}\n  waves: {}",
             self.cycle,
             self.what,
             self.cta,
@@ -95,10 +112,7 @@ impl std::fmt::Display for Divergence {
             self.line,
             self.golden,
             self.rtl,
-            self.waves.from_cycle,
-            self.waves.to_cycle,
-            self.waves.from_ps,
-            self.waves.to_ps
+            self.waves
         )
     }
 }
@@ -170,7 +184,7 @@ impl<'p> Golden<'p> {
     fn window(&self, cycle: u64) -> WaveWindow {
         let from = cycle.saturating_sub(WAVE_BEFORE);
         let to = cycle + WAVE_AFTER;
-        WaveWindow { from_cycle: from, to_cycle: to, from_ps: from * self.period_ps, to_ps: to * self.period_ps }
+        WaveWindow { from_cycle: from, to_cycle: to, from_ps: from * self.period_ps, to_ps: to * self.period_ps, file: None }
     }
 
     /// A divergence at (cta, warp, pc).

@@ -29,7 +29,7 @@
 //! [`Event`] stream lists them in that order: that is what the lockstep harness replays.
 
 use crate::config::SmConfig;
-use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpView};
+use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
 use crate::timing::{self, Class, InstrInfo};
 use crate::units::{ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, Obj, Stop};
@@ -1632,14 +1632,42 @@ impl<'p> Engine<'p> {
             for (wi, w) in c.warps.iter().enumerate() {
                 let mw = &self.m.ctas[ci].warps[wi];
                 let pc = mw.next_group().map(|g| g.0).unwrap_or_else(|| (0..WARP).filter(|&l| mw.lane[l] != Lane::Done).map(|l| mw.pc[l]).min().unwrap_or(0));
-                views.push(WarpView { cta: ci as u32, warp: wi as u32, pc, stall: w.stall });
+                let live = (0..WARP).filter(|&l| mw.lane[l] != Lane::Done).fold(0u32, |m, l| m | 1 << l);
+                let state = if self.cycle < self.launched_at {
+                    WarpActivity::NotLaunched
+                } else if w.exited && w.op.is_none() {
+                    WarpActivity::Exited
+                } else if w.op.is_some() {
+                    WarpActivity::InSync
+                } else if mw.lane.contains(&Lane::Ready) {
+                    WarpActivity::Runnable
+                } else {
+                    match mw.lane.iter().find_map(|l| if let Lane::Blocked(b) = l { Some(*b) } else { None }) {
+                        Some(Wait::NamedBarrier(..) | Wait::NamedBarrierWarp(_)) => WarpActivity::NamedBarrier,
+                        Some(Wait::ClusterBarrier(_)) => WarpActivity::ClusterBarrier,
+                        Some(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => WarpActivity::AsyncGroups,
+                        None => WarpActivity::Exited,
+                    }
+                };
+                views.push(WarpView { cta: ci as u32, warp: wi as u32, pc, stall: w.stall, state, live });
+            }
+        }
+        let mut cluster_of = vec![0u32; self.ctas.len()];
+        for (k, cl) in self.m.clusters.iter().enumerate() {
+            for &c in &cl.ctas {
+                cluster_of[c as usize] = k as u32;
             }
         }
         let snap = Snapshot {
             cycle: self.cycle,
             warps: &views,
             module: self.m.module(),
-            ctas: self.ctas.iter().map(|c| CtaUnits { mbarrier: &c.mbar, named: &c.named }).collect(),
+            ctas: self
+                .ctas
+                .iter()
+                .zip(&cluster_of)
+                .map(|(c, &k)| CtaUnits { cluster: k, mbarrier: &c.mbar, named: &c.named, smem_booked_until: c.smem_free, global_booked_until: c.global_free, dsmem_booked_until: c.dsmem_free })
+                .collect(),
             clusters: self.clusters.iter().map(|c| &c.unit).collect(),
             period_ps: self.cfg.period_ps(),
         };

@@ -5,6 +5,7 @@
 //! - [`timing`]: instruction classes, register sets, memory cost models;
 //! - [`engine`]: warps, schedulers, scoreboard, memory pipes and the unit traffic;
 //! - [`probe`]: per-cycle observation (stall reasons, unit signals) for waveforms;
+//! - [`waves`]: `--waves FILE.vcd`: the VCD probe and the GTKWave save file beside it;
 //! - [`lockstep`]: `hopsync cosim`, the engine checked against the golden model instruction by
 //!   instruction.
 
@@ -15,6 +16,7 @@ pub mod lockstep;
 pub mod probe;
 pub mod timing;
 pub mod units;
+pub mod waves;
 
 pub use config::SmConfig;
 pub use engine::Engine;

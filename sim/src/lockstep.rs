@@ -9,6 +9,7 @@
 
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
+use crate::probe::Probe;
 use hopsync_cosim::exec::Stop;
 use hopsync_cosim::lockstep::{CosimReport, Divergence, Golden};
 use hopsync_cosim::machine::{Config, Outcome};
@@ -33,9 +34,17 @@ fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
 
 /// Runs `prog` on the RTL engine in lockstep with the golden model.
 pub fn run_cosim(prog: &Program, cfg: Config, sm: SmConfig) -> CosimReport {
+    run_cosim_probed(prog, cfg, sm, None).0
+}
+
+/// [`run_cosim`] with a probe on the RTL engine (`--waves`); gives the probe back.
+pub fn run_cosim_probed<'p>(prog: &'p Program, cfg: Config, sm: SmConfig, probe: Option<Box<dyn Probe + 'p>>) -> (CosimReport, Option<Box<dyn Probe + 'p>>) {
     let period = sm.period_ps();
     let mut e = Engine::new(prog, cfg.clone(), sm);
     e.record_events();
+    if let Some(p) = probe {
+        e.set_probe(p);
+    }
     let mut g = Golden::new(prog, cfg, period);
     let mut divergence = None;
     let outcome = loop {
@@ -75,5 +84,6 @@ pub fn run_cosim(prog: &Program, cfg: Config, sm: SmConfig) -> CosimReport {
     if divergence.is_some() && run.status == "ok" {
         run.status = "fault".into();
     }
-    CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect() }
+    let probe = e.take_probe();
+    (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect() }, probe)
 }

@@ -59,6 +59,41 @@ impl Stall {
     }
 }
 
+/// What a warp's lanes are doing at the end of a cycle (its architectural state; [`Stall`] says
+/// why it did not issue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WarpActivity {
+    /// Its CTA has not been launched into the units yet.
+    NotLaunched,
+    /// Some lanes can run (issued, or stalled on timing only).
+    Runnable,
+    /// A synchronizing instruction is in flight in a unit (mbarrier, bar, barrier.cluster).
+    InSync,
+    /// Every live lane waits at a named barrier.
+    NamedBarrier,
+    /// Every live lane waits for the cluster barrier's phase.
+    ClusterBarrier,
+    /// Every live lane waits in `cp.async.wait_group` / `cp.async.bulk.wait_group`.
+    AsyncGroups,
+    /// Every thread exited.
+    Exited,
+}
+
+impl WarpActivity {
+    /// Stable name (waveform string values).
+    pub fn name(self) -> &'static str {
+        match self {
+            WarpActivity::NotLaunched => "NotLaunched",
+            WarpActivity::Runnable => "Runnable",
+            WarpActivity::InSync => "InSync",
+            WarpActivity::NamedBarrier => "NamedBarrier",
+            WarpActivity::ClusterBarrier => "ClusterBarrier",
+            WarpActivity::AsyncGroups => "AsyncGroups",
+            WarpActivity::Exited => "Exited",
+        }
+    }
+}
+
 /// One warp at the end of a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WarpView {
@@ -70,14 +105,26 @@ pub struct WarpView {
     pub pc: u32,
     /// Why it did (not) issue this cycle.
     pub stall: Stall,
+    /// What its lanes are doing.
+    pub state: WarpActivity,
+    /// Lanes that have not exited (bit l = lane l).
+    pub live: u32,
 }
 
 /// The units of one CTA.
 pub struct CtaUnits<'a> {
+    /// The cluster it belongs to (index into [`Snapshot::clusters`]).
+    pub cluster: u32,
     /// Its MbarrierUnit.
     pub mbarrier: &'a MbarUnit,
     /// Its NamedBarrierUnit.
     pub named: &'a NamedUnit,
+    /// The cycle until which its shared-memory port (32 banks, one wavefront per cycle) is booked.
+    pub smem_booked_until: u64,
+    /// The cycle until which its global-memory pipe is booked.
+    pub global_booked_until: u64,
+    /// The cycle until which its DSMEM network port is booked.
+    pub dsmem_booked_until: u64,
 }
 
 /// What a probe sees after each cycle. Unit signals are reached through each unit's `accept`
@@ -102,6 +149,11 @@ pub trait Probe {
     /// Called after every simulated cycle (cycles skipped while everything is idle are not
     /// reported; nothing changes in them).
     fn cycle(&mut self, snap: &Snapshot<'_>);
+
+    /// Called once when the run ends (flush files, report the first I/O error).
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A probe that counts stall reasons (tests, reports).

@@ -163,6 +163,8 @@ enum MbarAny {
 /// One CTA's MbarrierUnit.
 pub struct MbarUnit {
     inner: MbarAny,
+    /// Clock edges simulated (waveforms mark the cycles the engine clocked the unit).
+    edges: u64,
 }
 
 impl MbarUnit {
@@ -177,7 +179,7 @@ impl MbarUnit {
         } else {
             MbarAny::A15(MbarInst::new(default_suspend_cycles))
         };
-        MbarUnit { inner }
+        MbarUnit { inner, edges: 0 }
     }
 
     /// Words in the bank.
@@ -189,8 +191,14 @@ impl MbarUnit {
         }
     }
 
+    /// Clock edges simulated so far.
+    pub fn edges(&self) -> u64 {
+        self.edges
+    }
+
     /// One clock cycle.
     pub fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
+        self.edges += 1;
         match &mut self.inner {
             MbarAny::A9(u) => u.cycle(p),
             MbarAny::A12(u) => u.cycle(p),
@@ -233,6 +241,8 @@ pub struct NamedOutputs {
 /// One CTA's NamedBarrierUnit.
 pub struct NamedUnit {
     uut: Box<NamedBarrierUnit>,
+    /// Clock edges simulated.
+    edges: u64,
 }
 
 impl Default for NamedUnit {
@@ -247,11 +257,17 @@ impl NamedUnit {
         let mut uut = Box::new(NamedBarrierUnit::default());
         uut.connect_all();
         assert!(simulate(&mut *uut, SETTLE));
-        NamedUnit { uut }
+        NamedUnit { uut, edges: 0 }
+    }
+
+    /// Clock edges simulated so far.
+    pub fn edges(&self) -> u64 {
+        self.edges
     }
 
     /// One clock cycle.
     pub fn cycle(&mut self, p: &NamedInputs) -> NamedOutputs {
+        self.edges += 1;
         let u = &mut *self.uut;
         u.req_valid.next = p.req.is_some();
         u.req.next = p.req.unwrap_or_default();
@@ -298,6 +314,8 @@ pub struct ClusterOutputs {
 /// One cluster's ClusterBarrierUnit.
 pub struct ClusterUnit {
     uut: Box<ClusterBarrierUnit>,
+    /// Clock edges simulated.
+    edges: u64,
 }
 
 impl Default for ClusterUnit {
@@ -312,11 +330,17 @@ impl ClusterUnit {
         let mut uut = Box::new(ClusterBarrierUnit::default());
         uut.connect_all();
         assert!(simulate(&mut *uut, SETTLE));
-        ClusterUnit { uut }
+        ClusterUnit { uut, edges: 0 }
+    }
+
+    /// Clock edges simulated so far.
+    pub fn edges(&self) -> u64 {
+        self.edges
     }
 
     /// One clock cycle.
     pub fn cycle(&mut self, p: &ClusterInputs) -> ClusterOutputs {
+        self.edges += 1;
         let u = &mut *self.uut;
         u.req_valid.next = p.req.is_some();
         u.req.next = p.req.unwrap_or_default();
