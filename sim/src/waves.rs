@@ -137,6 +137,8 @@ struct UnitCodes {
     edges: u64,
     /// `clocked` as last written.
     clocked_last: Option<bool>,
+    /// Its signals have been written once.
+    visited: bool,
 }
 
 struct PortCodes {
@@ -418,7 +420,7 @@ impl<W: Write> VcdProbe<W> {
         accept("rtl", &mut d);
         let (atoms, leaves) = (d.atoms, d.leaves);
         self.upscope();
-        UnitCodes { clocked, atoms, last: vec![None; leaves], edges, clocked_last: None }
+        UnitCodes { clocked, atoms, last: vec![None; leaves], edges, clocked_last: None, visited: false }
     }
 
     fn declare_port(&mut self, name: &str) -> PortCodes {
@@ -540,6 +542,12 @@ impl<W: Write> VcdProbe<W> {
             self.keep(r);
             u.clocked_last = Some(clocked);
         }
+        // A unit's signals change only when the engine clocks it (inputs are set and settled
+        // inside its `cycle`): an unclocked unit already written needs no visit.
+        if !clocked && u.visited {
+            return;
+        }
+        u.visited = true;
         let codes = std::mem::take(&mut u.atoms);
         let mut last = std::mem::take(&mut u.last);
         {
