@@ -585,6 +585,13 @@ impl<'p> Engine<'p> {
                 p.accepted += 1;
             }
         }
+        // A wake seen now was decided at an earlier edge (the waiter table registers it) than
+        // the stage-1 write of this edge: retire the woken try_wait first, so that the event
+        // stream (and the golden model) sees it before that write. A timeout decided one edge
+        // before a completing write returns false (gen seed 5012, every-size options).
+        if out.wake.valid {
+            self.wake(c, out.wake.warp.index() as u32, out.wake.completed)?;
+        }
         // The operation in stage 1: its write, response and finding.
         if let Some(tag) = s1 {
             let change = out.write.map(|(word, new, valid)| self.mirror(c, word, new, valid));
@@ -595,9 +602,6 @@ impl<'p> Engine<'p> {
                 Tag::Part { cta, warp, part, req } => self.part_result(cta, warp, part, req, change, if out.resp.valid { Some(out.resp) } else { None })?,
                 Tag::Async { seq } => self.async_done(seq, c, change)?,
             }
-        }
-        if out.wake.valid {
-            self.wake(c, out.wake.warp.index() as u32, out.wake.completed)?;
         }
         Ok(())
     }
