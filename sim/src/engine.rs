@@ -458,6 +458,13 @@ impl<'p> Engine<'p> {
         if self.cycle < self.launched_at {
             return Ok(());
         }
+        // Spinning without progress is a deadlock whenever nothing asynchronous is pending (the
+        // golden model's rule), even while units are busy: warps that poll with try_wait keep
+        // their MbarrierUnit busy (suspended) forever, so waiting for quiet units first would
+        // never name it (gen --ub --small seed 1000701: 4 warps of a CTA take turns suspended).
+        if self.asyncs.is_empty() && self.cycle - self.m.last_progress > self.cfg.run.deadlock_spin_cycles {
+            self.m.deadlock(true)?;
+        }
         let quiet_units = self.asyncs.is_empty()
             && self.ctas.iter().all(|c| {
                 c.local_q.is_empty() && c.tma_q.is_empty() && c.cluster_q.is_empty() && c.s1.is_none() && c.named_q.is_empty() && c.named_exit_q.is_empty() && c.suspended == 0 && c.named_busy_until < self.cycle
@@ -479,9 +486,6 @@ impl<'p> Engine<'p> {
         }
         if !any_can_run {
             self.m.deadlock(false)?;
-        }
-        if self.cycle - self.m.last_progress > self.cfg.run.deadlock_spin_cycles {
-            self.m.deadlock(true)?;
         }
         Ok(())
     }
