@@ -33,7 +33,9 @@ use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpView};
 use crate::timing::{self, Class, InstrInfo};
 use crate::units::{ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, Obj, Stop};
+use hopsync_cosim::exec::TmaOp;
 use hopsync_cosim::finding::FindingKind;
+use hopsync_cosim::lockstep::TmaEffect;
 use hopsync_cosim::machine::{AsyncOp, Config, Lane, Machine, MbarShadow, Outcome, PartialArrival, Place, Poll, Wait, WARP};
 use hopsync_cosim::mbarrier as mb;
 use hopsync_cosim::report::RunReport;
@@ -61,6 +63,30 @@ pub enum Event {
         cycle: u64,
         /// Issue number (the golden machine's `Pending::seq`).
         seq: u64,
+    },
+    /// (Part of) TMA operation `seq` completed: its data reached destination CTA `cta` and the
+    /// complete-tx was applied by that CTA's MbarrierUnit (copies into shared memory), or a
+    /// store's source reads / global writes are done (`cta` None).
+    TmaComplete {
+        /// Cycle.
+        cycle: u64,
+        /// Issue number.
+        seq: u64,
+        /// Destination CTA of a copy into shared memory.
+        cta: Option<u32>,
+        /// What the engine did (filled only while events are recorded).
+        effect: TmaEffect,
+    },
+    /// The engine stopped with finding `kind` while completing (part of) TMA operation `seq`.
+    AsyncFault {
+        /// Cycle.
+        cycle: u64,
+        /// Issue number.
+        seq: u64,
+        /// Destination CTA.
+        cta: Option<u32>,
+        /// The finding.
+        kind: FindingKind,
     },
     /// A barrier released outside any instruction (after an exit).
     Release {
@@ -206,6 +232,8 @@ struct CtaState {
     smem_free: u64,
     global_free: u64,
     dsmem_free: u64,
+    /// The TMA engine's command stream is busy until this cycle (one copy streams at a time).
+    tma_free: u64,
 }
 
 struct ClusterState {
@@ -225,6 +253,10 @@ enum AsyncKind {
     Store(AsyncOp),
     /// cp.async.mbarrier.arrive's arrive-on, once the thread's prior copies completed.
     Arrive { cta: u32, off: u32, warp: u32, lane: u32, issuing_cta: u32 },
+    /// A TMA operation: at `at` a copy's data lands in destination CTA `cta` (then its
+    /// complete-tx is queued to that CTA's MbarrierUnit), or a store's reads / writes are done
+    /// (`cta` None).
+    Tma { op: Box<TmaOp>, cta: Option<u32> },
 }
 
 #[derive(Debug, Clone)]
@@ -273,6 +305,13 @@ pub struct Engine<'p> {
 fn finding_kind(name: Option<&str>) -> Result<FindingKind, Stop> {
     let n = name.unwrap_or("?");
     FindingKind::from_name(n).ok_or_else(|| Stop::Unsupported(n.to_string()))
+}
+
+/// The issuing CTA of a TMA operation.
+fn at_cta(op: &TmaOp) -> u32 {
+    match op {
+        TmaOp::ToShared { at, .. } | TmaOp::ToGlobal { at, .. } => at.0,
+    }
 }
 
 fn bits_of(mask: u32) -> impl Iterator<Item = u32> {
@@ -324,6 +363,7 @@ impl<'p> Engine<'p> {
                 smem_free: 0,
                 global_free: 0,
                 dsmem_free: 0,
+                tma_free: 0,
             })
             .collect();
         let mut clusters: Vec<ClusterState> = Vec::new();
@@ -649,7 +689,7 @@ impl<'p> Engine<'p> {
                 self.m.report(kind, format!("the MbarrierUnit of cta {unit_cta} reports {} at cycle {}: {state}", kind.name(), self.cycle), Some((cta, warp, lane, pc)))
             }
             Tag::Async { seq } => {
-                let (at, what) = match self.asyncs.iter().find(|a| a.seq == seq).map(|a| a.kind.clone()) {
+                let (at, what) = match self.asyncs.iter().find(|a| a.seq == seq && !matches!(a.kind, AsyncKind::Tma { cta: Some(d), .. } if d != unit_cta)).map(|a| a.kind.clone()) {
                     Some(AsyncKind::Arrive { cta, off, warp, lane, issuing_cta }) => {
                         let d = exec::describe(&self.m, Obj { cta, off, remote: false });
                         (Some((issuing_cta, warp, lane, 0)), format!("asynchronous arrive-on of cp.async.mbarrier.arrive: {d}"))
@@ -657,6 +697,14 @@ impl<'p> Engine<'p> {
                     Some(AsyncKind::Store(AsyncOp::RemoteWrite { cta, mbar, tx, .. })) => {
                         let d = exec::describe(&self.m, Obj { cta, off: mbar, remote: true });
                         (None, format!("complete-tx of {tx} bytes of an asynchronous store: {d}"))
+                    }
+                    Some(AsyncKind::Tma { op, cta: Some(c) }) => {
+                        let TmaOp::ToShared { mbar, tx, at, .. } = *op else { unreachable!() };
+                        let d = exec::describe(&self.m, Obj { cta: c, off: mbar, remote: c != at.0 });
+                        let r = self.m.report(kind, format!("complete-tx of {tx} bytes by the TMA engine: {d} (the MbarrierUnit of cta {unit_cta}, cycle {})", self.cycle), Some(at));
+                        let cy = self.cycle;
+                        self.emit(Event::AsyncFault { cycle: cy, seq, cta: Some(c), kind });
+                        return r;
                     }
                     _ => (None, String::new()),
                 };
@@ -907,8 +955,7 @@ impl<'p> Engine<'p> {
                     self.asyncs.push(AsyncItem { seq: p.seq, at: store_done, kind: AsyncKind::Store(p.op), queued: false });
                 }
                 AsyncOp::CpAsyncArrive { .. } => unreachable!("cp.async.mbarrier.arrive is executed by the engine"),
-                #[allow(unreachable_patterns)]
-                _ => return Err(Stop::Unsupported("unsupported: this asynchronous operation (TMA) on the RTL engine: no TMA unit yet".into())),
+                AsyncOp::Tma(op) => self.schedule_tma(c, p.seq, (**op).clone()),
             }
         }
         Ok(())
@@ -960,6 +1007,53 @@ impl<'p> Engine<'p> {
                     self.asyncs[k].queued = true;
                     self.ctas[cta as usize].tma_q.push_back(Queued { at: now + self.cfg.sync.cp_async_arrive_cycles, req, tag: Tag::Async { seq } });
                 }
+                AsyncKind::Tma { op, cta: Some(c) } => {
+                    let seq = a.seq;
+                    let TmaOp::ToShared { mbar, tx, at, .. } = &*op else { unreachable!("only copies into shared memory have a destination CTA") };
+                    let (mbar, tx, at) = (*mbar, *tx, *at);
+                    // The last beat reached CTA c: the data is there, then its complete-tx.
+                    exec::tma_land_data(&mut self.m, &op, c);
+                    exec::tma_land_guard(&mut self.m, &op, c);
+                    self.m.progress();
+                    if let Err((kind, msg)) = exec::tma_signal_target_check(&self.m, c, mbar, tx) {
+                        self.asyncs.remove(k);
+                        let r = self.m.report(kind, msg, Some(at));
+                        let cy = self.cycle;
+                        self.emit(Event::AsyncFault { cycle: cy, seq, cta: Some(c), kind });
+                        r?;
+                        // Warn mode: no complete-tx on an object that is not an mbarrier.
+                        let effect = self.tma_effect(&op, Some(c), false);
+                        self.emit(Event::TmaComplete { cycle: cy, seq, cta: Some(c), effect });
+                        continue;
+                    }
+                    let req = MbarrierReq { op: MbarrierOp::CompleteTx, word: ((mbar / 8) as u64).into(), tx_count: (tx as u64).into(), ..Default::default() };
+                    self.asyncs[k].queued = true;
+                    let q = Queued { at: now + self.cfg.tma.complete_tx_cycles, req, tag: Tag::Async { seq } };
+                    // The local complete-tx takes the unit's async-copy port; a remote CTA's, its
+                    // cluster port (hdl/src/tma_engine.rs `mbar_remote`).
+                    if c == at.0 {
+                        self.ctas[c as usize].tma_q.push_back(q);
+                    } else {
+                        self.ctas[c as usize].cluster_q.push_back(q);
+                    }
+                }
+                AsyncKind::Tma { op, cta: None } => {
+                    let seq = a.seq;
+                    self.asyncs.remove(k);
+                    self.m.progress();
+                    exec::complete_async(&mut self.m, AsyncOp::Tma(op.clone()))?;
+                    // A store's read event queues its write event.
+                    for p in std::mem::take(&mut self.m.pending) {
+                        match p.op {
+                            AsyncOp::Tma(next) => self.schedule_tma(at_cta(&next), p.seq, *next),
+                            other => unreachable!("a TMA completion queues only TMA events: {other:?}"),
+                        }
+                    }
+                    let effect = self.tma_effect(&op, None, false);
+                    let cy = self.cycle;
+                    self.emit(Event::TmaComplete { cycle: cy, seq, cta: None, effect });
+                    continue;
+                }
                 AsyncKind::Store(_) => unreachable!(),
             }
             k += 1;
@@ -967,10 +1061,107 @@ impl<'p> Engine<'p> {
         Ok(())
     }
 
+    /// Times TMA operation `seq` issued by CTA `c` and queues its completion events (module
+    /// doc; the constants are `[tma]` of sim/configs/sm90.toml).
+    fn schedule_tma(&mut self, c: u32, seq: u64, op: TmaOp) {
+        let now = self.cycle;
+        let cfg = self.cfg.clone();
+        let t = &cfg.tma;
+        let cs = &mut self.ctas[c as usize];
+        // Source bytes fetched from global memory (OOB fill is not fetched) or shared memory.
+        let src_bytes = |pieces: &[exec::TmaPiece], global: bool| -> u64 { pieces.iter().filter(|p| matches!(p.src, Some(Place::Global(..))) == global && p.src.is_some()).map(|p| p.len as u64).sum() };
+        match &op {
+            TmaOp::ToShared { ctas, pieces, .. } => {
+                let g = src_bytes(pieces, true);
+                let sh = src_bytes(pieces, false);
+                let box_bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
+                let tensor = pieces.len() > 1 || pieces.iter().any(|p| p.src.is_none());
+                let start = (now + t.issue_cycles).max(cs.tma_free) + if tensor { t.decode_cycles } else { 2 };
+                // Global reads: latency, then the narrowest of the SM's path, the bytes in flight
+                // over the latency and the shared-memory write port.
+                let rate = timing::tma_rate(&cfg);
+                let fetch = (g as f64 / rate).ceil() as u64 + sh.div_ceil(t.smem_bytes_per_cycle);
+                // Each beat is written once per destination CTA (multicast fetches once).
+                let write = (box_bytes * ctas.len() as u64).div_ceil(t.smem_bytes_per_cycle);
+                let stream = fetch.max(write).max(1);
+                let lat = if g > 0 { cfg.global.latency } else if sh > 0 { cfg.smem.latency } else { 0 };
+                cs.tma_free = start + stream;
+                if g > 0 {
+                    cs.global_free = cs.global_free.max(start) + g.div_ceil(cfg.global.bytes_per_cycle);
+                }
+                for (k, &d) in ctas.iter().enumerate() {
+                    // Destinations are written lowest rank first, one beat per cycle each; a
+                    // remote CTA's beats cross the DSMEM network.
+                    let order = ((k as u64 + 1) * box_bytes).div_ceil(t.smem_bytes_per_cycle);
+                    let remote = if d != c { cfg.dsmem.latency } else { 0 };
+                    let at = start + lat + stream.max(order) + remote;
+                    self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op.clone()), cta: Some(d) }, queued: false });
+                }
+            }
+            TmaOp::ToGlobal { pieces, data: None, .. } => {
+                // The source reads: shared memory at the engine's port rate.
+                let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
+                let tensor = pieces.len() > 1;
+                let start = (now + t.issue_cycles).max(cs.tma_free) + if tensor { t.decode_cycles } else { 2 };
+                let read = bytes.div_ceil(t.smem_bytes_per_cycle).max(1);
+                cs.tma_free = start + read;
+                let at = start + cfg.smem.latency + read;
+                self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
+            }
+            TmaOp::ToGlobal { pieces, .. } => {
+                // The global writes, queued by the read event: latency plus the path's bandwidth.
+                let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
+                let occ = bytes.div_ceil(cfg.global.bytes_per_cycle).max(1);
+                let start = now.max(cs.global_free);
+                cs.global_free = start + occ;
+                let at = start + occ + cfg.global.latency;
+                self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
+            }
+        }
+    }
+
+    /// What the engine holds after (part of) a TMA operation completed, for the lockstep (empty
+    /// when events are not recorded).
+    fn tma_effect(&self, op: &TmaOp, cta: Option<u32>, complete_tx: bool) -> TmaEffect {
+        if !self.recording() {
+            return TmaEffect::default();
+        }
+        let mut e = TmaEffect::default();
+        match op {
+            TmaOp::ToShared { pieces, mbar, tx, .. } => {
+                let c = cta.unwrap_or(0);
+                for p in pieces {
+                    if let Place::Shared(_, off) = p.dst {
+                        let place = Place::Shared(c, off);
+                        e.bytes.push((place, self.m.read(place, p.len as usize).to_vec()));
+                    }
+                }
+                if complete_tx {
+                    e.complete_tx = Some((c, *mbar, *tx, self.m.read_mbar_word(c, *mbar)));
+                }
+            }
+            TmaOp::ToGlobal { pieces, data, at, .. } => {
+                if data.is_some() {
+                    for p in pieces {
+                        e.bytes.push((p.dst, self.m.read(p.dst, p.len as usize).to_vec()));
+                    }
+                }
+                e.bulk = Some(exec::bulk_state(&self.m, at.0, at.1, at.2));
+            }
+        }
+        e
+    }
+
     /// The mbarrier side of asynchronous operation `seq` was applied by CTA `c`'s unit.
-    fn async_done(&mut self, seq: u64, _c: u32, _change: Option<Option<SyncEvent>>) -> Result<(), Stop> {
-        let Some(i) = self.asyncs.iter().position(|a| a.seq == seq) else { return Ok(()) };
+    fn async_done(&mut self, seq: u64, c: u32, _change: Option<Option<SyncEvent>>) -> Result<(), Stop> {
+        let Some(i) = self.asyncs.iter().position(|a| a.seq == seq && !matches!(a.kind, AsyncKind::Tma { cta: Some(d), .. } if d != c)) else { return Ok(()) };
         let a = self.asyncs.remove(i);
+        if let AsyncKind::Tma { op, cta } = &a.kind {
+            let effect = self.tma_effect(op, *cta, true);
+            let cy = self.cycle;
+            self.emit(Event::TmaComplete { cycle: cy, seq, cta: *cta, effect });
+            return Ok(());
+        }
         if let AsyncKind::Store(AsyncOp::RemoteWrite { cta, dst, data, red, .. }) = &a.kind {
             exec::apply_remote_write(&mut self.m, *cta, *dst, data, *red);
         }
@@ -1041,7 +1232,7 @@ impl<'p> Engine<'p> {
             for l in 0..WARP {
                 match mw.lane[l] {
                     Lane::Blocked(Wait::ClusterBarrier(_)) => return Stall::ClusterBarrierWait,
-                    Lane::Blocked(Wait::CpAsyncGroups(_)) => return Stall::AsyncWait,
+                    Lane::Blocked(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => return Stall::AsyncWait,
                     _ => {}
                 }
             }

@@ -107,6 +107,8 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         Mul | Mad => l.mul,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
         Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => l.misc,
+        // TMA instructions hand a command to the engine; none has a result register.
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => l.misc,
         _ if f64_ => l.fp64,
         _ if float => l.fp32,
         _ => l.alu,
@@ -117,6 +119,14 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
     } else {
         base
     }
+}
+
+/// Bytes per cycle a TMA copy streams from global memory: the narrowest of the SM's path to
+/// L2 (`global.bytes_per_cycle`), the bytes in flight over the latency (`tma.outstanding_bytes /
+/// global.latency`, Little's law) and the shared-memory write port (`tma.smem_bytes_per_cycle`).
+pub fn tma_rate(c: &SmConfig) -> f64 {
+    let inflight = c.tma.outstanding_bytes as f64 / c.global.latency.max(1) as f64;
+    (c.global.bytes_per_cycle as f64).min(inflight).min(c.tma.smem_bytes_per_cycle as f64)
 }
 
 /// The static facts of every instruction of the kernel, by pc.
