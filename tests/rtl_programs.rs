@@ -253,7 +253,7 @@ fn rtl_cosim_catches_a_corrupted_tma_landing() {
     }
     let d = replay(bad).expect_err("a corrupted byte diverges");
     assert!(d.what.starts_with("TMA copy into shared memory"), "{d}");
-    assert!(d.instr.starts_with("cp.async.bulk"), "{d}");
+    assert!(d.instr.contains("cp.async.bulk.tensor"), "{d}");
     assert!(d.line > 0 && d.waves.to_cycle > d.waves.from_cycle && d.golden != d.rtl, "{d}");
     let mut bad = events;
     if let Event::TmaComplete { effect, .. } = &mut bad[k] {

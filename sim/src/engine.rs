@@ -1067,6 +1067,13 @@ impl<'p> Engine<'p> {
         let now = self.cycle;
         let cfg = self.cfg.clone();
         let t = &cfg.tma;
+        // The engine moves 16-byte beats along rows: a row (a run of source-contiguous pieces)
+        // of n bytes takes ceil(n / 16) beats, one more when it does not start on a 16-byte
+        // boundary (hdl/src/tma_engine.rs "Throughput").
+        let beats = match &op {
+            TmaOp::ToShared { pieces, .. } => timing::tma_beats(pieces.iter().map(|p| (p.src.map(|s| self.m_addr(s)), p.len as u64))),
+            TmaOp::ToGlobal { .. } => 0,
+        };
         let cs = &mut self.ctas[c as usize];
         // Source bytes fetched from global memory (OOB fill is not fetched) or shared memory.
         let src_bytes = |pieces: &[exec::TmaPiece], global: bool| -> u64 { pieces.iter().filter(|p| matches!(p.src, Some(Place::Global(..))) == global && p.src.is_some()).map(|p| p.len as u64).sum() };
@@ -1074,7 +1081,7 @@ impl<'p> Engine<'p> {
             TmaOp::ToShared { ctas, pieces, .. } => {
                 let g = src_bytes(pieces, true);
                 let sh = src_bytes(pieces, false);
-                let box_bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
+                let box_bytes = beats * 16;
                 let tensor = pieces.len() > 1 || pieces.iter().any(|p| p.src.is_none());
                 let start = (now + t.issue_cycles).max(cs.tma_free) + if tensor { t.decode_cycles } else { 2 };
                 // Global reads: latency, then the narrowest of the SM's path, the bytes in flight
@@ -1117,6 +1124,16 @@ impl<'p> Engine<'p> {
                 let at = start + occ + cfg.global.latency;
                 self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
             }
+        }
+    }
+
+    /// A flat address of a place, for contiguity (global: the buffer's device address; shared:
+    /// CTA-tagged offsets that never touch a global range).
+    fn m_addr(&self, p: Place) -> u64 {
+        match p {
+            Place::Global(r, o) => self.m.global[r].base + o as u64,
+            Place::Shared(c, o) => (1u64 << 63) | ((c as u64) << 32) | o as u64,
+            _ => 0,
         }
     }
 
