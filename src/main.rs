@@ -359,7 +359,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Bench { tma: true, .. } => {
             let sm = hopsync_sim::SmConfig::sm90();
-            let rs = hopsync_sim::bench::tma_bench(&sm).map_err(|e| {
+            let rs = hopsync_sim::bench::tma_bench(&sm, hopsync_sim::bench::tma_cases()).map_err(|e| {
                 eprintln!("{e}");
                 ExitCode::from(1)
             })?;

@@ -262,3 +262,17 @@ fn rtl_cosim_catches_a_corrupted_tma_landing() {
     let d = replay(bad).expect_err("a wrong complete-tx amount diverges");
     assert!(d.what.starts_with("TMA complete-tx"), "{d}");
 }
+
+#[test]
+fn rtl_tma_loads_run_on_the_tma_engine_unit() {
+    use hopsync_sim::engine::Engine;
+    // Bulk and tiled loads (multicast included) go to the RTL TmaEngine; the forms it does not
+    // implement (here: im2col) run on the model.
+    for (p, unit) in [("tma/bulk_add_one_1d.ptx", true), ("tma/multicast_4cta.ptx", true), ("tma/tile_5d.ptx", true), ("tma/swizzle_128b.ptx", true), ("tma/im2col_3d.ptx", false),] {
+        let prog = Program::load(&programs_dir().join(p)).unwrap();
+        let mut e = Engine::new(&prog, Config::default(), SmConfig::sm90());
+        let outcome = e.run();
+        assert_eq!(e.report(&outcome).status, "ok", "{p}");
+        assert_eq!(e.tma_unit_commands > 0, unit, "{p}: {} commands on the TmaEngine", e.tma_unit_commands);
+    }
+}

@@ -130,8 +130,12 @@ pub struct Tma {
     pub decode_cycles: u64,
     /// Bytes per cycle written into (or read from) shared memory, per SM.
     pub smem_bytes_per_cycle: u64,
-    /// Bytes in flight towards global memory at most (outstanding requests x request size).
+    /// Bytes in flight towards global memory at most (outstanding requests x request size), for
+    /// the forms the RTL TmaEngine does not implement.
     pub outstanding_bytes: u64,
+    /// Global read requests (32-byte sectors) the RTL TmaEngine keeps in flight (1..=16, its
+    /// reorder-buffer tags).
+    pub max_outstanding: u32,
     /// Cycles from the last beat reaching a CTA's shared memory to its complete-tx reaching the
     /// MbarrierUnit.
     pub complete_tx_cycles: u64,

@@ -12,6 +12,17 @@
 //! [`MbarShadow`]) with the golden helpers, sends requests, and applies the units' responses,
 //! wakes, completions and findings.
 //!
+//! TMA (PTX 9.7.9.25): the golden body runs at issue (every check and finding is the golden
+//! model's), and its operation goes to the CTA's RTL `TmaEngine` when the unit implements the
+//! form (bulk and tiled tensor loads from global memory into shared::cluster, multicast
+//! included): the engine feeds it the command and the tensor-map image, answers its 32-byte
+//! global reads after `[global] latency` from global memory, applies its 16-byte shared-memory
+//! beats to each destination CTA and queues its complete-tx to the destination's MbarrierUnit
+//! (async-copy port locally, cluster port remotely). The other forms (stores and their bulk
+//! async-groups, reductions, prefetches, im2col, shared::cta -> shared::cluster, OOB NaN fill)
+//! are timed by the `[tma]` model and applied with the golden model's code at their completion
+//! events; their complete-tx still goes through the MbarrierUnits.
+//!
 //! Timing (all constants in [`SmConfig`]): per SM (one CTA per SM) `issue.schedulers` warp
 //! schedulers, warp w on scheduler w mod n, each issuing at most one instruction per cycle from
 //! its eligible warps in loose round-robin order; a per-warp register scoreboard (result
@@ -31,7 +42,7 @@
 use crate::config::SmConfig;
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpView};
 use crate::timing::{self, Class, InstrInfo};
-use crate::units::{ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit};
+use crate::units::{ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
 use hopsync_cosim::finding::FindingKind;
@@ -45,6 +56,7 @@ use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
 use hopsync_hdl::mbarrier_unit::{MbarrierOp, MbarrierReq, MbarrierResp, MbarrierWord};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierOp, NamedBarrierReq};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaGmemResp};
 use std::collections::{HashMap, VecDeque};
 
 /// One change of architectural state, in the order the engine made it (the lockstep stream).
@@ -232,8 +244,18 @@ struct CtaState {
     smem_free: u64,
     global_free: u64,
     dsmem_free: u64,
-    /// The TMA engine's command stream is busy until this cycle (one copy streams at a time).
+    /// The TMA engine's command stream is busy until this cycle (one copy streams at a time;
+    /// the forms the RTL TmaEngine does not implement).
     tma_free: u64,
+    /// The CTA's RTL TmaEngine (when the kernel has a TMA instruction).
+    tma: Option<TmaUnit>,
+    /// Commands for it: (cycle from which presented, command, tensor-map image, issue number).
+    tma_cmd_q: VecDeque<(u64, TmaCmd, TmaDescImage, u64)>,
+    /// Accepted load jobs in order: (issue number, operation, destination CTAs still to be
+    /// signalled, lowest rank first).
+    tma_jobs: VecDeque<(u64, TmaOp, VecDeque<u32>)>,
+    /// Its global reads in flight: (cycle the response is due, response).
+    tma_gmem: Vec<(u64, TmaGmemResp)>,
 }
 
 struct ClusterState {
@@ -289,6 +311,8 @@ pub struct Engine<'p> {
     pub skipped: u64,
     /// Unit clock edges simulated (every unit, every cycle it was clocked).
     pub unit_edges: u64,
+    /// TMA commands the RTL TmaEngines accepted (the other TMA operations ran on the model).
+    pub tma_unit_commands: u64,
     info: Vec<InstrInfo>,
     ctas: Vec<CtaState>,
     clusters: Vec<ClusterState>,
@@ -364,8 +388,19 @@ impl<'p> Engine<'p> {
                 global_free: 0,
                 dsmem_free: 0,
                 tma_free: 0,
+                tma: None,
+                tma_cmd_q: VecDeque::new(),
+                tma_jobs: VecDeque::new(),
+                tma_gmem: Vec::new(),
             })
             .collect();
+        let mut ctas = ctas;
+        if prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor)) {
+            let per = (cfg.global.bytes_per_cycle as u32).clamp(1, 32);
+            for c in &mut ctas {
+                c.tma = Some(TmaUnit::new(cfg.tma.max_outstanding.clamp(1, 16), per));
+            }
+        }
         let mut clusters: Vec<ClusterState> = Vec::new();
         let mut launch_cycles = 1;
         for cl in &m.clusters {
@@ -383,6 +418,7 @@ impl<'p> Engine<'p> {
             cycle: 0,
             skipped: 0,
             unit_edges: 0,
+            tma_unit_commands: 0,
             info,
             ctas,
             clusters,
@@ -531,6 +567,9 @@ impl<'p> Engine<'p> {
         let now = self.cycle;
         let mut next = u64::MAX;
         for c in &self.ctas {
+            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() {
+                return;
+            }
             if c.suspended > 0 || c.s1.is_some() || c.mbar_busy_until > now || c.named_busy_until > now || c.named_launch.is_some() || !c.named_exit_q.is_empty() {
                 return;
             }
@@ -586,6 +625,7 @@ impl<'p> Engine<'p> {
     fn clock_units(&mut self) -> Result<(), Stop> {
         let now = self.cycle;
         for c in 0..self.ctas.len() {
+            self.clock_tma(c as u32, now)?;
             self.clock_mbar(c as u32, now)?;
             self.clock_named(c as u32, now)?;
         }
@@ -955,7 +995,22 @@ impl<'p> Engine<'p> {
                     self.asyncs.push(AsyncItem { seq: p.seq, at: store_done, kind: AsyncKind::Store(p.op), queued: false });
                 }
                 AsyncOp::CpAsyncArrive { .. } => unreachable!("cp.async.mbarrier.arrive is executed by the engine"),
-                AsyncOp::Tma(op) => self.schedule_tma(c, p.seq, (**op).clone()),
+                AsyncOp::Tma(op) => match self.rtl_command(op)? {
+                    Some((cmd, desc)) => {
+                        let TmaOp::ToShared { ctas, .. } = &**op else { unreachable!("the RTL engine takes loads only") };
+                        let mut dests: Vec<u32> = ctas.clone();
+                        dests.sort_by_key(|d| self.m.ctas[*d as usize].rank);
+                        for &d in &dests {
+                            // Completed by the unit's complete-tx (`clock_tma`, `async_done`).
+                            self.asyncs.push(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: Some(d) }, queued: true });
+                        }
+                        let at = self.cycle + self.cfg.tma.issue_cycles;
+                        let cs = &mut self.ctas[c as usize];
+                        cs.tma_cmd_q.push_back((at, cmd, desc, p.seq));
+                        cs.tma_jobs.push_back((p.seq, (**op).clone(), dests.into()));
+                    }
+                    None => self.schedule_tma(c, p.seq, (**op).clone()),
+                },
             }
         }
         Ok(())
@@ -1057,6 +1112,172 @@ impl<'p> Engine<'p> {
                 AsyncKind::Store(_) => unreachable!(),
             }
             k += 1;
+        }
+        Ok(())
+    }
+
+    /// The RTL TmaEngine's command for a TMA operation, or None for the forms it does not
+    /// implement (those are timed by [`Self::schedule_tma`]): it takes the loads from global
+    /// memory into shared::cluster, bulk or tiled tensor, with or without multicast
+    /// (hdl/src/tma_engine.rs "Unsupported": reductions, prefetches, im2col, shared::cta ->
+    /// shared::cluster and the stores' bulk async-groups are left to the model).
+    fn rtl_command(&mut self, op: &TmaOp) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
+        let TmaOp::ToShared { ctas, pieces, red: None, mbar, at, .. } = op else { return Ok(None) };
+        let (c0, w0, lane, pc) = *at;
+        if self.ctas[c0 as usize].tma.is_none() || mbar / 8 >= 1 << 16 {
+            return Ok(None);
+        }
+        let mask = ctas.iter().fold(0u64, |m, &d| m | 1 << self.m.ctas[d as usize].rank);
+        if mask >> 16 != 0 {
+            return Ok(None);
+        }
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let mut cmd = TmaCmd { mbar: ((mbar / 8) as u64).into(), cta_mask: mask.into(), ..Default::default() };
+        let mut desc = TmaDescImage::default();
+        match ins.op {
+            Opcode::CpAsyncBulk => {
+                let [p] = pieces.as_slice() else { return Ok(None) };
+                let (Some(Place::Global(r, off)), Place::Shared(_, doff)) = (p.src, p.dst) else { return Ok(None) };
+                if doff >= 1 << 18 {
+                    return Ok(None);
+                }
+                let g = self.m.global[r].base + off as u64;
+                cmd.kind = TmaCmdKind::BulkLoad;
+                cmd.smem = (doff as u64).into();
+                cmd.gaddr_lo = (g & 0xffff_ffff).into();
+                cmd.gaddr_hi = (g >> 32).into();
+                cmd.size = (p.len as u64).into();
+            }
+            Opcode::CpAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
+                let mut cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
+                let (map, coords) = exec::tma_tensor_operands(&mut cx, ins, 1, lane)?;
+                let a = cx.addr(ins, 0, lane);
+                let space = if ins.has(Mod::SharedCluster) { Mod::SharedCluster } else { Mod::SharedCta };
+                let Ok(Place::Shared(_, doff)) = self.m.resolve(c0, w0, lane, Some(space), a, 1) else { return Ok(None) };
+                if doff >= 1 << 18 {
+                    return Ok(None);
+                }
+                let c = |k: usize| -> u64 { coords.get(k).map(|&v| v as i32 as u32 as u64).unwrap_or(0) };
+                cmd.kind = TmaCmdKind::TensorLoad;
+                cmd.dims = (coords.len() as u64).into();
+                cmd.smem = (doff as u64).into();
+                (cmd.c0, cmd.c1, cmd.c2, cmd.c3, cmd.c4) = (c(0).into(), c(1).into(), c(2).into(), c(3).into(), c(4).into());
+                desc = TmaDescImage::from_bytes(&map.encode());
+                if desc.oob_nan {
+                    // The RTL unit fills with 0x7fff / 0x7fffffff where silicon (an H200, the
+                    // golden model) writes the 16-bit pattern 0x7ff7 repeated: the lockstep
+                    // diverges on firmware/programs/tma/oob_nan_fill.ptx. Such maps stay with
+                    // the model until hdl/src/tma_engine.rs takes the silicon pattern.
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some((cmd, desc)))
+    }
+
+    /// Clocks CTA `c`'s TmaEngine when it has work: commands in, global reads answered after
+    /// `[global] latency` from the engine's memory, 16-byte beats written into the destination
+    /// CTAs' shared memory (booking their shared-memory pipes), complete-tx requests queued to
+    /// the destination MbarrierUnits (local: async-copy port; remote: cluster port after the
+    /// DSMEM latency).
+    fn clock_tma(&mut self, c: u32, now: u64) -> Result<(), Stop> {
+        let cs = &mut self.ctas[c as usize];
+        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty()) {
+            return Ok(());
+        }
+        self.active_this_cycle = true;
+        self.unit_edges += 1;
+        let cmd = cs.tma_cmd_q.front().filter(|h| h.0 <= now).map(|h| (h.1, h.2));
+        let due = cs.tma_gmem.iter().enumerate().filter(|(_, r)| r.0 <= now).min_by_key(|(_, r)| r.0).map(|(k, _)| k);
+        let resp = due.map(|k| cs.tma_gmem.swap_remove(k).1);
+        let rank = self.m.ctas[c as usize].rank;
+        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: false, smem_rd_data: TmaData16::default(), mbar_ready: true, wait_n: 0, wait_read: false };
+        let out = cs.tma.as_mut().expect("checked").cycle(&inputs);
+        if cmd.is_some() && out.cmd_ready {
+            cs.tma_cmd_q.pop_front();
+            self.tma_unit_commands += 1;
+        }
+        if let Some(q) = out.gmem_req {
+            // Reads only: this engine sends the TmaEngine loads (rtl_command).
+            let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
+            let mut bytes = [0u8; 32];
+            for g in &self.m.global {
+                let (lo, hi) = (g.base, g.base + g.bytes.len() as u64);
+                for (k, b) in bytes.iter_mut().enumerate() {
+                    let x = a + k as u64;
+                    if x >= lo && x < hi {
+                        *b = g.bytes[(x - lo) as usize];
+                    }
+                }
+            }
+            let resp = TmaGmemResp { tag: q.tag, write: false, data_lo: TmaData16::from_bytes(&bytes[..16]), data_hi: TmaData16::from_bytes(&bytes[16..]) };
+            self.ctas[c as usize].tma_gmem.push((now + self.cfg.global.latency, resp));
+        }
+        let cluster = self.m.ctas[c as usize].cluster as usize;
+        if let Some(wr) = out.smem_wr {
+            let d = self.m.clusters[cluster].ctas.get(wr.cta.index()).copied();
+            let Some(d) = d else { return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {}, outside its cluster", wr.cta.index()))) };
+            let base = wr.addr.index();
+            let data = wr.data.to_bytes();
+            let m = wr.mask.to_u64();
+            for k in 0..16 {
+                if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
+                    self.m.ctas[d as usize].smem[base + k] = data[k];
+                }
+            }
+            let ds = &mut self.ctas[d as usize];
+            ds.smem_free = ds.smem_free.max(now) + 1;
+            self.m.progress();
+        }
+        if let Some((req, to_rank, remote)) = out.mbar {
+            let Some(d) = self.m.clusters[cluster].ctas.get(to_rank as usize).copied() else {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} signalled cluster rank {to_rank}, outside its cluster")));
+            };
+            let cs = &mut self.ctas[c as usize];
+            let Some((seq, op, dests)) = cs.tma_jobs.front_mut() else {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} sent a complete-tx with no load in flight")));
+            };
+            if dests.front() != Some(&d) {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} signalled cta {d}; the load in flight (operation {seq}) signals {dests:?} next")));
+            }
+            dests.pop_front();
+            let (seq, op) = (*seq, op.clone());
+            if dests.is_empty() {
+                cs.tma_jobs.pop_front();
+            }
+            exec::tma_land_guard(&mut self.m, &op, d);
+            let TmaOp::ToShared { mbar, tx, at, .. } = &op else { unreachable!() };
+            if req.tx_count.to_u64() != *tx as u64 || req.word.to_u64() != (*mbar / 8) as u64 {
+                return Err(Stop::Unsupported(format!(
+                    "the TmaEngine of cta {c} sent complete-tx of {} bytes on word {} of cta {d}; operation {seq} completes {tx} bytes on word {}",
+                    req.tx_count.to_u64(),
+                    req.word.to_u64(),
+                    mbar / 8
+                )));
+            }
+            if let Err((kind, msg)) = exec::tma_signal_target_check(&self.m, d, *mbar, *tx) {
+                if let Some(i) = self.asyncs.iter().position(|a| a.seq == seq && matches!(a.kind, AsyncKind::Tma { cta: Some(x), .. } if x == d)) {
+                    self.asyncs.remove(i);
+                }
+                let r = self.m.report(kind, msg, Some(*at));
+                let cy = self.cycle;
+                self.emit(Event::AsyncFault { cycle: cy, seq, cta: Some(d), kind });
+                r?;
+                let effect = self.tma_effect(&op, Some(d), false);
+                self.emit(Event::TmaComplete { cycle: cy, seq, cta: Some(d), effect });
+                return Ok(());
+            }
+            let q = Queued { at: now + self.cfg.tma.complete_tx_cycles + if remote { self.cfg.dsmem.latency } else { 0 }, req, tag: Tag::Async { seq } };
+            if remote {
+                self.ctas[d as usize].cluster_q.push_back(q);
+            } else {
+                self.ctas[d as usize].tma_q.push_back(q);
+            }
+        }
+        if out.fault.valid {
+            let name = out.fault.kind.name().unwrap_or("?");
+            return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} refused a command the golden model accepted: {name}")));
         }
         Ok(())
     }

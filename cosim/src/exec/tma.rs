@@ -898,6 +898,12 @@ impl Exec for op::CpAsyncBulkPrefetch {
 /// tensor-map object in .param, .const or .global space"): a register holding the generic
 /// address of a param (`cvta.param`) or of global/const memory, or a global/const variable.
 /// Decoded from its 128 bytes now, so a corrupted image is found.
+/// The tensor map and coordinates of tensor operand `k` of `i` for `lane`, through every check of
+/// the golden model (an engine that builds its own TMA command shares them).
+pub fn tensor_operands(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
+    tensor_map(cx, i, k, lane)
+}
+
 fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
     let Some(Operand::Tensor { base, offset, coords }) = i.operands.get(k) else {
         return Err(Stop::Unsupported(format!("internal: operand {k} of `{}` is not a tensor operand", cx.text(i))));
