@@ -268,7 +268,7 @@ fn rtl_tma_loads_run_on_the_tma_engine_unit() {
     use hopsync_sim::engine::Engine;
     // Bulk and tiled loads (multicast included) go to the RTL TmaEngine; the forms it does not
     // implement (here: im2col) run on the model.
-    for (p, unit) in [("tma/bulk_add_one_1d.ptx", true), ("tma/multicast_4cta.ptx", true), ("tma/tile_5d.ptx", true), ("tma/swizzle_128b.ptx", true), ("tma/im2col_3d.ptx", false),] {
+    for (p, unit) in [("tma/bulk_add_one_1d.ptx", true), ("tma/multicast_4cta.ptx", true), ("tma/tile_5d.ptx", true), ("tma/swizzle_128b.ptx", true), ("tma/im2col_3d.ptx", false)] {
         let prog = Program::load(&programs_dir().join(p)).unwrap();
         let mut e = Engine::new(&prog, Config::default(), SmConfig::sm90());
         let outcome = e.run();
