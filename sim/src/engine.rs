@@ -2128,24 +2128,11 @@ fn mbar_arrive(cx: &mut Cx<'_, '_>, i: &Instr, no_complete: bool) -> Result<Vec<
     let drop = i.op == Opcode::MbarrierArriveDrop;
     let expect = i.has(Mod::ExpectTx);
     let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
-    let wants_token = !matches!(i.operands[0], Operand::Sink);
     let mut reqs: Vec<(u32, Obj, u64, u64)> = Vec::new();
     for l in exec::lanes(cx.mask) {
         let o = exec::locate(cx, i, 1, l)?;
-        if (o.remote || i.has(Mod::SharedCluster)) && wants_token {
-            describe_fail(cx, FindingKind::MbarrierClusterAddressUnsupported, o, l, &format!("{name} on a .shared::cluster address cannot return a state token (use `_`)"))?;
-            continue;
-        }
-        let third = if i.operands.len() > 2 { Some(cx.src(i, 2, l)) } else { None };
-        let (count, tx) = if expect { (1, third.unwrap_or(0)) } else { (third.unwrap_or(1), 0) };
-        if count == 0 || count > mb::MAX_COUNT as u64 {
-            describe_fail(cx, FindingKind::MbarrierCountOutOfRange, o, l, &format!("{name} count {count}"))?;
-            continue;
-        }
-        if tx > mb::MAX_TX as u64 {
-            describe_fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name}.expect_tx of {tx} bytes"))?;
-            continue;
-        }
+        // The golden model's own checks (one function, so the engines cannot drift).
+        let Some((count, tx)) = exec::arrive_operands(cx, i, o, l)? else { continue };
         reqs.push((l, o, count, tx));
     }
     let mut groups: Vec<(Obj, u64, u32)> = Vec::new();
@@ -2391,27 +2378,8 @@ fn named_front(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Option<(OpKind, Option<
     let has_b = if red { i.operands.len() == 4 } else { i.operands.len() == 2 };
     let ci = if red && !has_b { 2 } else { ci };
     let lane0 = cx.first_lane();
-    let id = cx.src(i, ai, lane0);
-    if id > 15 {
-        cx.finding(FindingKind::BarrierIdOutOfRange, lane0, format!("barrier id {id}: a CTA has barriers 0..=15"))?;
-        return Ok(None);
-    }
-    let id = id as u8;
-    let count = if has_b { Some(cx.src(i, bi, lane0) as u32) } else { None };
-    if let Some(b) = count {
-        if (1..WARP as u32).contains(&b) {
-            cx.finding(
-                FindingKind::BarrierCountTooSmall,
-                lane0,
-                format!("barrier {id} thread count {b} is smaller than one warp: the arriving warp alone counts {WARP} threads (PTX 9.7.13.1: warps arrive as a whole; the count must be a multiple of the warp size)"),
-            )?;
-        } else if b % 32 != 0 || b == 0 {
-            cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id} thread count {b} is not a non-zero multiple of the warp size (32)"))?;
-        }
-    }
-    if i.has(Mod::Arrive) && count.is_none() {
-        cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id}: arrive needs a thread count"))?;
-    }
+    // The golden model's own operand checks (one function, so the engines cannot drift).
+    let Some((id, count)) = exec::named_operands(cx, i, ai, bi, has_b)? else { return Ok(None) };
     let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
     let arriving = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].bar_partial[id as usize] | cx.mask;
     if arriving != live && aligned {
