@@ -131,7 +131,7 @@ pub struct TmaEffect {
     /// complete-tx: (CTA, mbarrier offset, bytes, the mbarrier word afterwards).
     pub complete_tx: Option<(u32, u32, u32, u64)>,
     /// The issuing thread's bulk async-group state afterwards (`exec::bulk_state`).
-    pub bulk: Option<(u64, Vec<(u64, u64, bool)>)>,
+    pub bulk: Option<crate::exec::BulkState>,
 }
 
 struct Shared(Rc<RefCell<Vec<Retire>>>);

@@ -250,7 +250,7 @@ struct CtaState {
     /// The CTA's RTL TmaEngine (when the kernel has a TMA instruction).
     tma: Option<TmaUnit>,
     /// Commands for it: (cycle from which presented, command, tensor-map image, issue number).
-    tma_cmd_q: VecDeque<(u64, TmaCmd, TmaDescImage, u64)>,
+    tma_cmd_q: VecDeque<TmaQueued>,
     /// Accepted load jobs in order: (issue number, operation, destination CTAs still to be
     /// signalled, lowest rank first).
     tma_jobs: VecDeque<(u64, TmaOp, VecDeque<u32>)>,
@@ -289,6 +289,10 @@ struct AsyncItem {
     /// Its unit request is queued (Store, Arrive).
     queued: bool,
 }
+
+/// A command for a TmaEngine: (cycle from which presented, command, tensor-map image, issue
+/// number).
+type TmaQueued = (u64, TmaCmd, TmaDescImage, u64);
 
 /// Which memory pipe an access uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1221,9 +1225,9 @@ impl<'p> Engine<'p> {
             let base = wr.addr.index();
             let data = wr.data.to_bytes();
             let m = wr.mask.to_u64();
-            for k in 0..16 {
+            for (k, b) in data.iter().enumerate() {
                 if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
-                    self.m.ctas[d as usize].smem[base + k] = data[k];
+                    self.m.ctas[d as usize].smem[base + k] = *b;
                 }
             }
             let ds = &mut self.ctas[d as usize];

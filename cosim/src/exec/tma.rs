@@ -495,8 +495,11 @@ pub fn signal_target_check(m: &Machine<'_>, c: u32, mbar: u32, tx: u32) -> Resul
 }
 
 /// One thread's bulk async-group state: (the open group's number, operations in flight as
-/// (id, group, reads complete)). For comparing two engines' views.
-pub fn bulk_state(m: &Machine<'_>, c: u32, w: u32, l: u32) -> (u64, Vec<(u64, u64, bool)>) {
+/// (id, group, reads complete)).
+pub type BulkState = (u64, Vec<(u64, u64, bool)>);
+
+/// One thread's bulk async-group state, for comparing two engines' views.
+pub fn bulk_state(m: &Machine<'_>, c: u32, w: u32, l: u32) -> BulkState {
     m.tma.threads.get(&(c, w, l)).map(|t| (t.open, t.inflight.clone())).unwrap_or_default()
 }
 
