@@ -1153,8 +1153,17 @@ impl<'p> Engine<'p> {
                 cmd.size = (p.len as u64).into();
             }
             Opcode::CpAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
+                // The golden body already made these checks at issue (and reported what they
+                // found): evaluate again without a second report.
+                let findings = self.m.findings.len();
+                let ub = self.m.cfg.ub;
+                self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
                 let mut cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
-                let (map, coords) = exec::tma_tensor_operands(&mut cx, ins, 1, lane)?;
+                let r = exec::tma_tensor_operands(&mut cx, ins, 1, lane);
+                self.m.cfg.ub = ub;
+                self.m.findings.truncate(findings);
+                let Ok((map, coords)) = r else { return Ok(None) };
+                let cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
                 let a = cx.addr(ins, 0, lane);
                 let space = if ins.has(Mod::SharedCluster) { Mod::SharedCluster } else { Mod::SharedCta };
                 let Ok(Place::Shared(_, doff)) = self.m.resolve(c0, w0, lane, Some(space), a, 1) else { return Ok(None) };
