@@ -102,6 +102,10 @@ enum Cmd {
         /// Engine: `rtl` measures simulated cycles per second, beside the golden engine.
         #[arg(long, value_enum, default_value = "golden")]
         engine: Engine,
+        /// TMA: the RTL engine's modelled latency and bytes/cycle of copies versus size and tile
+        /// shape (generated programs; prints a markdown table for docs/PERF.md).
+        #[arg(long, conflicts_with_all = ["program", "engine"])]
+        tma: bool,
     },
     /// Run a program on the RTL engine in lockstep with the golden model, comparing every retired
     /// instruction; stops at the first divergence.
@@ -378,7 +382,21 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { program, reps, engine: Engine::Rtl } => {
+        Cmd::Bench { tma: true, .. } => {
+            let sm = hopsync_sim::SmConfig::sm90();
+            let rs = hopsync_sim::bench::tma_bench(&sm, hopsync_sim::bench::tma_cases()).map_err(|e| {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            })?;
+            println!("TMA copies on the RTL engine (sim/configs/sm90.toml; latency = issue to the last complete-tx applied):\n");
+            println!("| case | copy | bytes landed | latency (cycles) | bytes/cycle |");
+            println!("| --- | --- | --- | --- | --- |");
+            for r in &rs {
+                println!("{}", r.row());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench { program, reps, engine: Engine::Rtl, .. } => {
             let progs = match program {
                 Some(p) => vec![load(&p)?],
                 None => hopsync_sim::bench::default_programs(),
@@ -441,7 +459,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             files.iter().for_each(|f| println!("{}", f.display()));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { program, reps, engine: Engine::Golden } => {
+        Cmd::Bench { program, reps, engine: Engine::Golden, .. } => {
             let prog = match program {
                 Some(p) => load(&p)?,
                 None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),

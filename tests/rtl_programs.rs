@@ -3,9 +3,7 @@
 //! step-and-compare lockstep (`hopsync cosim`) with no divergence, and takes the same number of
 //! cycles every time (with and without the lockstep's event recording). The bad programs that name
 //! a finding produce that same first finding on both engines, with no divergence before it.
-//!
-//! `tma/` and `bad/tma_*` are skipped: the TMA instructions have no RTL unit yet (the RTL engine
-//! stops with `unsupported:` on them).
+//! TMA programs included: every copy's completion is compared byte for byte in the lockstep.
 
 use hopsync_cosim::machine::Config;
 use hopsync_cosim::report::{run_golden, RunReport};
@@ -136,7 +134,7 @@ fn check_bad(path: &Path) -> Result<String, Vec<String>> {
 #[test]
 fn rtl_every_program_matches_golden_and_passes_cosim() {
     let mut paths = Vec::new();
-    collect(&programs_dir(), &["bad", "tma"], &mut paths);
+    collect(&programs_dir(), &["bad"], &mut paths);
     assert!(paths.len() > 20, "programs found: {}", paths.len());
     for_all(&paths, check_program);
 }
@@ -146,7 +144,6 @@ fn rtl_bad_programs_give_the_golden_first_finding() {
     let mut paths = Vec::new();
     collect(&programs_dir().join("bad"), &[], &mut paths);
     paths.retain(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("// expect-finding: ")));
-    paths.retain(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tma_")));
     assert!(paths.len() > 20, "bad programs with a finding: {}", paths.len());
     for_all(&paths, check_bad);
 }
@@ -199,10 +196,7 @@ fn rtl_cosim_catches_a_corrupted_retire_record() {
                 g.set_time(cycle);
                 g.complete_async(seq)
             }
-            Event::Release { cycle, ev, regs } => {
-                g.set_time(cycle);
-                g.release(&ev, &regs)
-            }
+            other => hopsync_sim::lockstep::apply(&mut g, other),
         };
         if result.is_err() {
             break;
@@ -228,4 +222,57 @@ fn rtl_cosim_report_has_compared_and_divergences() {
     assert_eq!(j["divergences"].as_array().unwrap().len(), 0);
     assert_eq!(j["engine"], "rtl");
     assert!(j["cycles"].as_u64().is_some());
+}
+
+#[test]
+fn rtl_cosim_catches_a_corrupted_tma_landing() {
+    use hopsync_cosim::lockstep::Golden;
+    use hopsync_sim::engine::{Engine, Event};
+    // Corrupt one byte the engine reports for a TMA copy's landing, then the complete-tx word:
+    // the golden side must name the copy instruction, both values and the waveform window.
+    let p = programs_dir().join("tma/multicast_2cta.ptx");
+    let prog = Program::load(&p).unwrap();
+    let sm = SmConfig::sm90();
+    let mut e = Engine::new(&prog, Config::default(), sm.clone());
+    e.record_events();
+    let outcome = e.run();
+    assert_eq!(e.report(&outcome).status, "ok");
+    let events = e.take_events();
+    let k = events.iter().position(|ev| matches!(ev, Event::TmaComplete { cta: Some(_), effect, .. } if !effect.bytes.is_empty())).expect("a TMA landing");
+    let replay = |events: Vec<Event>| {
+        let mut g = Golden::new(&prog, Config::default(), sm.period_ps());
+        for ev in events {
+            hopsync_sim::lockstep::apply(&mut g, ev)?;
+        }
+        Ok::<(), hopsync_cosim::lockstep::Divergence>(())
+    };
+    replay(events.clone()).expect("the stream as recorded passes");
+    let mut bad = events.clone();
+    if let Event::TmaComplete { effect, .. } = &mut bad[k] {
+        effect.bytes[0].1[3] ^= 0x40;
+    }
+    let d = replay(bad).expect_err("a corrupted byte diverges");
+    assert!(d.what.starts_with("TMA copy into shared memory"), "{d}");
+    assert!(d.instr.contains("cp.async.bulk.tensor"), "{d}");
+    assert!(d.line > 0 && d.waves.to_cycle > d.waves.from_cycle && d.golden != d.rtl, "{d}");
+    let mut bad = events;
+    if let Event::TmaComplete { effect, .. } = &mut bad[k] {
+        effect.complete_tx.as_mut().unwrap().2 += 16;
+    }
+    let d = replay(bad).expect_err("a wrong complete-tx amount diverges");
+    assert!(d.what.starts_with("TMA complete-tx"), "{d}");
+}
+
+#[test]
+fn rtl_tma_loads_run_on_the_tma_engine_unit() {
+    use hopsync_sim::engine::Engine;
+    // Bulk and tiled loads (multicast included) go to the RTL TmaEngine; the forms it does not
+    // implement (here: im2col) run on the model.
+    for (p, unit) in [("tma/bulk_add_one_1d.ptx", true), ("tma/multicast_4cta.ptx", true), ("tma/tile_5d.ptx", true), ("tma/swizzle_128b.ptx", true), ("tma/im2col_3d.ptx", false)] {
+        let prog = Program::load(&programs_dir().join(p)).unwrap();
+        let mut e = Engine::new(&prog, Config::default(), SmConfig::sm90());
+        let outcome = e.run();
+        assert_eq!(e.report(&outcome).status, "ok", "{p}");
+        assert_eq!(e.tma_unit_commands > 0, unit, "{p}: {} commands on the TmaEngine", e.tma_unit_commands);
+    }
 }

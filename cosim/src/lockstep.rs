@@ -6,6 +6,13 @@
 //! changed architectural state:
 //! - [`Golden::complete_async`]: the nondeterministic input "asynchronous operation `seq`
 //!   (cp.async, cp.async.mbarrier.arrive's arrive-on, st.async / red.async) completed now";
+//! - [`Golden::complete_tma`]: "TMA operation `seq` delivered its data (into destination CTA
+//!   `cta`, or the reads / writes of a store) now", with the engine's [`TmaEffect`]: the bytes it
+//!   wrote, the complete-tx (target mbarrier, amount, resulting word) and the issuing thread's
+//!   bulk async-group state. The golden model applies the same part of its pending operation and
+//!   compares each of them byte for byte;
+//! - [`Golden::expect_async_finding`]: the engine stopped with a finding while completing TMA
+//!   operation `seq`;
 //! - [`Golden::set_time`]: the cycle (what `%clock` reads);
 //! - [`Golden::step`]: a retire record ([`Retire`]: CTA, warp, pc, executing lanes, register
 //!   writes, memory writes, sync-unit changes). The golden model executes the same warp's next
@@ -24,9 +31,9 @@
 //! The first difference is a [`Divergence`] naming the instruction (text and source line), both
 //! values, the cycle and the waveform window to open.
 
-use crate::exec::Stop;
+use crate::exec::{Stop, TmaOp};
 use crate::finding::FindingKind;
-use crate::machine::{Config, Machine, UbMode};
+use crate::machine::{AsyncOp, Config, Machine, Place, UbMode};
 use crate::report::{hex, RunReport};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::{printer, Program};
@@ -129,6 +136,18 @@ pub struct CosimReport {
     pub divergences: Vec<Divergence>,
 }
 
+/// What the engine under test did when (part of) a TMA operation completed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TmaEffect {
+    /// The bytes it holds afterwards in the operation's destination ranges (shared memory of the
+    /// destination CTA, or global memory for a store's writes), in the operation's piece order.
+    pub bytes: Vec<(Place, Vec<u8>)>,
+    /// complete-tx: (CTA, mbarrier offset, bytes, the mbarrier word afterwards).
+    pub complete_tx: Option<(u32, u32, u32, u64)>,
+    /// The issuing thread's bulk async-group state afterwards (`exec::bulk_state`).
+    pub bulk: Option<crate::exec::BulkState>,
+}
+
 struct Shared(Rc<RefCell<Vec<Retire>>>);
 impl RetireSink for Shared {
     fn retire(&mut self, r: Retire) {
@@ -222,6 +241,100 @@ impl<'p> Golden<'p> {
                 Err(self.divergence(0, 0, 0, "asynchronous completion", format!("finding {f}"), format!("operation {seq} completed without a finding")))
             }
             Err(Stop::Unsupported(s)) => Err(self.divergence(0, 0, 0, "asynchronous completion", s, format!("operation {seq} completed"))),
+        }
+    }
+
+    /// Takes TMA operation `seq`'s part for destination CTA `cta` (None: the whole operation)
+    /// out of the pending list and applies it.
+    fn apply_tma(&mut self, seq: u64, cta: Option<u32>) -> Result<Option<TmaOp>, Stop> {
+        let Some(i) = self.m.pending.iter().position(|p| p.seq == seq) else { return Ok(None) };
+        let AsyncOp::Tma(op) = &mut self.m.pending[i].op else { return Ok(None) };
+        let whole = match (cta, &mut **op) {
+            (Some(c), TmaOp::ToShared { ctas, .. }) => {
+                let Some(k) = ctas.iter().position(|x| *x == c) else { return Ok(None) };
+                ctas.remove(k);
+                ctas.is_empty()
+            }
+            (None, _) => true,
+            _ => return Ok(None),
+        };
+        let op: TmaOp = if whole {
+            let AsyncOp::Tma(op) = self.m.pending.remove(i).op else { unreachable!() };
+            *op
+        } else {
+            let AsyncOp::Tma(op) = &self.m.pending[i].op else { unreachable!() };
+            (**op).clone()
+        };
+        self.m.progress();
+        match (cta, &op) {
+            (Some(c), TmaOp::ToShared { .. }) => crate::exec::tma_complete_in(&mut self.m, &op, c)?,
+            _ => crate::exec::complete_async(&mut self.m, AsyncOp::Tma(Box::new(op.clone())))?,
+        }
+        Ok(Some(op))
+    }
+
+    /// Setter: TMA operation `seq` completed now in the engine under test, into destination CTA
+    /// `cta` for a copy into shared memory (a multicast copy completes CTA by CTA), or as a whole
+    /// (a store's read or write event); `rtl` is what the engine did. The golden model applies
+    /// the same part and compares the destination bytes, the complete-tx and the bulk
+    /// async-group state.
+    pub fn complete_tma(&mut self, seq: u64, cta: Option<u32>, rtl: &TmaEffect) -> Result<(), Divergence> {
+        let op = match self.apply_tma(seq, cta) {
+            Ok(Some(op)) => op,
+            Ok(None) => return Err(self.divergence(0, 0, 0, "TMA completion", format!("no pending TMA operation {seq} for cta {cta:?}"), format!("operation {seq} completed into cta {cta:?}"))),
+            Err(Stop::Finding) => {
+                let f = self.m.findings.last().map(|f| f.kind.name()).unwrap_or("?");
+                return Err(self.divergence(0, 0, 0, "TMA completion", format!("finding {f}"), format!("operation {seq} completed without a finding")));
+            }
+            Err(Stop::Unsupported(s)) => return Err(self.divergence(0, 0, 0, "TMA completion", s, format!("operation {seq} completed"))),
+        };
+        self.log.borrow_mut().clear();
+        let (at, what) = match &op {
+            TmaOp::ToShared { at, .. } => (*at, "copy into shared memory"),
+            TmaOp::ToGlobal { at, data: Some(_), .. } => (*at, "store's source reads"),
+            TmaOp::ToGlobal { at, .. } => (*at, "store's global writes"),
+        };
+        let (c0, w0, l0, pc) = at;
+        for (p, bytes) in &rtl.bytes {
+            let g = self.m.read(*p, bytes.len());
+            if g != bytes.as_slice() {
+                let k = g.iter().zip(bytes).position(|(a, b)| a != b).unwrap_or(0);
+                let (s, e) = (k & !15, ((k & !15) + 16).min(bytes.len()));
+                return Err(self.divergence(c0, w0, pc, &format!("TMA {what} (operation {seq}): {p:?} byte {k}"), hex(&g[s..e]), hex(&bytes[s..e])));
+            }
+        }
+        if let Some((c, mbar, tx, word)) = rtl.complete_tx {
+            let gold = match &op {
+                TmaOp::ToShared { mbar: gm, tx: gt, .. } if cta == Some(c) => Some((c, *gm, *gt, self.m.read_mbar_word(c, *gm))),
+                _ => None,
+            };
+            if gold != Some((c, mbar, tx, word)) {
+                let show = |x: Option<(u32, u32, u32, u64)>| x.map(|(c, o, t, w)| format!("complete-tx of {t} bytes on cta {c} shared 0x{o:x} -> word {w:#018x}")).unwrap_or_else(|| "no complete-tx".into());
+                return Err(self.divergence(c0, w0, pc, &format!("TMA complete-tx (operation {seq})"), show(gold), show(Some((c, mbar, tx, word)))));
+            }
+        } else if matches!(op, TmaOp::ToShared { .. }) {
+            return Err(self.divergence(c0, w0, pc, &format!("TMA complete-tx (operation {seq})"), "a complete-tx".into(), "none".into()));
+        }
+        if let Some(b) = &rtl.bulk {
+            let g = crate::exec::bulk_state(&self.m, c0, w0, l0);
+            if &g != b {
+                return Err(self.divergence(c0, w0, pc, &format!("bulk async-groups of lane {l0} (operation {seq})"), format!("{g:?}"), format!("{b:?}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine under test stopped with finding `kind` while completing TMA operation `seq`
+    /// (into `cta`): the golden model completes the same part and must stop with that finding.
+    pub fn expect_async_finding(&mut self, seq: u64, cta: Option<u32>, kind: FindingKind) -> Result<(), Divergence> {
+        let before = self.m.findings.len();
+        let ub = self.m.cfg.ub;
+        self.m.cfg.ub = UbMode::Error;
+        let r = self.apply_tma(seq, cta);
+        self.m.cfg.ub = ub;
+        match (r, self.m.findings.get(before).map(|f| f.kind)) {
+            (_, Some(k)) if k == kind => Ok(()),
+            (_, got) => Err(self.divergence(0, 0, 0, &format!("finding at the completion of TMA operation {seq}"), got.map(|k| k.name().to_string()).unwrap_or_else(|| "no finding".into()), kind.name().into())),
         }
     }
 

@@ -1,5 +1,7 @@
 //! `hopsync bench --engine rtl`: simulated cycles per second of the RTL engine, beside the
-//! golden engine on the same programs.
+//! golden engine on the same programs. `hopsync bench --tma`: the modelled latency and bytes per
+//! cycle of TMA copies versus size (16 B to 200 KB), multicast and tile shape, from programs
+//! generated on the fly ([`tma_cases`]).
 
 use crate::config::SmConfig;
 use crate::engine::Engine;
@@ -107,4 +109,259 @@ fn cpu_seconds() -> f64 {
 /// The default programs, parsed.
 pub fn default_programs() -> Vec<Program> {
     PROGRAMS.iter().map(|(p, t)| Program::parse(p, t).expect("the embedded bench programs parse")).collect()
+}
+
+// ---- TMA: modelled latency and bandwidth ------------------------------------------------------
+
+/// One TMA benchmark case: a single copy of one size and shape into shared memory, generated as
+/// a program (one thread issues it, expecting its bytes on one mbarrier).
+#[derive(Debug, Clone)]
+pub struct TmaCase {
+    /// Short name (the program's path in reports).
+    pub name: String,
+    /// The copy: instruction form and shape.
+    pub what: String,
+    /// Bytes that land in each destination CTA's shared memory.
+    pub bytes: u64,
+    /// CTAs that receive the copy (multicast).
+    pub ctas: u32,
+    /// The program text.
+    pub program: String,
+}
+
+/// A TMA case's figures, in simulated cycles.
+#[derive(Debug, Clone)]
+pub struct TmaResult {
+    /// The case.
+    pub case: TmaCase,
+    /// Cycles from the copy's issue to the last destination's complete-tx applied by its
+    /// MbarrierUnit.
+    pub latency: u64,
+    /// Cycles of the whole program.
+    pub cycles: u64,
+}
+
+impl TmaResult {
+    /// Bytes landed per cycle of latency (all destination CTAs together).
+    pub fn bytes_per_cycle(&self) -> f64 {
+        (self.case.bytes * self.case.ctas as u64) as f64 / self.latency.max(1) as f64
+    }
+
+    /// One markdown table row.
+    pub fn row(&self) -> String {
+        format!("| {} | {} | {} | {} | {:.2} |", self.case.name, self.case.what, self.case.bytes * self.case.ctas as u64, self.latency, self.bytes_per_cycle())
+    }
+}
+
+/// The program of a bulk copy of `bytes` (`ctas` > 1: `.multicast::cluster` to that many CTAs).
+fn bulk_program(bytes: u64, ctas: u32) -> String {
+    let cluster = if ctas > 1 { format!("//! cluster = [{ctas}, 1, 1]\n") } else { String::new() };
+    let (mc, mask) = if ctas > 1 { (".multicast::cluster", ", %rs1".to_string()) } else { ("", String::new()) };
+    let issuer = if ctas > 1 { "%p2" } else { "%p1" };
+    format!(
+        r#"//! description = "hopsync bench --tma: one cp.async.bulk of {bytes} bytes into {ctas} CTA(s)"
+//! [launch]
+//! grid = [{ctas}, 1, 1]
+//! block = [32, 1, 1]
+{cluster}//! [[buffer]]
+//! name = "src"
+//! bytes = {bytes}
+//! fill = "iota"
+//! [[param]]
+//! name = "src_ptr"
+//! buffer = "src"
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry bench_bulk(
+	.param .u64 src_ptr
+)
+{{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	.shared .align 128 .b8 buf[{bytes}];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	setp.eq.u32 %p1, %r1, 0;
+	mov.u32 %r2, %cluster_ctarank;
+	setp.eq.and.u32 %p2, %r2, 0, %p1;
+	ld.param.u64 %rd1, [src_ptr];
+	cvta.to.global.u64 %rd1, %rd1;
+	mov.b16 %rs1, {cmask};
+	@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+	@%p1 fence.mbarrier_init.release.cluster;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], {bytes};
+	@{issuer} cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{mc} [buf], [%rd1], {bytes}, [bar]{mask};
+wait:
+	mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;
+	@!%p3 bra wait;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	ret;
+}}
+"#,
+        cmask = (1u32 << ctas) - 1
+    )
+}
+
+/// The program of a tiled tensor copy of a box `box_dim` (dimension 0 innermost) of f32
+/// elements out of a tensor twice the box in every dimension, with `swizzle` ("none", "32B",
+/// "64B", "128B").
+fn tile_program(box_dim: &[u64], swizzle: &str) -> String {
+    let rank = box_dim.len();
+    let gdim: Vec<u64> = box_dim.iter().map(|b| b * 2).collect();
+    let mut strides = Vec::new();
+    let mut s = gdim[0] * 4;
+    for d in &gdim[1..] {
+        strides.push(s);
+        s *= d;
+    }
+    let tensor_bytes = s;
+    let bytes: u64 = box_dim.iter().product::<u64>() * 4;
+    let list = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    let coords = (0..rank).map(|_| "0").collect::<Vec<_>>().join(", ");
+    let swz = if swizzle == "none" { String::new() } else { format!("//! swizzle = \"{swizzle}\"\n") };
+    format!(
+        r#"//! description = "hopsync bench --tma: one cp.async.bulk.tensor.{rank}d tile of {bytes} bytes"
+//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "tensor"
+//! bytes = {tensor_bytes}
+//! fill = "iota"
+//! [[tensormap]]
+//! name = "map"
+//! buffer = "tensor"
+//! data_type = "float32"
+//! rank = {rank}
+//! global_dim = [{gd}]
+//! global_strides = [{gs}]
+//! box_dim = [{bd}]
+//! element_strides = [{es}]
+{swz}//! [[param]]
+//! name = "tmap"
+//! tensormap = "map"
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry bench_tile(
+	.param .align 64 .b8 tmap[128]
+)
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	.shared .align 1024 .b8 buf[{bytes}];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	setp.eq.u32 %p1, %r1, 0;
+	mov.u64 %rd1, tmap;
+	cvta.param.u64 %rd1, %rd1;
+	@%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+	bar.sync 0;
+	@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], {bytes};
+	@%p1 cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [buf], [%rd1, {{{coords}}}], [bar];
+wait:
+	mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;
+	@!%p3 bra wait;
+	ret;
+}}
+"#,
+        gd = list(&gdim),
+        gs = list(&strides),
+        bd = list(box_dim),
+        es = list(&vec![1; rank]),
+    )
+}
+
+/// The TMA cases: bulk copies from 16 B to 200 KB, multicast, and tile shapes.
+pub fn tma_cases() -> Vec<TmaCase> {
+    let mut v = Vec::new();
+    for bytes in [16u64, 64, 256, 1024, 4096, 16384, 65536, 204800] {
+        v.push(TmaCase { name: format!("bulk_{bytes}"), what: format!("cp.async.bulk {bytes} B"), bytes, ctas: 1, program: bulk_program(bytes, 1) });
+    }
+    for ctas in [2u32, 4] {
+        let bytes = 16384;
+        v.push(TmaCase { name: format!("bulk_{bytes}_mc{ctas}"), what: format!("cp.async.bulk {bytes} B .multicast::cluster to {ctas} CTAs"), bytes, ctas, program: bulk_program(bytes, ctas) });
+    }
+    let tiles: &[(&[u64], &str)] = &[
+        (&[4, 1], "none"),
+        (&[4, 64], "none"),
+        (&[32, 8], "none"),
+        (&[64, 64], "none"),
+        (&[32, 128], "128B"),
+        (&[16, 256], "64B"),
+        (&[256, 64], "none"),
+        (&[16, 16, 16], "none"),
+        (&[200, 256], "none"),
+    ];
+    for (b, swz) in tiles {
+        let bytes = b.iter().product::<u64>() * 4;
+        let shape = b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x");
+        let sw = if *swz == "none" { String::new() } else { format!(", swizzle {swz}") };
+        v.push(TmaCase { name: format!("tile_{shape}{}", if *swz == "none" { String::new() } else { format!("_{swz}") }), what: format!("cp.async.bulk.tensor.{}d f32 box {shape}{sw}", b.len()), bytes, ctas: 1, program: tile_program(b, swz) });
+    }
+    v
+}
+
+/// Runs TMA cases on the RTL engine (each must finish `ok`) with `sm`'s timing.
+pub fn tma_bench(sm: &SmConfig, cases: Vec<TmaCase>) -> Result<Vec<TmaResult>, String> {
+    use crate::engine::Event;
+    use hopsync_firmware::Opcode;
+    let mut out = Vec::new();
+    for case in cases {
+        let prog = Program::parse(&case.name, &case.program).map_err(|d| format!("bench program {}:\n{d}", case.name))?;
+        let mut e = Engine::new(&prog, Config::default(), sm.clone());
+        e.record_events();
+        let outcome = e.run();
+        let rep = e.report(&outcome);
+        if rep.status != "ok" {
+            return Err(format!("{}: {}", case.name, rep.summary()));
+        }
+        let body = &prog.module.kernel.body;
+        let mut issue = None;
+        let mut done = 0;
+        for ev in e.take_events() {
+            match ev {
+                Event::Retire { cycle, rec } if issue.is_none() && rec.mask != 0 && matches!(body[rec.pc as usize].op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor) => issue = Some(cycle),
+                Event::TmaComplete { cycle, .. } => done = done.max(cycle),
+                _ => {}
+            }
+        }
+        let issue = issue.ok_or_else(|| format!("{}: the copy was not issued", case.name))?;
+        out.push(TmaResult { case, latency: done.saturating_sub(issue), cycles: e.cycle });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tma_bench_latency_follows_size_rows_and_multicast() {
+        let sm = SmConfig::sm90();
+        let names = ["bulk_16", "bulk_1024", "bulk_4096", "bulk_4096_mc", "tile_4x64", "tile_32x8"];
+        let mut cases: Vec<TmaCase> = tma_cases().into_iter().filter(|c| names.contains(&c.name.as_str())).collect();
+        cases.push(TmaCase { name: "bulk_4096_mc".into(), what: String::new(), bytes: 4096, ctas: 2, program: bulk_program(4096, 2) });
+        let rs = tma_bench(&sm, cases).expect("every TMA case runs ok");
+        let lat = |n: &str| rs.iter().find(|r| r.case.name == n).map(|r| r.latency).unwrap();
+        assert!(lat("bulk_16") >= sm.global.latency, "a copy waits at least the memory latency");
+        assert!(lat("bulk_16") < lat("bulk_1024") && lat("bulk_1024") < lat("bulk_4096"));
+        // multicast fetches once: a second destination costs far less than a second copy
+        assert!(lat("bulk_4096") < lat("bulk_4096_mc") && lat("bulk_4096_mc") < lat("bulk_4096") * 3 / 2);
+        // the same 1 KiB in 16-byte rows needs a request per row: slower than 128-byte rows
+        assert!(lat("tile_4x64") > lat("tile_32x8"));
+        // the RTL unit's tags bound the rate: max_outstanding sectors per latency
+        let bound = sm.tma.max_outstanding as f64 * 32.0 / sm.global.latency as f64;
+        let r = rs.iter().find(|r| r.case.name == "bulk_4096").unwrap();
+        assert!(r.bytes_per_cycle() <= bound && r.bytes_per_cycle() > bound * 0.9, "{} vs {bound}", r.bytes_per_cycle());
+    }
 }

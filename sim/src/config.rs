@@ -119,6 +119,28 @@ pub struct Sync {
     pub nanosleep_max_ns: f64,
 }
 
+/// The TMA engine (one per SM): bulk and tensor copies, their global-memory traffic and
+/// shared-memory writes (PTX 9.7.9.25; the unit's structure is hdl/src/tma_engine.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tma {
+    /// Issue of a TMA instruction to the engine's command queue.
+    pub issue_cycles: u64,
+    /// Descriptor decode of a tensor command (bulk commands: 2 cycles).
+    pub decode_cycles: u64,
+    /// Bytes per cycle written into (or read from) shared memory, per SM.
+    pub smem_bytes_per_cycle: u64,
+    /// Bytes in flight towards global memory at most (outstanding requests x request size), for
+    /// the forms the RTL TmaEngine does not implement.
+    pub outstanding_bytes: u64,
+    /// Global read requests (32-byte sectors) the RTL TmaEngine keeps in flight (1..=16, its
+    /// reorder-buffer tags).
+    pub max_outstanding: u32,
+    /// Cycles from the last beat reaching a CTA's shared memory to its complete-tx reaching the
+    /// MbarrierUnit.
+    pub complete_tx_cycles: u64,
+}
+
 /// Run limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +169,8 @@ pub struct SmConfig {
     pub dsmem: Dsmem,
     /// Sync-unit paths.
     pub sync: Sync,
+    /// TMA engine.
+    pub tma: Tma,
     /// Run limits.
     pub run: Run,
 }
@@ -160,8 +184,8 @@ impl SmConfig {
     /// Parses a configuration.
     pub fn parse(text: &str) -> Result<SmConfig, String> {
         let c: SmConfig = toml::from_str(text).map_err(|e| e.to_string())?;
-        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.clock.mhz <= 0.0 {
-            return Err("schedulers, banks, bank_bytes, bytes_per_cycle and mhz must be positive".into());
+        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || c.tma.outstanding_bytes == 0 || c.clock.mhz <= 0.0 {
+            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.outstanding_bytes and mhz must be positive".into());
         }
         Ok(c)
     }

@@ -107,6 +107,8 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         Mul | Mad => l.mul,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
         Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => l.misc,
+        // TMA instructions hand a command to the engine; none has a result register.
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => l.misc,
         _ if f64_ => l.fp64,
         _ if float => l.fp32,
         _ => l.alu,
@@ -117,6 +119,40 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
     } else {
         base
     }
+}
+
+/// Bytes per cycle a TMA copy streams from global memory: the narrowest of the SM's path to
+/// L2 (`global.bytes_per_cycle`), the bytes in flight over the latency (`tma.outstanding_bytes /
+/// global.latency`, Little's law) and the shared-memory write port (`tma.smem_bytes_per_cycle`).
+pub fn tma_rate(c: &SmConfig) -> f64 {
+    let inflight = c.tma.outstanding_bytes as f64 / c.global.latency.max(1) as f64;
+    (c.global.bytes_per_cycle as f64).min(inflight).min(c.tma.smem_bytes_per_cycle as f64)
+}
+
+/// 16-byte beats the TMA engine spends on a transfer given as pieces (source address, None for
+/// out-of-bounds fill; bytes) in box order: pieces whose sources are contiguous form one row; a
+/// row takes one beat per 16 bytes, plus one when its source does not start 16-byte aligned
+/// (the RTL's realigner, hdl/src/tma_engine.rs "BA Y"). Fill pieces join the row they extend.
+pub fn tma_beats(pieces: impl Iterator<Item = (Option<u64>, u64)>) -> u64 {
+    let mut beats = 0;
+    let mut row: Option<(Option<u64>, u64, u64)> = None; // (start, next source address, bytes)
+    let close = |r: (Option<u64>, u64, u64)| r.2.div_ceil(16) + u64::from(r.0.is_some_and(|a| a % 16 != 0));
+    for (src, len) in pieces {
+        match (&mut row, src) {
+            (Some(r), Some(a)) if r.1 == a => {
+                r.1 += len;
+                r.2 += len;
+            }
+            (Some(r), None) if r.0.is_none() => r.2 += len,
+            _ => {
+                if let Some(r) = row.take() {
+                    beats += close(r);
+                }
+                row = Some((src, src.map(|a| a + len).unwrap_or(0), len));
+            }
+        }
+    }
+    beats + row.map(close).unwrap_or(0)
 }
 
 /// The static facts of every instruction of the kernel, by pc.
@@ -191,6 +227,24 @@ pub fn sectors(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
     s.sort_unstable();
     s.dedup();
     s.len().max(1) as u64
+}
+
+#[cfg(test)]
+mod tma_tests {
+    use super::*;
+
+    #[test]
+    fn tma_beats_count_rows_and_misalignment() {
+        // one 4 KiB row, aligned: 256 beats
+        assert_eq!(tma_beats([(Some(0x1000), 4096)].into_iter()), 256);
+        // 8 rows of 16 bytes, 4-byte pieces, rows 64 bytes apart: 8 beats
+        let p: Vec<_> = (0..8u64).flat_map(|r| (0..4u64).map(move |k| (Some(0x1000 + r * 64 + k * 4), 4))).collect();
+        assert_eq!(tma_beats(p.into_iter()), 8);
+        // a row starting 8 bytes into a 16-byte chunk spends one more beat
+        assert_eq!(tma_beats([(Some(0x1008), 32)].into_iter()), 3);
+        // fill pieces: 32 bytes of fill are 2 beats
+        assert_eq!(tma_beats([(None, 16), (None, 16)].into_iter()), 2);
+    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,15 @@
 //! clock-low settle, i.e. the word written at the coming edge), so plain loads and reports see the
 //! words the unit holds. The unit is instantiated with a bank just large enough for the program's
 //! shared memory (2^9, 2^12 or 2^15 words).
+//!
+//! The TmaEngine ([`TmaUnit`]) is clocked the same way; its ports are plain values here
+//! ([`TmaInputs`], [`TmaOutputs`]) and the engine plays global memory, shared memory and the
+//! mbarrier paths around it.
 
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierReq, ClusterBarrierResp, ClusterBarrierUnit, ClusterLaunch, ClusterWarpExit};
 use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaData16, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
 use rust_hdl::prelude::*;
 
 /// Iterations allowed for one settle.
@@ -91,7 +96,8 @@ impl<const A: usize> Tap<A> {
 pub struct MbarInputs {
     /// This CTA's warps.
     pub local: Option<MbarrierReq>,
-    /// The async-copy path (cp.async.mbarrier.arrive's arrive-on).
+    /// The async-copy path (cp.async.mbarrier.arrive's arrive-on, the local TMA engine's
+    /// complete-tx).
     pub tma: Option<MbarrierReq>,
     /// Other CTAs and the async-store path (st.async / red.async complete-tx, remote arrives).
     pub cluster: Option<MbarrierReq>,
@@ -354,6 +360,117 @@ impl ClusterUnit {
         u.clock.next = true.into();
         assert!(simulate(u, SETTLE), "ClusterBarrierUnit did not settle");
         ClusterOutputs { ready, resp: u.resp.val(), done: u.done.val(), fault: u.fault.val() }
+    }
+
+    /// Visits every signal of the unit.
+    pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
+        self.uut.accept(name, probe)
+    }
+}
+
+/// The inputs of a TmaEngine this cycle.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TmaInputs {
+    /// This SM's CTA rank in its cluster.
+    pub cta_rank: u32,
+    /// A command with its tensor-map image (zero for bulk commands).
+    pub cmd: Option<(TmaCmd, TmaDescImage)>,
+    /// The global-memory port accepts a request.
+    pub gmem_req_ready: bool,
+    /// A read response or write acknowledgement.
+    pub gmem_resp: Option<TmaGmemResp>,
+    /// Shared memory accepts a write.
+    pub smem_wr_ready: bool,
+    /// Shared memory accepts a read.
+    pub smem_rd_ready: bool,
+    /// The data of the read accepted last cycle.
+    pub smem_rd_data: TmaData16,
+    /// The mbarrier path accepts a complete-tx.
+    pub mbar_ready: bool,
+    /// wait_group N.
+    pub wait_n: u8,
+    /// wait_group.read.
+    pub wait_read: bool,
+}
+
+/// What a TmaEngine did in one cycle (combinational outputs sampled before the edge; `fault`,
+/// `idle` and `groups_pending` after it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TmaOutputs {
+    /// The command was accepted.
+    pub cmd_ready: bool,
+    /// A global request (taken when `gmem_req_ready` was set).
+    pub gmem_req: Option<TmaGmemReq>,
+    /// A shared-memory write (taken when `smem_wr_ready` was set).
+    pub smem_wr: Option<TmaSmemWrite>,
+    /// A shared-memory read address (taken when `smem_rd_ready` was set).
+    pub smem_rd: Option<u32>,
+    /// A complete-tx: (request, destination CTA rank, remote) (taken when `mbar_ready` was set).
+    pub mbar: Option<(MbarrierReq, u32, bool)>,
+    /// wait_group{.read} wait_n holds.
+    pub wait_done: bool,
+    /// Committed bulk groups not complete.
+    pub groups_pending: u32,
+    /// A refused command (registered).
+    pub fault: TmaFault,
+    /// Nothing in flight.
+    pub idle: bool,
+}
+
+/// One SM's TmaEngine.
+pub struct TmaUnit {
+    uut: Box<TmaEngine>,
+}
+
+impl TmaUnit {
+    /// An engine with at most `max_outstanding` (1..=16) global requests in flight and
+    /// `bytes_per_cycle` (1..=32) bytes per cycle of requests.
+    pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
+        let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle));
+        uut.connect_all();
+        assert!(simulate(&mut *uut, 400));
+        let mut t = TmaUnit { uut };
+        // Registers are defined after two edges (as the unit's own testbench warms up).
+        for _ in 0..2 {
+            t.cycle(&TmaInputs::default());
+        }
+        t
+    }
+
+    /// One clock cycle.
+    pub fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs {
+        let u = &mut *self.uut;
+        u.cta_rank.next = (p.cta_rank as u64).into();
+        let (cm, cd) = p.cmd.unwrap_or_default();
+        u.cmd.next = cm;
+        u.cmd_desc.next = cd;
+        u.cmd_valid.next = p.cmd.is_some();
+        u.gmem_req_ready.next = p.gmem_req_ready;
+        u.gmem_resp.next = p.gmem_resp.unwrap_or_default();
+        u.gmem_resp_valid.next = p.gmem_resp.is_some();
+        u.smem_wr_ready.next = p.smem_wr_ready;
+        u.smem_rd_ready.next = p.smem_rd_ready;
+        u.smem_rd_data.next = p.smem_rd_data;
+        u.mbar_ready.next = p.mbar_ready;
+        u.wait_n.next = (p.wait_n as u64).into();
+        u.wait_read.next = p.wait_read;
+        u.clock.next = false.into();
+        assert!(simulate(u, 400), "TmaEngine did not settle");
+        let mut o = TmaOutputs {
+            cmd_ready: u.cmd_ready.val(),
+            gmem_req: u.gmem_req_valid.val().then(|| u.gmem_req.val()),
+            smem_wr: u.smem_wr_valid.val().then(|| u.smem_wr.val()),
+            smem_rd: u.smem_rd_valid.val().then(|| u.smem_rd_addr.val().to_u64() as u32),
+            mbar: u.mbar_valid.val().then(|| (u.mbar_req.val(), u.mbar_cta.val().to_u64() as u32, u.mbar_remote.val())),
+            wait_done: u.wait_done.val(),
+            ..Default::default()
+        };
+        u.clock.next = true.into();
+        assert!(simulate(u, 400), "TmaEngine did not settle");
+        o.fault = u.fault.val();
+        o.idle = u.idle.val();
+        o.groups_pending = u.groups_pending.val().to_u64() as u32;
+        o
     }
 
     /// Visits every signal of the unit.

@@ -17,22 +17,21 @@ fn cta_threads(m: &Machine<'_>, cta: u32) -> u32 {
     m.ctas[cta as usize].warps.iter().filter(|w| !w.exited()).count() as u32 * WARP as u32
 }
 
-fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-    let aligned = i.op == hopsync_firmware::Opcode::Bar || i.has(Mod::Aligned);
-    let red = i.has(Mod::Red);
-    let sync = i.has(Mod::Sync) || red;
-    // Operand positions: red forms start with the destination.
-    let (ai, bi, ci) = if red { (1, Some(2), 3) } else { (0, Some(1), 0) };
-    let has_b = if red { i.operands.len() == 4 } else { i.operands.len() == 2 };
-    let ci = if red { if has_b { ci } else { 2 } } else { ci };
+/// The operand checks of bar / barrier that a named-barrier unit cannot make, shared by the
+/// golden model and the RTL engine (so they cannot drift): the barrier id (operand `ai`) is
+/// 0..=15, the thread count (operand `bi` when `has_b`) is a non-zero multiple of the warp size
+/// and at least one warp, and `.arrive` has a count (PTX 9.7.13.1). Returns (id, count), or None
+/// when the id is out of range (the finding is reported; in warn mode the instruction does
+/// nothing).
+pub fn named_operands(cx: &mut Cx<'_, '_>, i: &Instr, ai: usize, bi: usize, has_b: bool) -> Result<Option<(u8, Option<u32>)>, Stop> {
     let lane0 = cx.first_lane();
     let id = cx.src(i, ai, lane0);
     if id > 15 {
         cx.finding(FindingKind::BarrierIdOutOfRange, lane0, format!("barrier id {id}: a CTA has barriers 0..=15"))?;
-        return Ok(Flow::Next);
+        return Ok(None);
     }
     let id = id as u8;
-    let count = if has_b { Some(cx.src(i, bi.unwrap_or(1), lane0) as u32) } else { None };
+    let count = if has_b { Some(cx.src(i, bi, lane0) as u32) } else { None };
     if let Some(b) = count {
         if (1..WARP as u32).contains(&b) {
             // Warps arrive whole: a count below one warp is exceeded by the first arrival.
@@ -50,6 +49,19 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         // syntax rule: `bar.arrive a, b`).
         cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id}: arrive needs a thread count"))?;
     }
+    Ok(Some((id, count)))
+}
+
+fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+    let aligned = i.op == hopsync_firmware::Opcode::Bar || i.has(Mod::Aligned);
+    let red = i.has(Mod::Red);
+    let sync = i.has(Mod::Sync) || red;
+    // Operand positions: red forms start with the destination.
+    let (ai, bi, ci) = if red { (1, Some(2), 3) } else { (0, Some(1), 0) };
+    let has_b = if red { i.operands.len() == 4 } else { i.operands.len() == 2 };
+    let ci = if red { if has_b { ci } else { 2 } } else { ci };
+    let lane0 = cx.first_lane();
+    let Some((id, count)) = named_operands(cx, i, ai, bi.unwrap_or(1), has_b)? else { return Ok(Flow::Next) };
     let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
     let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
     let arriving = warp.bar_partial[id as usize] | cx.mask;

@@ -212,29 +212,40 @@ struct LaneArrive {
 /// token. The `.noComplete` forms arrive per group of lanes with equal counts (lowest lane's group
 /// first); each lane's token reads as if the group's lanes had arrived one by one in lane order,
 /// and its low half holds the group's lane mask.
-fn arrive_exec(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> R {
+/// The per-lane operand checks of mbarrier.arrive{_drop}{.expect_tx} on object `o` for lane
+/// `l`, shared by the golden model and the RTL engine (so they cannot drift): a
+/// `.shared::cluster` arrive returns no state token, the count is 1..=2^20-1 and the tx-count
+/// at most 2^20-1 (PTX 9.7.13.15.13). Returns (count, tx), or None after a finding (warn mode:
+/// the lane makes no arrival).
+pub fn arrive_operands(cx: &mut Cx<'_, '_>, i: &Instr, o: Obj, l: u32) -> Result<Option<(u64, u64)>, Stop> {
     let expect = i.has(Mod::ExpectTx);
+    let name = if i.op == hopsync_firmware::Opcode::MbarrierArriveDrop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
+    let wants_token = !matches!(i.operands[0], Operand::Sink);
+    if (o.remote || i.has(Mod::SharedCluster)) && wants_token {
+        fail(cx, FindingKind::MbarrierClusterAddressUnsupported, o, l, &format!("{name} on a .shared::cluster address cannot return a state token (use `_`)"))?;
+        return Ok(None);
+    }
+    let third = if i.operands.len() > 2 { Some(cx.src(i, 2, l)) } else { None };
+    let (count, tx) = if expect { (1, third.unwrap_or(0)) } else { (third.unwrap_or(1), 0) };
+    if count == 0 || count > mb::MAX_COUNT as u64 {
+        fail(cx, FindingKind::MbarrierCountOutOfRange, o, l, &format!("{name} count {count}"))?;
+        return Ok(None);
+    }
+    if tx > mb::MAX_TX as u64 {
+        fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name}.expect_tx of {tx} bytes"))?;
+        return Ok(None);
+    }
+    Ok(Some((count, tx)))
+}
+
+fn arrive_exec(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> R {
     let no_complete = i.has(Mod::NoComplete);
     let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
-    let wants_token = !matches!(i.operands[0], Operand::Sink);
     // Per-lane checks, then collect the requests.
     let mut reqs: Vec<LaneArrive> = Vec::with_capacity(cx.mask.count_ones() as usize);
     for l in lanes(cx.mask) {
         let o = locate(cx, i, 1, l)?;
-        if (o.remote || i.has(Mod::SharedCluster)) && wants_token {
-            fail(cx, FindingKind::MbarrierClusterAddressUnsupported, o, l, &format!("{name} on a .shared::cluster address cannot return a state token (use `_`)"))?;
-            continue;
-        }
-        let third = if i.operands.len() > 2 { Some(cx.src(i, 2, l)) } else { None };
-        let (count, tx) = if expect { (1, third.unwrap_or(0)) } else { (third.unwrap_or(1), 0) };
-        if count == 0 || count > mb::MAX_COUNT as u64 {
-            fail(cx, FindingKind::MbarrierCountOutOfRange, o, l, &format!("{name} count {count}"))?;
-            continue;
-        }
-        if tx > mb::MAX_TX as u64 {
-            fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name}.expect_tx of {tx} bytes"))?;
-            continue;
-        }
+        let Some((count, tx)) = arrive_operands(cx, i, o, l)? else { continue };
         reqs.push(LaneArrive { lane: l, obj: o, count, tx });
     }
     // Group: by object; for .noComplete also by count. Groups keep the order of their lowest lane.

@@ -405,27 +405,13 @@ fn new_id(m: &mut Machine<'_>) -> u64 {
 /// Applies a completed TMA event.
 pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
     match op {
-        TmaOp::ToShared { ctas, pieces, fill, red, mbar, tx, id, at } => {
-            for &c in &ctas {
-                for p in &pieces {
-                    let Place::Shared(_, off) = p.dst else { continue };
-                    let data: Vec<u8> = match p.src {
-                        Some(s) => m.read(s, p.len as usize).to_vec(),
-                        None => fill.iter().copied().cycle().take(p.len as usize).collect(),
-                    };
-                    let dst = Place::Shared(c, off);
-                    match red {
-                        None => m.write(dst, &data),
-                        Some((o, t)) => reduce_into(m, dst, &data, o, t),
-                    }
-                }
+        TmaOp::ToShared { ref ctas, .. } => {
+            for &c in ctas {
+                land_data(m, &op, c);
             }
-            for &c in &ctas {
-                let phase = m.ctas[c as usize].mbarriers.get(&mbar).map(|s| s.phase);
-                if let Some(g) = m.tma.ctas.get_mut(c as usize).and_then(|t| t.guards.iter_mut().find(|g| g.id == id)) {
-                    g.landed_in = Some(phase.unwrap_or(0));
-                }
-                signal(m, c, mbar, tx, at)?;
+            for &c in ctas {
+                land_guard(m, &op, c);
+                signal_for(m, &op, c)?;
             }
             Ok(())
         }
@@ -456,15 +442,72 @@ pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
     }
 }
 
+/// The part of a [`TmaOp::ToShared`] that reaches destination CTA `c`: its data, the landing
+/// of its guard and complete-tx on `c`'s mbarrier (an engine that delivers a multicast copy to
+/// each CTA at its own time completes it CTA by CTA; [`complete`] does all at once).
+pub fn complete_in(m: &mut Machine<'_>, op: &TmaOp, c: u32) -> Result<(), Stop> {
+    land_data(m, op, c);
+    land_guard(m, op, c);
+    signal_for(m, op, c)
+}
+
+/// Writes (or reduces) the data of a [`TmaOp::ToShared`] into destination CTA `c`'s shared
+/// memory.
+pub fn land_data(m: &mut Machine<'_>, op: &TmaOp, c: u32) {
+    let TmaOp::ToShared { pieces, fill, red, .. } = op else { return };
+    for p in pieces {
+        let Place::Shared(_, off) = p.dst else { continue };
+        let data: Vec<u8> = match p.src {
+            Some(s) => m.read(s, p.len as usize).to_vec(),
+            None => fill.iter().copied().cycle().take(p.len as usize).collect(),
+        };
+        let dst = Place::Shared(c, off);
+        match red {
+            None => m.write(dst, &data),
+            Some((o, t)) => reduce_into(m, dst, &data, *o, *t),
+        }
+    }
+}
+
+/// Marks the destination ranges of a [`TmaOp::ToShared`] in CTA `c` as landed in the current
+/// phase of `c`'s mbarrier (call before its complete-tx).
+pub fn land_guard(m: &mut Machine<'_>, op: &TmaOp, c: u32) {
+    let TmaOp::ToShared { mbar, id, .. } = op else { return };
+    let phase = m.ctas[c as usize].mbarriers.get(mbar).map(|s| s.phase);
+    if let Some(g) = m.tma.ctas.get_mut(c as usize).and_then(|t| t.guards.iter_mut().find(|g| g.id == *id)) {
+        g.landed_in = Some(phase.unwrap_or(0));
+    }
+}
+
+fn signal_for(m: &mut Machine<'_>, op: &TmaOp, c: u32) -> Result<(), Stop> {
+    let TmaOp::ToShared { mbar, tx, at, .. } = op else { return Ok(()) };
+    signal(m, c, *mbar, *tx, *at)
+}
+
+/// The check the TMA engine's complete-tx makes before signalling: the mbarrier at `mbar` of
+/// CTA `c` must be valid (PTX 9.7.13.15.3). `Err` is the finding (kind, message), shared by the
+/// golden model and the RTL engine.
+pub fn signal_target_check(m: &Machine<'_>, c: u32, mbar: u32, tx: u32) -> Result<(), (FindingKind, String)> {
+    if m.ctas[c as usize].mbarriers.contains_key(&mbar) {
+        return Ok(());
+    }
+    Err((FindingKind::TmaMbarrierNotInitialized, format!("the TMA engine performs complete-tx of {tx} bytes on cta {c} shared 0x{mbar:x}, which holds no valid mbarrier (PTX 9.7.13.15.3)")))
+}
+
+/// One thread's bulk async-group state: (the open group's number, operations in flight as
+/// (id, group, reads complete)).
+pub type BulkState = (u64, Vec<(u64, u64, bool)>);
+
+/// One thread's bulk async-group state, for comparing two engines' views.
+pub fn bulk_state(m: &Machine<'_>, c: u32, w: u32, l: u32) -> BulkState {
+    m.tma.threads.get(&(c, w, l)).map(|t| (t.open, t.inflight.clone())).unwrap_or_default()
+}
+
 /// complete-tx of `tx` bytes by the TMA engine on the mbarrier at `mbar` of CTA `c` ([PTX]
 /// §9.7.13.15.5.2).
 fn signal(m: &mut Machine<'_>, c: u32, mbar: u32, tx: u32, at: At) -> Result<(), Stop> {
-    if !m.ctas[c as usize].mbarriers.contains_key(&mbar) {
-        return m.report(
-            FindingKind::TmaMbarrierNotInitialized,
-            format!("the TMA engine performs complete-tx of {tx} bytes on cta {c} shared 0x{mbar:x}, which holds no valid mbarrier (PTX 9.7.13.15.3)"),
-            Some(at),
-        );
+    if let Err((k, msg)) = signal_target_check(m, c, mbar, tx) {
+        return m.report(k, msg, Some(at));
     }
     let o = Obj { cta: c, off: mbar, remote: c != at.0 };
     let old = m.read_mbar_word(c, mbar);
@@ -858,6 +901,12 @@ impl Exec for op::CpAsyncBulkPrefetch {
 /// tensor-map object in .param, .const or .global space"): a register holding the generic
 /// address of a param (`cvta.param`) or of global/const memory, or a global/const variable.
 /// Decoded from its 128 bytes now, so a corrupted image is found.
+/// The tensor map and coordinates of tensor operand `k` of `i` for `lane`, through every check of
+/// the golden model (an engine that builds its own TMA command shares them).
+pub fn tensor_operands(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
+    tensor_map(cx, i, k, lane)
+}
+
 fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
     let Some(Operand::Tensor { base, offset, coords }) = i.operands.get(k) else {
         return Err(Stop::Unsupported(format!("internal: operand {k} of `{}` is not a tensor operand", cx.text(i))));
