@@ -135,8 +135,7 @@ pub fn run(cmd: CalibCmd) -> ExitCode {
             }
             if write {
                 let rec = &w.records()[0].provenance;
-                let progs: Vec<String> = w.records().iter().map(|r| Path::new(&r.program).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default()).collect();
-                let prov = format!("calibration/{{{}}} on {} {} by `hopsync calibrate fit`", progs.join(","), rec.gpu, rec.date_utc.split('T').next().unwrap_or(""));
+                let prov = format!("the {} programs of calibration/ on {} {} by `hopsync calibrate fit`", w.records().len(), rec.gpu, rec.date_utc.split('T').next().unwrap_or(""));
                 match calib::apply_fit(&text, &r.changes, &prov) {
                     Ok(t) => {
                         if let Err(e) = std::fs::write(&config, t) {
