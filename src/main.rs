@@ -7,6 +7,7 @@ use hopsync_firmware::Program;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod calibrate;
 mod demo;
 
 /// The default benchmark: the demo pipeline with 2048 items.
@@ -170,6 +171,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: GpuCmd,
     },
+    /// The RTL engine's timing against silicon microbenchmarks (firmware/programs/calibration/).
+    Calibrate {
+        #[command(subcommand)]
+        cmd: calibrate::CalibCmd,
+    },
 }
 
 /// Generator sizes of `verilog` and `synth` (hopsync_hdl::verilog::Sizes).
@@ -314,6 +320,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo => Ok(demo::run()),
+        Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd)),
         Cmd::Gpu { cmd } => {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");

@@ -43,7 +43,8 @@ fn pack_round_trip_every_program() {
         let mut b = Machine::new(&p.program, Config::default());
         let ob = b.run();
         assert_eq!(std::mem::discriminant(&oa), std::mem::discriminant(&ob), "{}: outcome {oa:?} vs instrumented {ob:?}", f.display());
-        for buf in prog.manifest.buffers.iter().filter(|b| b.output) {
+        // Timing buffers (%clock64 samples) change with the added trace code by nature.
+        for buf in prog.manifest.buffers.iter().filter(|b| b.output && !b.timing) {
             assert_eq!(a.buffer(&buf.name), b.buffer(&buf.name), "{}: output `{}` changes under instrumentation", f.display(), buf.name);
         }
         let (counts, slots) = p.layout.decode(b.buffer(TRACE_BUFFER).unwrap());

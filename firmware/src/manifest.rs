@@ -14,6 +14,8 @@
 //! //! type = "u32"              # element type for iota/values/expect
 //! //! output = true
 //! //! expect = [0, 1, 2]        # expected contents (elements of `type`), or expect_hex = "..."
+//! //! timing = true             # (instead of expect) u64 %clock64 samples for `hopsync calibrate`
+//! //! figures = ["a", "b"]      # (timing) the samples split into equal groups, one figure each
 //! //! [[param]]
 //! //! name = "out_ptr"          # a .param of the entry, in declaration order
 //! //! buffer = "out"            # or value = 7, or tensormap = "tmap_name"
@@ -117,6 +119,15 @@ pub struct Buffer {
     /// Expected contents as hex bytes (prefix of the buffer).
     #[serde(default)]
     pub expect_hex: Option<String>,
+    /// The buffer holds timing samples (`u64` cycle deltas read with `%clock64`), not exact
+    /// results: engines and silicon legitimately differ, so it is never compared between runs
+    /// or engines and may not have `expect`; `hopsync calibrate` summarizes it (median).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timing: bool,
+    /// For a timing buffer: names of the figures it holds, in order; the samples are split into
+    /// that many equal consecutive groups. Empty: one figure named after the buffer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<String>,
 }
 fn default_ty() -> String {
     "u32".into()
@@ -457,6 +468,22 @@ impl Manifest {
                     return bad(Key::Buffer(i, "expect_hex"), format!("buffer `{}`: expect_hex is not an even-length hex string", b.name));
                 }
             }
+            if b.timing {
+                if b.expect.is_some() || b.expect_hex.is_some() {
+                    let k = if b.expect.is_some() { "expect" } else { "expect_hex" };
+                    return bad(Key::Buffer(i, k), format!("buffer `{}` is a timing buffer: its samples differ from run to run and cannot be expected", b.name));
+                }
+                if !b.output || b.ty != "u64" {
+                    return bad(Key::Buffer(i, "timing"), format!("buffer `{}`: a timing buffer must be an output of type \"u64\" (cycle samples)", b.name));
+                }
+                let n = b.bytes / 8;
+                let groups = b.figures.len().max(1) as u64;
+                if b.bytes % 8 != 0 || n % groups != 0 {
+                    return bad(Key::Buffer(i, "figures"), format!("buffer `{}`: {} bytes do not split into {groups} equal groups of u64 samples", b.name, b.bytes));
+                }
+            } else if !b.figures.is_empty() {
+                return bad(Key::Buffer(i, "figures"), format!("buffer `{}`: `figures` needs `timing = true`", b.name));
+            }
             if (b.expect.is_some() || b.expect_hex.is_some()) && !b.output {
                 let k = if b.expect.is_some() { "expect" } else { "expect_hex" };
                 return bad(Key::Buffer(i, k), format!("buffer `{}` has expected contents but is not an output", b.name));
@@ -553,6 +580,13 @@ pub fn hex_bytes(s: &str) -> Option<Vec<u8>> {
         .chunks(2)
         .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
         .collect()
+}
+
+impl Manifest {
+    /// Whether output buffer `name` holds timing samples (never compared exactly).
+    pub fn is_timing(&self, name: &str) -> bool {
+        self.buffers.iter().any(|b| b.name == name && b.timing)
+    }
 }
 
 impl Buffer {

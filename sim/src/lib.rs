@@ -1,5 +1,6 @@
 //! hopsync-sim: the cycle-accurate SM model (`hopsync run --engine rtl`).
 //!
+//! - [`calib`]: `hopsync calibrate`, the engine against silicon microbenchmarks;
 //! - [`config`]: every timing constant, from `sim/configs/sm90.toml`;
 //! - [`units`]: the RTL units of `hopsync-hdl`, clocked in a direct `simulate()` loop;
 //! - [`timing`]: instruction classes, register sets, memory cost models;
@@ -10,6 +11,7 @@
 //!   instruction.
 
 pub mod bench;
+pub mod calib;
 pub mod config;
 pub mod engine;
 pub mod lockstep;

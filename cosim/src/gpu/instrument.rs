@@ -42,6 +42,19 @@
 //! result of the same instruction occupies one slot: the thread overwrites the slot of a `false`
 //! poll when its next slot would be the same wait field again. How often a wait polls is timing;
 //! the trace keeps the final answer of each polling run.
+//!
+//! ## Not traced: `%clock64`
+//!
+//! Timing is measured by the calibration programs themselves (`firmware/programs/calibration/`,
+//! `timing = true` buffers, `hopsync calibrate`), in the **unchanged** program's launch, not here:
+//! 1. the trace code after each traced instruction (about ten instructions and a global store)
+//!    perturbs what a clock pair around it would measure. On the H200 (2026-11-22) the same
+//!    calibration programs gave, plain vs instrumented launch: mbarrier arrive -> try_wait round
+//!    trip 78 vs 233 cycles, remote-arrive ping-pong 913 vs 1621, st.async ping-pong 325 vs 480,
+//!    arrive -> wait wake-up 252 vs 386;
+//! 2. any added instruction changes the instrumented text, so every committed trace's
+//!    `instrumented_fnv64` would no longer match and its replay would report `stale trace`;
+//!    keeping them would need an opt-in layout field carried through pack, import and replay.
 
 use crate::gpu::TRACE_BUFFER;
 use hopsync_firmware::ir::*;
