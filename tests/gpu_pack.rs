@@ -5,7 +5,7 @@
 //! stale; a changed slot is a mismatch naming the instruction.
 
 use hopsync_cosim::gpu::instrument::{slot_field, slot_value, FieldKind};
-use hopsync_cosim::gpu::pack::{collect_programs, pack, parse_launch_description, run_batch_golden, write_batch};
+use hopsync_cosim::gpu::pack::{collect_programs, pack, LaunchParam, parse_launch_description, run_batch_golden, write_batch};
 use hopsync_cosim::gpu::replay::{classify, describe_token_hi, replay_file, replay_trace};
 use hopsync_cosim::gpu::trace::{compact_number_arrays, import, read_trace, to_json, TraceData};
 use hopsync_cosim::gpu::TRACE_BUFFER;
@@ -90,10 +90,7 @@ fn plain_arrive_tokens_store_only_the_high_half() {
 #[test]
 fn launch_descriptions_agree_with_manifests_and_golden_results_replay_equal() {
     let dir = tmp("batch");
-    // Programs with `[[tensormap]]` params are left out until the runner's launch description can
-    // carry a tensor map (the runner must encode it with cuTensorMapEncodeTiled/Im2col).
-    let uses_tensormap = |p: &PathBuf| Program::load(p).map(|g| !g.manifest.tensormaps.is_empty()).unwrap_or(false);
-    let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/") && !uses_tensormap(p)).collect();
+    let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/")).collect();
     // Tests run in the repository root: pack records the paths relative to it.
     let entries = write_batch(&progs, &dir.join("batch")).unwrap();
     assert!(entries.iter().all(|e| !e.program.starts_with('/')), "{:?}", entries.iter().map(|e| &e.program).collect::<Vec<_>>());
@@ -235,6 +232,6 @@ fn readme_launch_example_parses() {
     let d = parse_launch_description(&readme[start..end]).unwrap();
     assert_eq!(d.name, "pipeline");
     assert_eq!(d.buffers[1], (TRACE_BUFFER.to_string(), 49664, None, true));
-    assert_eq!(d.params[2], Err((4, 7)));
+    assert_eq!(d.params[2], LaunchParam::Value(4, 7));
 }
 
