@@ -15,6 +15,8 @@ struct Parser<'a> {
     /// Open nested `{ }` blocks (PTX 4.4.1: a `.reg` declared in a block is visible only in it):
     /// per block, the names it declared and the binding each one shadowed.
     scopes: Vec<Vec<(String, Option<RegId>)>>,
+    /// Every name in `regs` (block-local registers may be renamed to stay unique).
+    reg_names: std::collections::HashSet<String>,
     labels: Vec<String>,
     label_pc: Vec<Option<u32>>,
     label_index: HashMap<String, LabelId>,
@@ -34,6 +36,7 @@ pub fn parse_module(src: &str) -> R<Module> {
         regs: Vec::new(),
         reg_index: HashMap::new(),
         scopes: Vec::new(),
+        reg_names: std::collections::HashSet::new(),
         labels: Vec::new(),
         label_pc: Vec::new(),
         label_index: HashMap::new(),
@@ -508,7 +511,7 @@ impl<'a> Parser<'a> {
         // printed module declares each once.
         let mut unique = name.clone();
         let mut k = 1;
-        while self.regs.iter().any(|r| r.name == unique) {
+        while self.reg_names.contains(&unique) {
             unique = format!("{name}${k}");
             k += 1;
         }
@@ -519,6 +522,7 @@ impl<'a> Parser<'a> {
         // A renamed register prints on its own, not as part of a `%r<N>` range.
         let range = if unique != name { None } else { range };
         self.reg_index.insert(name, id);
+        self.reg_names.insert(unique.clone());
         self.regs.push(RegDecl { name: unique, ty, range });
         Ok(())
     }
