@@ -5,7 +5,7 @@
 //! stale; a changed slot is a mismatch naming the instruction.
 
 use hopsync_cosim::gpu::instrument::{slot_field, slot_value, FieldKind};
-use hopsync_cosim::gpu::pack::{collect_programs, pack, parse_launch_description, run_batch_golden, write_batch};
+use hopsync_cosim::gpu::pack::{collect_programs, launch_description, pack, parse_launch_description, LaunchParam, run_batch_golden, write_batch};
 use hopsync_cosim::gpu::replay::{classify, describe_token_hi, replay_file, replay_trace};
 use hopsync_cosim::gpu::trace::{compact_number_arrays, import, read_trace, to_json, TraceData};
 use hopsync_cosim::gpu::TRACE_BUFFER;
@@ -91,10 +91,7 @@ fn plain_arrive_tokens_store_only_the_high_half() {
 #[test]
 fn launch_descriptions_agree_with_manifests_and_golden_results_replay_equal() {
     let dir = tmp("batch");
-    // Programs with `[[tensormap]]` params are left out until the runner's launch description can
-    // carry a tensor map (the runner must encode it with cuTensorMapEncodeTiled/Im2col).
-    let uses_tensormap = |p: &PathBuf| Program::load(p).map(|g| !g.manifest.tensormaps.is_empty()).unwrap_or(false);
-    let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/") && !uses_tensormap(p)).collect();
+    let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/")).collect();
     // Tests run in the repository root: pack records the paths relative to it.
     let entries = write_batch(&progs, &dir.join("batch")).unwrap();
     assert!(entries.iter().all(|e| !e.program.starts_with('/')), "{:?}", entries.iter().map(|e| &e.program).collect::<Vec<_>>());
@@ -236,6 +233,26 @@ fn readme_launch_example_parses() {
     let d = parse_launch_description(&readme[start..end]).unwrap();
     assert_eq!(d.name, "pipeline");
     assert_eq!(d.buffers[1], (TRACE_BUFFER.to_string(), 49664, None, true));
-    assert_eq!(d.params[2], Err((4, 7)));
+    assert_eq!(d.params[2], LaunchParam::Value(4, 7));
 }
 
+
+/// The runner's `tensormap` lines carry every encoder argument (driver enum values, arrays by
+/// rank), also for rank 1 (no strides) and im2col maps; `param tensormap` names the map.
+#[test]
+fn tensormap_lines_carry_the_encoder_arguments() {
+    let desc = |p: &str| {
+        let prog = Program::load(&root().join(p)).unwrap();
+        let (text, _) = launch_description(&prog, "x", "x.ptx", "x.bin").unwrap();
+        parse_launch_description(&text).unwrap()
+    };
+    let d = desc("firmware/programs/tma/tile_1d.ptx");
+    assert_eq!(d.tensormaps, ["tensormap tmap tiled tensor 0 type 2 rank 1 interleave 0 swizzle 0 l2 0 oob 0 dim 256 stride box 64 estride 1"]);
+    assert_eq!(d.params[0], LaunchParam::TensorMap("tmap".into()));
+    let d = desc("firmware/programs/tma/im2col_3d.ptx");
+    assert_eq!(
+        d.tensormaps,
+        ["tensormap tmap0 im2col t0 0 type 3 rank 3 interleave 0 swizzle 0 l2 0 oob 0 dim 8 10 2 stride 32 320 lower -1 upper -1 channels 8 pixels 12 estride 1 1 1"]
+    );
+    assert!(parse_launch_description("hopsync-launch 1\nparam tensormap nope\nend\n").unwrap_err().contains("unknown tensormap"));
+}

@@ -64,7 +64,7 @@ define_mods! {
     (L2Prefetch64B, "L2::64B"), (L2Prefetch128B, "L2::128B"), (L2Prefetch256B, "L2::256B"), (L2, "L2"),
     (Rn, "rn"), (Rz, "rz"), (Rm, "rm"), (Rp, "rp"), (Rni, "rni"), (Rzi, "rzi"), (Rmi, "rmi"),
     (Rpi, "rpi"), (Rna, "rna"), (Rs, "rs"),
-    (Wide, "wide"), (Sat, "sat"), (Cc, "cc"), (Ftz, "ftz"), (Approx, "approx"), (Full, "full"),
+    (Wide, "wide"), (Shiftamt, "shiftamt"), (Sat, "sat"), (Cc, "cc"), (Ftz, "ftz"), (Approx, "approx"), (Full, "full"),
     (Uni, "uni"), (To, "to"), (Noftz, "noftz"),
     (Sync, "sync"), (All, "all"), (Any, "any"), (Ballot, "ballot"), (Abs, "abs"), (NaN, "NaN"),
     (LaunchDependents, "launch_dependents"), (Wait, "wait"),

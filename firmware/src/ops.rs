@@ -122,6 +122,7 @@ macro_rules! opcode_table {
             (Popc, "popc", "d,s", [req(&[B32, B64])], 20),
             (Clz, "clz", "d,s", [req(&[B32, B64])], 20),
             (Brev, "brev", "d,s", [req(&[B32, B64])], 20),
+            (Bfind, "bfind", "d,s", [opt(&[Shiftamt]), req(&[U32, U64, S32, S64])], 20),
             (Bfe, "bfe", "d,s,s,s", [req(&[U32, U64, S32, S64])], 20),
             (Setp, "setp", "|,s,s,s!?", [req(CMP_OPS), opt(BOOL_OPS), opt(&[Ftz]), req(ARITH_TYPES_SETP)], 20),
             (Selp, "selp", "d,s,s,s!", [req(ALL_TYPES)], 20),
@@ -153,7 +154,10 @@ macro_rules! opcode_table {
             (BarrierClusterWait, "barrier.cluster.wait", "", [opt(&[Acquire]), opt(&[Aligned])], 90),
             // ---- fences (PTX 9.7.13.4) ----
             (Membar, "membar", "", [req(&[Cta, Gl, Sys, Proxy]), opt(&[Alias, Async]), opt(&[Global, SharedCta, SharedCluster])], 20),
-            (Fence, "fence", "a?,s?", [opt(&[Sc, AcqRel, Acquire, Release]), opt(&[Proxy, SyncRestrictSharedCta, SyncRestrictSharedCluster]), opt(&[Alias, Async, AsyncGeneric, TensormapGeneric, MbarrierInit]), opt(&[Global, SharedCta, SharedCluster]), opt(SCOPES)], 20),
+            // Print order: `fence.proxy.tensormap::generic.release.gpu` needs the proxy kind before
+            // .sem (ptxas rejects `fence.release.proxy.tensormap::generic.gpu`); the other kinds
+            // keep .sem first (`fence.release.mbarrier_init.cluster`, as the committed traces ran).
+            (Fence, "fence", "a?,s?", [opt(&[Proxy]), opt(&[TensormapGeneric]), opt(&[Sc, AcqRel, Acquire, Release]), opt(&[SyncRestrictSharedCta, SyncRestrictSharedCluster]), opt(&[Alias, Async, AsyncGeneric, MbarrierInit]), opt(&[Global, SharedCta, SharedCluster]), opt(SCOPES)], 20),
             // ---- red.async / st.async (PTX 9.7.13.7, 9.7.9.12) ----
             (RedAsync, "red.async", "a,s,a?", [opt(&[Mmio]), req(&[Relaxed, Release]), req(&[Cluster, Gpu]), opt(&[SharedCluster, Global]), opt(COMPLETE_TX), req(&[Add, Min, Max, Inc, Dec, And, Or, Xor]), req(&[U32, S32, U64, S64, B32])], 90),
             (StAsync, "st.async", "a,sv,a", [opt(&[Weak, Relaxed, Release]), opt(&[Cluster]), opt(&[SharedCluster]), opt(COMPLETE_TX), opt(&[V2, V4]), req(&[B32, B64, U32, U64, S32, S64, F32, F64])], 90),

@@ -12,6 +12,11 @@ struct Parser<'a> {
     symbols: Vec<Symbol>,
     regs: Vec<RegDecl>,
     reg_index: HashMap<String, RegId>,
+    /// Open nested `{ }` blocks (PTX 4.4.1: a `.reg` declared in a block is visible only in it):
+    /// per block, the names it declared and the binding each one shadowed.
+    scopes: Vec<Vec<(String, Option<RegId>)>>,
+    /// Every name in `regs` (block-local registers may be renamed to stay unique).
+    reg_names: std::collections::HashSet<String>,
     labels: Vec<String>,
     label_pc: Vec<Option<u32>>,
     label_index: HashMap<String, LabelId>,
@@ -30,6 +35,8 @@ pub fn parse_module(src: &str) -> R<Module> {
         symbols: Vec::new(),
         regs: Vec::new(),
         reg_index: HashMap::new(),
+        scopes: Vec::new(),
+        reg_names: std::collections::HashSet::new(),
         labels: Vec::new(),
         label_pc: Vec::new(),
         label_index: HashMap::new(),
@@ -390,8 +397,18 @@ impl<'a> Parser<'a> {
                     return Ok(());
                 }
                 Some(Tok::Punct('{')) => {
+                    // A nested block: nvcc wraps inline asm that declares its own registers in one
+                    // (`{ .reg .pred p; ... }`, several times per kernel).
                     self.pos += 1;
-                    self.block()?;
+                    self.scopes.push(Vec::new());
+                    let r = self.block();
+                    for (name, old) in self.scopes.pop().unwrap_or_default().into_iter().rev() {
+                        match old {
+                            Some(id) => self.reg_index.insert(name, id),
+                            None => self.reg_index.remove(&name),
+                        };
+                    }
+                    r?;
                 }
                 Some(Tok::Word(w)) if w == ".reg" => {
                     self.pos += 1;
@@ -481,12 +498,32 @@ impl<'a> Parser<'a> {
     }
 
     fn add_reg(&mut self, name: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<()> {
-        if self.reg_index.contains_key(&name) {
+        let old = self.reg_index.get(&name).copied();
+        let in_this_block = match self.scopes.last() {
+            Some(sc) => sc.iter().any(|(n, _)| *n == name),
+            None => old.is_some(),
+        };
+        if in_this_block {
             return Err(Diag::new(loc, format!("register `{name}` is declared twice")));
         }
+        // The kernel's register list is flat: a block-local register that reuses a name declared
+        // elsewhere gets a unique name (`p$1`; `$` is legal in PTX identifiers, PTX 4.3) so the
+        // printed module declares each once.
+        let mut unique = name.clone();
+        let mut k = 1;
+        while self.reg_names.contains(&unique) {
+            unique = format!("{name}${k}");
+            k += 1;
+        }
         let id = RegId(self.regs.len() as u32);
-        self.reg_index.insert(name.clone(), id);
-        self.regs.push(RegDecl { name, ty, range });
+        if let Some(sc) = self.scopes.last_mut() {
+            sc.push((name.clone(), old));
+        }
+        // A renamed register prints on its own, not as part of a `%r<N>` range.
+        let range = if unique != name { None } else { range };
+        self.reg_index.insert(name, id);
+        self.reg_names.insert(unique.clone());
+        self.regs.push(RegDecl { name: unique, ty, range });
         Ok(())
     }
 
@@ -600,6 +637,9 @@ impl<'a> Parser<'a> {
                 let w = w.clone();
                 let first = if w == "_" {
                     Operand::Sink
+                } else if w == "WARP_SZ" && !self.reg_index.contains_key(&w) {
+                    // PTX 10.x predefined constant `WARP_SZ` (the warp size), as nvcc emits it.
+                    Operand::Imm(32)
                 } else if let Some(r) = self.reg_index.get(&w) {
                     Operand::Reg(*r)
                 } else if let Some(s) = w.strip_prefix('%').and_then(|s| {

@@ -34,3 +34,30 @@ fn every_good_program_round_trips() {
     }
     assert!(checked > 0);
 }
+
+const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<4>;\n";
+
+/// nvcc wraps inline asm in `{ .reg .pred p; ... }` blocks, several per kernel: a block-local
+/// register shadows outer ones and is gone after its `}` (PTX 4.4.1); the printed module names
+/// each register once.
+#[test]
+fn block_local_registers_shadow_and_end_with_their_block() {
+    let src = format!(
+        "{HEAD}\t.reg .pred p;\n\t{{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %r1, 0;\n\tselp.b32 %r2, 1, 0, p;\n\t}}\n\t{{\n\t.reg .pred p;\n\t.reg .b32 %r<2>;\n\tsetp.ne.u32 p, %r0, 1;\n\t}}\n\tselp.b32 %r3, 1, 0, p;\n\tmov.u32 %r0, WARP_SZ;\n\tret;\n}}\n"
+    );
+    let m = parse_module(&src).unwrap_or_else(|d| panic!("{d}"));
+    let names: Vec<&str> = m.kernel.regs.iter().map(|r| r.name.as_str()).collect();
+    assert!(names.contains(&"p") && names.contains(&"p$1") && names.contains(&"p$2") && names.contains(&"%r0$1"), "{names:?}");
+    let text = print_module(&m);
+    assert_eq!(parse_module(&text).unwrap_or_else(|d| panic!("{d}\n{text}")), m);
+    // The block's `p` is not the outer one; after the blocks `p` is the outer one again.
+    assert!(text.contains("setp.eq.u32 p$1, %r1, 0;") && text.contains("setp.ne.u32 p$2, %r0$1, 1;"), "{text}");
+    assert!(text.contains("selp.b32 %r3, 1, 0, p;") && text.contains("mov.u32 %r0, 32;"), "{text}");
+
+    // A register declared only inside a block is undeclared after it.
+    let e = parse_module(&format!("{HEAD}\t{{\n\t.reg .pred q;\n\t}}\n\tselp.b32 %r3, 1, 0, q;\n\tret;\n}}\n")).unwrap_err();
+    assert!(e.to_string().contains("`q`"), "{e}");
+    // Twice in one block is still an error.
+    let e = parse_module(&format!("{HEAD}\t{{\n\t.reg .pred q;\n\t.reg .pred q;\n\t}}\n\tret;\n}}\n")).unwrap_err();
+    assert!(e.to_string().contains("register `q` is declared twice"), "{e}");
+}

@@ -4,6 +4,7 @@
 //
 // Build (on the device): nvcc -O2 -arch=sm_90 runner.cpp -lcuda -o runner
 // Run:                   ./runner BATCH_FILE OUT_DIR [--resume] [--timeout SECONDS] [--only NAME]
+//                         ./runner --encode TENSORMAPS_FILE OUT_FILE   (tensor-map encoder only)
 //
 // BATCH_FILE lists launch descriptions, one path a line (relative to the batch file's folder).
 // Per launch NAME the runner writes OUT_DIR/NAME.result and OUT_DIR/NAME.BUFFER.bin for every
@@ -35,9 +36,25 @@ struct BufDesc {
   bool output = false;
 };
 
+// A `tensormap` line: the arguments of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col (CUDA
+// Driver API §6.30 Tensor Map Object Management), enums as the driver's numeric values, arrays
+// innermost dimension first. globalAddress = the buffer's device address + offset; a buffer
+// written `@ADDRESS` (encode-only mode, --encode) is a literal address instead.
+struct TensorMapDesc {
+  std::string name, buffer;
+  bool im2col = false;
+  unsigned long long offset = 0;
+  unsigned type = 0, rank = 0, interleave = 0, swizzle = 0, l2 = 0, oob = 0;
+  cuuint64_t dim[5] = {0}, stride[5] = {0};
+  cuuint32_t box[5] = {0}, estride[5] = {0};
+  int lower[5] = {0}, upper[5] = {0};
+  unsigned channels = 0, pixels = 0;
+};
+
 struct ParamDesc {
   bool is_buffer = false;
-  std::string buffer;
+  bool is_tensormap = false;
+  std::string buffer;  // the buffer, or the tensor map's name
   unsigned size = 0;
   unsigned long long value = 0;
 };
@@ -47,8 +64,85 @@ struct LaunchDesc {
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1};
   unsigned dynamic_smem = 0;
   std::vector<BufDesc> buffers;
+  std::vector<TensorMapDesc> tensormaps;
   std::vector<ParamDesc> params;
 };
+
+// Parses the words after `tensormap`:
+//   NAME tiled|im2col BUFFER OFFSET type T rank R interleave I swizzle S l2 L oob O
+//   dim D{R} stride S{R-1} (box B{R} | lower L{R-2} upper U{R-2} channels C pixels P) estride E{R}
+bool parse_tensormap(std::istringstream& ls, TensorMapDesc& t, std::string& err) {
+  std::string mode;
+  if (!(ls >> t.name >> mode >> t.buffer >> t.offset)) return err = "bad tensormap head", false;
+  if (mode != "tiled" && mode != "im2col") return err = "tensormap mode must be tiled or im2col", false;
+  t.im2col = mode == "im2col";
+  std::string k;
+  bool has_rank = false;
+  while (ls >> k) {
+    auto need_rank = [&]() {
+      if (!has_rank) err = "tensormap `" + k + "` before `rank`";
+      return has_rank;
+    };
+    bool ok = true;
+    if (k == "type") ok = bool(ls >> t.type);
+    else if (k == "rank") {
+      ok = bool(ls >> t.rank) && t.rank >= 1 && t.rank <= 5;
+      has_rank = ok;
+    } else if (k == "interleave") ok = bool(ls >> t.interleave);
+    else if (k == "swizzle") ok = bool(ls >> t.swizzle);
+    else if (k == "l2") ok = bool(ls >> t.l2);
+    else if (k == "oob") ok = bool(ls >> t.oob);
+    else if (k == "channels") ok = bool(ls >> t.channels);
+    else if (k == "pixels") ok = bool(ls >> t.pixels);
+    else if (k == "dim" || k == "box" || k == "estride") {
+      if (!need_rank()) return false;
+      for (unsigned i = 0; i < t.rank && ok; ++i) {
+        unsigned long long v = 0;
+        ok = bool(ls >> v);
+        if (k == "dim") t.dim[i] = v;
+        else if (k == "box") t.box[i] = (cuuint32_t)v;
+        else t.estride[i] = (cuuint32_t)v;
+      }
+    } else if (k == "stride") {
+      if (!need_rank()) return false;
+      for (unsigned i = 0; i + 1 < t.rank && ok; ++i) ok = bool(ls >> t.stride[i]);
+    } else if (k == "lower" || k == "upper") {
+      if (!need_rank()) return false;
+      for (unsigned i = 0; i + 2 < t.rank && ok; ++i) ok = bool(ls >> (k == "lower" ? t.lower[i] : t.upper[i]));
+    } else {
+      return err = "unknown tensormap key `" + k + "`", false;
+    }
+    if (!ok) return err = "bad tensormap `" + k + "`", false;
+  }
+  if (!has_rank) return err = "tensormap without rank", false;
+  return true;
+}
+
+const char* err_name(CUresult r);
+
+// Encodes a tensor map with the driver. `base` is its buffer's device address.
+CUresult encode_tensormap(const TensorMapDesc& t, unsigned long long base, CUtensorMap* out) {
+  void* addr = (void*)(uintptr_t)(base + t.offset);
+  if (t.im2col)
+    return cuTensorMapEncodeIm2col(out, (CUtensorMapDataType)t.type, t.rank, addr, t.dim, t.stride, t.lower, t.upper,
+                                   t.channels, t.pixels, t.estride, (CUtensorMapInterleave)t.interleave,
+                                   (CUtensorMapSwizzle)t.swizzle, (CUtensorMapL2promotion)t.l2,
+                                   (CUtensorMapFloatOOBfill)t.oob);
+  return cuTensorMapEncodeTiled(out, (CUtensorMapDataType)t.type, t.rank, addr, t.dim, t.stride, t.box, t.estride,
+                                (CUtensorMapInterleave)t.interleave, (CUtensorMapSwizzle)t.swizzle,
+                                (CUtensorMapL2promotion)t.l2, (CUtensorMapFloatOOBfill)t.oob);
+}
+
+std::string hex_bytes(const void* p, size_t n) {
+  static const char* h = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = ((const unsigned char*)p)[i];
+    s += h[c >> 4];
+    s += h[c & 15];
+  }
+  return s;
+}
 
 std::string dirname_of(const std::string& p) {
   size_t k = p.rfind('/');
@@ -147,12 +241,26 @@ bool parse_launch(const std::string& path, LaunchDesc& d, std::string& err) {
         bool found = false;
         for (auto& b : d.buffers) found |= b.name == p.buffer;
         if (!found) return bad("param names an unknown buffer");
+      } else if (kind == "tensormap") {
+        p.is_tensormap = true;
+        if (!(ls >> p.buffer)) return bad("bad param tensormap");
+        bool found = false;
+        for (auto& t : d.tensormaps) found |= t.name == p.buffer;
+        if (!found) return bad("param names an unknown tensormap");
       } else if (kind == "value") {
         if (!(ls >> p.size >> p.value) || p.size == 0 || p.size > 4096) return bad("bad param value");
       } else {
-        return bad("param must be `buffer NAME` or `value SIZE VALUE`");
+        return bad("param must be `buffer NAME`, `tensormap NAME` or `value SIZE VALUE`");
       }
       d.params.push_back(p);
+    } else if (key == "tensormap") {
+      TensorMapDesc t;
+      std::string e;
+      if (!parse_tensormap(ls, t, e)) return bad(e);
+      bool found = false;
+      for (auto& b : d.buffers) found |= b.name == t.buffer;
+      if (!found) return bad("tensormap names an unknown buffer");
+      d.tensormaps.push_back(t);
     } else if (key == "end") {
       end = true;
       break;
@@ -194,6 +302,7 @@ struct Result {
   std::vector<std::string> jit;
   double elapsed_ms = -1;
   std::vector<std::string> outputs;  // "BUF FILE BYTES"
+  std::vector<std::string> tensormaps;  // "NAME FILE": the driver-encoded CUtensorMap's 128 bytes
 
   void fail(const char* ph, CUresult r, const std::string& msg = "") {
     if (status != "ok") return;  // keep the first error
@@ -219,6 +328,7 @@ struct Result {
     for (auto& j : jit) o << "jit " << j << "\n";
     if (elapsed_ms >= 0) o << "elapsed_ms " << elapsed_ms << "\n";
     for (auto& x : outputs) o << "output " << x << "\n";
+    for (auto& x : tensormaps) o << "tensormap " << x << "\n";
     return o.str();
   }
 };
@@ -369,12 +479,33 @@ void run_one(const LaunchDesc& d, double timeout_s) {
     }
   }
   {
+    // ---- tensor maps (encoded once the buffers have their device addresses) ----
+    std::vector<CUtensorMap> maps(d.tensormaps.size());
+    for (size_t i = 0; i < d.tensormaps.size(); ++i) {
+      const TensorMapDesc& t = d.tensormaps[i];
+      unsigned long long base = 0;
+      for (size_t k = 0; k < d.buffers.size(); ++k)
+        if (d.buffers[k].name == t.buffer) base = ptrs[k];
+      CUresult e = encode_tensormap(t, base, &maps[i]);
+      if (e != CUDA_SUCCESS) {
+        r.fail("tensormap", e, "tensormap " + t.name + ": " + err_string(e));
+        goto done;
+      }
+      std::string file = d.name + ".tensormap." + t.name + ".bin";
+      if (write_file(join(g_out, file), &maps[i], sizeof(CUtensorMap))) r.tensormaps.push_back(t.name + " " + file);
+    }
     // ---- params ----
     std::vector<std::vector<unsigned char>> storage(d.params.size());
     std::vector<void*> args(d.params.size());
     for (size_t i = 0; i < d.params.size(); ++i) {
       const ParamDesc& p = d.params[i];
-      if (p.is_buffer) {
+      if (p.is_tensormap) {
+        // The kernel declares `.param .align 64 .b8 name[128]` (a __grid_constant__ CUtensorMap):
+        // the driver copies the param's bytes, so only their contents matter here.
+        storage[i].resize(sizeof(CUtensorMap));
+        for (size_t k = 0; k < d.tensormaps.size(); ++k)
+          if (d.tensormaps[k].name == p.buffer) std::memcpy(storage[i].data(), &maps[k], sizeof(CUtensorMap));
+      } else if (p.is_buffer) {
         storage[i].resize(sizeof(CUdeviceptr));
         for (size_t k = 0; k < d.buffers.size(); ++k)
           if (d.buffers[k].name == p.buffer) std::memcpy(storage[i].data(), &ptrs[k], sizeof(CUdeviceptr));
@@ -469,7 +600,63 @@ done:
 
 }  // namespace
 
+// --encode FILE OUT_FILE: encodes every `tensormap` line of FILE (its BUFFER written `@ADDRESS`, a
+// literal decimal or 0x address) with the driver and writes `NAME ok HEX` (the 128 bytes) or
+// `NAME error CUDA_ERROR_...` per line to OUT_FILE. For decoding the CUtensorMap layout: no
+// kernel runs, only the encoder.
+int encode_only(const std::string& in_path, const std::string& out_path) {
+  std::string text;
+  if (!read_file(in_path, text)) {
+    std::fprintf(stderr, "cannot read %s\n", in_path.c_str());
+    return 2;
+  }
+  std::istringstream in(text);
+  std::ostringstream o;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    size_t hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    std::istringstream ls(line);
+    std::string key;
+    if (!(ls >> key)) continue;
+    TensorMapDesc t;
+    std::string err;
+    if (key != "tensormap" || !parse_tensormap(ls, t, err)) {
+      o << "? parse " << (err.empty() ? "not a tensormap line" : err) << ": " << line << "\n";
+      continue;
+    }
+    if (t.buffer.empty() || t.buffer[0] != '@') {
+      o << t.name << " parse the buffer must be @ADDRESS\n";
+      continue;
+    }
+    unsigned long long base = std::strtoull(t.buffer.c_str() + 1, nullptr, 0);
+    alignas(64) CUtensorMap m;
+    std::memset(&m, 0, sizeof(m));
+    CUresult e = encode_tensormap(t, base, &m);
+    if (e == CUDA_SUCCESS) o << t.name << " ok " << hex_bytes(&m, sizeof(m)) << "\n";
+    else o << t.name << " error " << err_name(e) << "\n";
+    ++n;
+  }
+  std::string s = o.str();
+  if (!write_file(out_path, s.data(), s.size())) return 1;
+  std::printf("runner: %d tensor maps encoded into %s\n", n, out_path.c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--encode") {
+    CUresult e = cuInit(0);
+    if (e != CUDA_SUCCESS) {
+      std::fprintf(stderr, "cuInit: %s\n", err_name(e));
+      return 1;
+    }
+    // The encoder is a host function; a current context keeps it independent of driver details.
+    CUdevice dev;
+    CUcontext ctx = nullptr;
+    if (cuDeviceGet(&dev, 0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS) cuCtxSetCurrent(ctx);
+    return encode_only(argv[2], argv[3]);
+  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s BATCH_FILE OUT_DIR [--resume] [--timeout SECONDS] [--only NAME]\n", argv[0]);
     return 2;

@@ -411,6 +411,35 @@ impl Exec for op::Brev {
         unop(cx, i, move |a| a.reverse_bits() >> (64 - w))
     }
 }
+/// PTX 9.7.1.x `bfind`: the bit position of the most significant non-sign bit (for a signed
+/// negative value, the most significant 0), or 0xffffffff when there is none; `.shiftamt` gives
+/// the left shift that moves that bit to the msb instead. The result is a `.u32`.
+pub fn bfind(a: u64, w: u32, signed: bool, shiftamt: bool) -> u64 {
+    let mut a = trunc(a, w);
+    if signed && (a >> (w - 1)) & 1 == 1 {
+        a = trunc(!a, w);
+    }
+    if a == 0 {
+        return 0xffff_ffff;
+    }
+    let pos = 63 - a.leading_zeros() as u64;
+    if shiftamt {
+        w as u64 - 1 - pos
+    } else {
+        pos
+    }
+}
+impl Exec for op::Bfind {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        let (w, signed, shiftamt) = (bits(t), t.is_signed(), i.mods.has(Mod::Shiftamt));
+        for l in lanes(cx.mask) {
+            let v = bfind(cx.src(i, 1, l), w, signed, shiftamt);
+            cx.dst(i, 0, l, v);
+        }
+        Ok(Flow::Next)
+    }
+}
 impl Exec for op::Bfe {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let t = cx.ty(i);
@@ -606,5 +635,26 @@ impl Exec for op::Cvta {
             cx.dst(i, 0, l, trunc(v, w));
         }
         Ok(Flow::Next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bfind;
+
+    #[test]
+    fn bfind_finds_the_most_significant_non_sign_bit() {
+        assert_eq!(bfind(1, 32, false, false), 0);
+        assert_eq!(bfind(0x8000_0000, 32, false, false), 31);
+        assert_eq!(bfind(0x8000_0000, 32, false, true), 0);
+        assert_eq!(bfind(0x10, 32, false, true), 27);
+        assert_eq!(bfind(0, 32, false, false), 0xffff_ffff);
+        assert_eq!(bfind(0, 32, false, true), 0xffff_ffff);
+        // Signed: -1 has no non-sign bit; -2 (..1110) has its most significant 0 at bit 0.
+        assert_eq!(bfind(0xffff_ffff, 32, true, false), 0xffff_ffff);
+        assert_eq!(bfind(0xffff_fffe, 32, true, false), 0);
+        assert_eq!(bfind(0x4000_0000, 32, true, false), 30);
+        assert_eq!(bfind(1 << 40, 64, false, false), 40);
+        assert_eq!(bfind(1 << 40, 64, false, true), 23);
     }
 }

@@ -6,6 +6,8 @@ use crate::gpu::instrument::{self, Field, Layout};
 use crate::gpu::{fnv64_hex, FORMAT, TRACE_BUFFER};
 use crate::machine::{Config, Machine};
 use hopsync_firmware::ir::Space;
+use hopsync_firmware::manifest::TensorMapDecl;
+use hopsync_firmware::tensormap::TensorMapMode;
 use hopsync_firmware::printer::print_module;
 use hopsync_firmware::Program;
 use serde::{Deserialize, Serialize};
@@ -164,6 +166,9 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
             bytes.extend_from_slice(&init);
         }
     }
+    for t in &man.tensormaps {
+        let _ = writeln!(s, "{}", tensormap_line(t)?);
+    }
     let m = &prog.module;
     for p in &m.kernel.params {
         let sym = &m.symbols[p.0 as usize];
@@ -173,6 +178,9 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
             (Some(b), _) => {
                 let _ = writeln!(s, "param buffer {b}");
             }
+            (None, None) if mp.tensormap.is_some() => {
+                let _ = writeln!(s, "param tensormap {}", mp.tensormap.as_deref().unwrap_or_default());
+            }
             (None, Some(v)) => {
                 let _ = writeln!(s, "param value {} {}", sym.bytes().max(1), v as u64);
             }
@@ -181,6 +189,55 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
     }
     let _ = writeln!(s, "end");
     Ok((s, bytes))
+}
+
+/// The launch-description line of a `[[tensormap]]`: the arguments of `cuTensorMapEncodeTiled` /
+/// `cuTensorMapEncodeIm2col` (CUDA Driver API §6.30), enums as the driver's numeric values, arrays
+/// innermost dimension first; the runner passes `globalAddress` = the buffer's device address
+/// plus `OFFSET`. Format: `cosim/gpu/runner/README.md` ("Tensor maps").
+pub fn tensormap_line(t: &TensorMapDecl) -> Result<String, String> {
+    if !is_word(&t.name) || !is_word(&t.buffer) {
+        return Err(format!("tensormap name `{}` or its buffer `{}` is not a plain word", t.name, t.buffer));
+    }
+    let sp = &t.spec;
+    let join = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(" ");
+    let mode = match sp.mode {
+        TensorMapMode::Tiled => "tiled",
+        TensorMapMode::Im2col => "im2col",
+    };
+    let mut s = format!(
+        "tensormap {} {mode} {} {} type {} rank {} interleave {} swizzle {} l2 {} oob {} dim {} stride {}",
+        t.name,
+        t.buffer,
+        t.offset,
+        sp.data_type.driver_value(),
+        sp.rank,
+        sp.interleave.driver_value(),
+        sp.swizzle.driver_value(),
+        sp.l2_promotion.driver_value(),
+        sp.oob_fill.driver_value(),
+        join(&mut sp.global_dim.iter().map(u64::to_string)),
+        join(&mut sp.global_strides.iter().map(u64::to_string)),
+    );
+    match sp.mode {
+        TensorMapMode::Tiled => {
+            let _ = write!(s, " box {}", join(&mut sp.box_dim.iter().map(u32::to_string)));
+        }
+        TensorMapMode::Im2col => {
+            let _ = write!(
+                s,
+                " lower {} upper {} channels {} pixels {}",
+                join(&mut sp.pixel_box_lower_corner.iter().map(i32::to_string)),
+                join(&mut sp.pixel_box_upper_corner.iter().map(i32::to_string)),
+                sp.channels_per_pixel,
+                sp.pixels_per_column
+            );
+        }
+    }
+    let _ = write!(s, " estride {}", join(&mut sp.element_strides.iter().map(u32::to_string)));
+    // A rank-1 map has no strides: `stride` is followed directly by the next key (the runner
+    // reads as many numbers as the rank implies). One blank between words.
+    Ok(s.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn is_word(s: &str) -> bool {
@@ -301,8 +358,21 @@ pub struct LaunchDescription {
     pub data: String,
     /// Buffers: name, bytes, offset in the data file (None: zero-filled), output.
     pub buffers: Vec<(String, u64, Option<u64>, bool)>,
-    /// Params: `Ok(buffer)` or `Err((size, value))`.
-    pub params: Vec<Result<String, (u32, u64)>>,
+    /// Tensor maps: each `tensormap` line as written by [`tensormap_line`].
+    pub tensormaps: Vec<String>,
+    /// Params in declaration order.
+    pub params: Vec<LaunchParam>,
+}
+
+/// A kernel parameter of a launch description.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LaunchParam {
+    /// `param buffer NAME`: the buffer's device address.
+    Buffer(String),
+    /// `param value SIZE VALUE`.
+    Value(u32, u64),
+    /// `param tensormap NAME`: the 128-byte `CUtensorMap` the runner encodes.
+    TensorMap(String),
 }
 
 /// Parses a launch description with the runner's rules.
@@ -340,8 +410,15 @@ pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String>
                 }
             }
             ("buffer", 5) => d.buffers.push((w[1].into(), num(w[2])?, if w[3] == "zero" { None } else { Some(num(w[3])?) }, num(w[4])? != 0)),
-            ("param", 3) if w[1] == "buffer" => d.params.push(Ok(w[2].into())),
-            ("param", 4) if w[1] == "value" => d.params.push(Err((num(w[2])? as u32, num(w[3])?))),
+            ("param", 3) if w[1] == "buffer" => d.params.push(LaunchParam::Buffer(w[2].into())),
+            ("param", 3) if w[1] == "tensormap" => {
+                if !d.tensormaps.iter().any(|t| t.split_whitespace().nth(1) == Some(w[2])) {
+                    return Err(bad("param names an unknown tensormap"));
+                }
+                d.params.push(LaunchParam::TensorMap(w[2].into()))
+            }
+            ("param", 4) if w[1] == "value" => d.params.push(LaunchParam::Value(num(w[2])? as u32, num(w[3])?)),
+            ("tensormap", n) if n >= 5 => d.tensormaps.push(w.join(" ")),
             ("end", 1) => {
                 end = true;
                 break;
@@ -384,10 +461,15 @@ pub fn run_batch_golden(batch: &Path, results: &Path) -> Result<usize, String> {
                 return Err(format!("{l}: buffer `{name}` differs from the manifest"));
             }
         }
+        let want: Vec<String> = man.tensormaps.iter().map(tensormap_line).collect::<Result<_, _>>()?;
+        if want != d.tensormaps {
+            return Err(format!("{l}: tensor maps differ from the manifest"));
+        }
         for (p, dp) in man.params.iter().zip(&d.params) {
             let ok = match (dp, &p.buffer, p.value) {
-                (Ok(b), Some(mb), _) => b == mb,
-                (Err((_, v)), None, Some(mv)) => *v == mv as u64,
+                (LaunchParam::Buffer(b), Some(mb), _) => b == mb,
+                (LaunchParam::Value(_, v), None, Some(mv)) => *v == mv as u64,
+                (LaunchParam::TensorMap(t), None, None) => p.tensormap.as_ref() == Some(t),
                 _ => false,
             };
             if !ok {
