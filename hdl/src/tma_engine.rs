@@ -108,6 +108,18 @@
 //! (the front end stops with "unsupported: ..."). One bulk async-group sequence per engine (the
 //! common single-issuing-thread pattern; PTX keeps one per thread). Bulk sizes are below 2^20
 //! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
+//!
+//! # Synthesizable form (how `update` is written, and why)
+//!
+//! rust-hdl puts `update` into one `always @(*)` block, so it is written in dependency order:
+//! every Local is assigned before any statement reads it (the queue pops after the decoder
+//! decided, the ROB valid bits change after stage X decided to free the head), else the
+//! Verilog would read the previous evaluation's value where the Rust simulation iterates to a
+//! fixed point. A bit or part select of a struct field (`x.val().field.get_bit(i)`) is not
+//! legal Verilog: such fields are copied to a Local first, masked (`& 16`) or shifted.
+//! Checked by the tests: check_all, yosys `proc` with no latch and `flatten; check -assert`
+//! (no loop, no multiple driver), an iverilog replay of the generated Verilog against the
+//! Rust simulation (here), the Verilator lint and lockstep tests (`verilator/tests`).
 
 use crate::mbarrier_unit::{MbarrierOp, MbarrierReq};
 use rust_hdl::prelude::*;
