@@ -85,7 +85,6 @@ fn verilator_lint_wall_is_clean_but_for_the_waivers() {
 }
 
 #[test]
-    #[ignore = "not landed: yosys finds a problem in the unfinished TmaEngine/CTA top (work in progress, see the closing note)"]
 fn yosys_finds_no_latch_and_no_combinational_loop() {
     for u in UNITS {
         structure(u.name, &Sizes::default());
