@@ -1695,29 +1695,14 @@ impl Logic for TmaEngine {
                 }
                 _ => {}
             }
-            // hopsync's NaN per element width (the golden model's `oob_fill`)
+            // The OOB NaN pattern measured on sm_90 (H200, firmware/programs/tma/oob_nan_fill.ptx,
+            // the golden model's `oob_fill`): bytes f7 7f repeated, whatever the element width
+            // (0x7ff7 per 16 bits), so one 32-bit word serves every float type.
             if self.q0d.q.val().oob_nan {
-                match self.d_es.val().index() {
-                    1 => {
-                        self.d_fill.next.w0 = 0x7fff_7fff.into();
-                        self.d_fill.next.w1 = 0x7fff_7fff.into();
-                        self.d_fill.next.w2 = 0x7fff_7fff.into();
-                        self.d_fill.next.w3 = 0x7fff_7fff.into();
-                    }
-                    2 => {
-                        self.d_fill.next.w0 = 0x7fff_ffff.into();
-                        self.d_fill.next.w1 = 0x7fff_ffff.into();
-                        self.d_fill.next.w2 = 0x7fff_ffff.into();
-                        self.d_fill.next.w3 = 0x7fff_ffff.into();
-                    }
-                    3 => {
-                        self.d_fill.next.w0 = 0xffff_ffff_u64.into();
-                        self.d_fill.next.w1 = 0x7fff_ffff.into();
-                        self.d_fill.next.w2 = 0xffff_ffff_u64.into();
-                        self.d_fill.next.w3 = 0x7fff_ffff.into();
-                    }
-                    _ => {}
-                }
+                self.d_fill.next.w0 = 0x7ff7_7ff7.into();
+                self.d_fill.next.w1 = 0x7ff7_7ff7.into();
+                self.d_fill.next.w2 = 0x7ff7_7ff7.into();
+                self.d_fill.next.w3 = 0x7ff7_7ff7.into();
             }
             // the header: version, rank, enum values, reserved bits
             if (self.q0d.q.val().version != 1)
@@ -3110,12 +3095,8 @@ mod tests {
         let es = map.element_size() as usize;
         let s = map.spec();
         if s.oob_fill == TensorMapOobFill::NanRequestZeroFma && s.data_type.is_float() {
-            let nan: u64 = match es {
-                2 => 0x7fff,
-                4 => 0x7fff_ffff,
-                _ => 0x7fff_ffff_ffff_ffff,
-            };
-            nan.to_le_bytes()[..es].to_vec()
+            // sm_90's pattern: bytes f7 7f repeated (see the decoder)
+            [0xf7, 0x7f].iter().copied().cycle().take(es).collect()
         } else {
             vec![0; es]
         }

@@ -19,7 +19,7 @@
 //! global reads after `[global] latency` from global memory, applies its 16-byte shared-memory
 //! beats to each destination CTA and queues its complete-tx to the destination's MbarrierUnit
 //! (async-copy port locally, cluster port remotely). The other forms (stores and their bulk
-//! async-groups, reductions, prefetches, im2col, shared::cta -> shared::cluster, OOB NaN fill)
+//! async-groups, reductions, prefetches, im2col, shared::cta -> shared::cluster)
 //! are timed by the `[tma]` model and applied with the golden model's code at their completion
 //! events; their complete-tx still goes through the MbarrierUnits.
 //!
@@ -1184,13 +1184,6 @@ impl<'p> Engine<'p> {
                 cmd.smem = (doff as u64).into();
                 (cmd.c0, cmd.c1, cmd.c2, cmd.c3, cmd.c4) = (c(0).into(), c(1).into(), c(2).into(), c(3).into(), c(4).into());
                 desc = TmaDescImage::from_bytes(&map.encode());
-                if desc.oob_nan {
-                    // The RTL unit fills with 0x7fff / 0x7fffffff where silicon (an H200, the
-                    // golden model) writes the 16-bit pattern 0x7ff7 repeated: the lockstep
-                    // diverges on firmware/programs/tma/oob_nan_fill.ptx. Such maps stay with
-                    // the model until hdl/src/tma_engine.rs takes the silicon pattern.
-                    return Ok(None);
-                }
             }
             _ => return Ok(None),
         }
