@@ -25,6 +25,18 @@ enum Engine {
     Golden,
     /// Cycle-accurate SM model clocking the RTL units (hopsync-sim); reports `cycles`.
     Rtl,
+    /// The same SM model with the units' generated Verilog simulated by Verilator
+    /// (hopsync-verilator); reports `cycles`.
+    Verilator,
+}
+
+/// The engines `cosim` checks against the golden model.
+#[derive(Clone, Copy, ValueEnum)]
+enum CosimEngine {
+    /// The RTL units in rust-hdl.
+    Rtl,
+    /// The RTL units' Verilog in Verilator.
+    Verilator,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -56,6 +68,9 @@ enum Cmd {
         /// Scheduler step limit.
         #[arg(long, default_value_t = 200_000_000)]
         max_steps: u64,
+        /// With --engine verilator: write Verilator's VCD of every unit into this folder.
+        #[arg(long)]
+        verilator_vcd: Option<PathBuf>,
     },
     /// Parse and validate a program only.
     Check {
@@ -110,6 +125,12 @@ enum Cmd {
         /// Write the JSON report (the run report plus `compared` and `divergences`) here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Which simulation of the units is checked.
+        #[arg(long, value_enum, default_value = "rtl")]
+        engine: CosimEngine,
+        /// With --engine verilator: write Verilator's VCD of every unit into this folder.
+        #[arg(long)]
+        verilator_vcd: Option<PathBuf>,
     },
     /// Write the Verilog of every unit and of the CTA top (hopsync-hdl), one file per unit.
     Verilog {
@@ -252,7 +273,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, json, max_steps } => {
+        Cmd::Run { program, engine, seed, ub, json, max_steps, verilator_vcd } => {
             let prog = load(&program)?;
             let cfg = Config {
                 seed,
@@ -266,6 +287,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let report = match engine {
                 Engine::Golden => run_golden(&prog, cfg),
                 Engine::Rtl => hopsync_sim::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
+                Engine::Verilator => hopsync_sim::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
             };
             print!("{}", report.summary());
             write_json(&json, &report)?;
@@ -293,7 +315,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
-                GpuCmd::Replay { engine: Engine::Rtl, .. } => {
+                GpuCmd::Replay { engine: Engine::Rtl | Engine::Verilator, .. } => {
                     eprintln!("error: replay runs on the golden engine (use `hopsync cosim` for the RTL engine)");
                     2
                 }
@@ -369,10 +391,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json } => {
+        Cmd::Cosim { program, ub, json, engine, verilator_vcd } => {
             let prog = load(&program)?;
             let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
-            let r = hopsync_sim::lockstep::run_cosim(&prog, cfg, hopsync_sim::SmConfig::sm90());
+            let sm = match engine {
+                CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
+                CosimEngine::Verilator => verilator_config(verilator_vcd)?,
+            };
+            let r = hopsync_sim::lockstep::run_cosim(&prog, cfg, sm);
             print!("{}", r.run.summary());
             println!("  cosim: {} instructions compared, {} divergences", r.compared, r.divergences.len());
             for d in &r.divergences {
@@ -385,6 +411,13 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 })?;
             }
             Ok(if r.divergences.is_empty() && r.run.status == "ok" { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::Bench { engine: Engine::Verilator, .. } => {
+            eprintln!(
+                "error: unsupported: `bench --engine verilator`; the rust-hdl vs Verilator comparison is \
+                 `cargo run --release -p hopsync-verilator --bin hopsync-vbench` (docs/PERF.md)"
+            );
+            Err(ExitCode::from(1))
         }
         Cmd::Bench { program, reps, engine: Engine::Golden } => {
             let prog = match program {
@@ -415,6 +448,22 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The SM configuration with its units on Verilator (`--engine verilator`).
+#[cfg(feature = "verilator")]
+fn verilator_config(vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+    hopsync_verilator::engine::VerilatorBackend::configure(hopsync_sim::SmConfig::sm90(), vcd).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(1)
+    })
+}
+
+/// Built without the `verilator` feature: `--engine verilator` is not available.
+#[cfg(not(feature = "verilator"))]
+fn verilator_config(_vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+    eprintln!("error: unsupported: --engine verilator: this hopsync was built without the `verilator` feature (needs Verilator 5: `apt-get install -y verilator g++ make`)");
+    Err(ExitCode::from(1))
 }
 
 /// The supported-instruction table, one row per opcode-table row.

@@ -291,14 +291,14 @@ impl<'p> Engine<'p> {
             .ctas
             .iter()
             .map(|c| CtaState {
-                mbar: MbarUnit::new(m.smem_bytes, suspend),
+                mbar: MbarUnit::with_backend(&cfg.backend, m.smem_bytes, suspend),
                 local_q: VecDeque::new(),
                 tma_q: VecDeque::new(),
                 cluster_q: VecDeque::new(),
                 s1: None,
                 mbar_busy_until: 0,
                 suspended: 0,
-                named: NamedUnit::new(),
+                named: NamedUnit::with_backend(&cfg.backend),
                 named_q: VecDeque::new(),
                 named_exit_q: VecDeque::new(),
                 named_launch: Some(((1u64 << c.warps.len()) - 1) as u32),
@@ -335,7 +335,7 @@ impl<'p> Engine<'p> {
                 launch_q.push_back((rank as u32, ((1u64 << n) - 1) as u32));
             }
             launch_cycles = launch_cycles.max(launch_q.len() as u64);
-            clusters.push(ClusterState { unit: ClusterUnit::new(), q: VecDeque::new(), exit_q: VecDeque::new(), launch_q, busy_until: 0, phase: 0 });
+            clusters.push(ClusterState { unit: ClusterUnit::with_backend(&cfg.backend), q: VecDeque::new(), exit_q: VecDeque::new(), launch_q, busy_until: 0, phase: 0 });
         }
         let mut e = Engine {
             m,
@@ -406,7 +406,7 @@ impl<'p> Engine<'p> {
 
     /// The run report (the golden report's fields, `steps` = `cycles` = cycles).
     pub fn report(&self, outcome: &Outcome) -> RunReport {
-        let mut r = RunReport::from_machine(&self.m, "rtl", outcome);
+        let mut r = RunReport::from_machine(&self.m, self.cfg.backend.name(), outcome);
         r.steps = self.cycle;
         r.cycles = Some(self.cycle);
         r
