@@ -162,6 +162,10 @@ enum Cmd {
         /// Working folder (Verilog, netlists, logs).
         #[arg(long, default_value = "target/fpga")]
         work: PathBuf,
+        /// Synthesize again even where the working folder holds a result for the same Verilog,
+        /// target, seeds and tools.
+        #[arg(long)]
+        no_reuse: bool,
         #[command(flatten)]
         sizes: SizeArgs,
     },
@@ -354,7 +358,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             files.iter().for_each(|f| println!("{}", f.display()));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Synth { unit, all, targets, seeds, markdown, work, sizes } => {
+        Cmd::Synth { unit, all, targets, seeds, markdown, work, no_reuse, sizes } => {
             use hopsync_hdl::fpga;
             let usage = |e: String| {
                 eprintln!("error: {e}");
@@ -366,7 +370,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 (false, None) => return Err(usage("name a unit, `top`, or --all".into())),
             };
             let targets = if targets.is_empty() { fpga::TARGETS.to_vec() } else { targets.iter().map(|t| fpga::Target::parse(t)).collect::<Result<_, _>>().map_err(usage)? };
-            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work };
+            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work, reuse: !no_reuse };
             opts.sizes.check().map_err(usage)?;
             let command: Vec<String> = std::env::args().skip(1).collect();
             fpga::cli(&units, &targets, &opts, markdown.as_deref(), &format!("hopsync {}", command.join(" "))).map_err(|e| {
