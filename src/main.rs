@@ -110,7 +110,8 @@ enum Cmd {
         /// Repetitions.
         #[arg(long, default_value_t = 5)]
         reps: u32,
-        /// Engine: `rtl` measures simulated cycles per second, beside the golden engine.
+        /// Engine: `rtl` measures simulated cycles per second, beside the golden engine;
+        /// `verilator` compares rust-hdl and Verilator on the CTA top (--reps: thousands of cycles).
         #[arg(long, value_enum, default_value = "golden")]
         engine: Engine,
     },
@@ -416,12 +417,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(if r.divergences.is_empty() && r.run.status == "ok" { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Cmd::Bench { engine: Engine::Verilator, .. } => {
-            eprintln!(
-                "error: unsupported: `bench --engine verilator`; the rust-hdl vs Verilator comparison is \
-                 `cargo run --release -p hopsync-verilator --bin hopsync-vbench` (docs/PERF.md)"
-            );
-            Err(ExitCode::from(1))
+        Cmd::Bench { program, reps, engine: Engine::Verilator } => {
+            if program.is_some() {
+                eprintln!("error: `bench --engine verilator` runs the CTA top on the lockstep stimulus; it takes no program");
+                return Err(ExitCode::from(2));
+            }
+            verilator_bench(reps)
         }
         Cmd::Bench { program, reps, engine: Engine::Golden } => {
             let prog = match program {
@@ -468,6 +469,40 @@ fn verilator_config(vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitC
 fn verilator_config(_vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
     eprintln!("error: unsupported: --engine verilator: this hopsync was built without the `verilator` feature (needs Verilator 5: `apt-get install -y verilator g++ make`)");
     Err(ExitCode::from(1))
+}
+
+/// `hopsync bench --engine verilator`: the rust-hdl simulation and the Verilator simulation of
+/// the CTA top on the same recorded lockstep stimulus, cycles per second, side by side
+/// (docs/PERF.md "rust-hdl vs Verilator"); `--reps` is thousands of cycles.
+#[cfg(feature = "verilator")]
+fn verilator_bench(kcycles: u32) -> Result<ExitCode, ExitCode> {
+    use hopsync_verilator::lockstep::{bench_unit, run_unit};
+    let cycles = kcycles.max(1) as u64 * 1000;
+    println!(
+        "{} ({} build; Verilator models: verilator --cc -O3, C++ -O2, tracing off; sizes {})",
+        hopsync_verilator::VERILATOR_VERSION,
+        if cfg!(debug_assertions) { "dev" } else { "release" },
+        hopsync_verilator::MODEL_SIZES
+    );
+    println!("| unit | cycles | rust-hdl (cycles/s) | Verilator (cycles/s) | Verilator / rust-hdl |\n| --- | ---: | ---: | ---: | ---: |");
+    for u in ["cta_top", "mbarrier_unit"] {
+        // the two simulations agree on this stimulus (a short lockstep check first)
+        run_unit(u, cycles.min(2_000), 0xBE4C).map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        })?;
+        let (n, tr, tv) = bench_unit(u, cycles, 0xBE4C).map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        })?;
+        println!("| {u} | {n} | {:.0} | {:.0} | {:.0}x |", n as f64 / tr, n as f64 / tv, tr / tv);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "verilator"))]
+fn verilator_bench(_kcycles: u32) -> Result<ExitCode, ExitCode> {
+    verilator_config(None).map(|_| ExitCode::SUCCESS)
 }
 
 /// The supported-instruction table, one row per opcode-table row.
