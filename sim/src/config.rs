@@ -173,6 +173,10 @@ pub struct SmConfig {
     pub tma: Tma,
     /// Run limits.
     pub run: Run,
+    /// Which simulator clocks the units (not in the TOML: rust-hdl unless a caller sets another,
+    /// e.g. `hopsync run --engine verilator`).
+    #[serde(skip)]
+    pub backend: crate::units::Backend,
 }
 
 impl SmConfig {

@@ -315,6 +315,9 @@ pub struct Engine<'p> {
     pub skipped: u64,
     /// Unit clock edges simulated (every unit, every cycle it was clocked).
     pub unit_edges: u64,
+    /// Set when the program needs a unit the configured backend has no model of (the run stops
+    /// with it instead of falling back to rust-hdl for that unit).
+    backend_unsupported: Option<String>,
     /// TMA commands the RTL TmaEngines accepted (the other TMA operations ran on the model).
     pub tma_unit_commands: u64,
     info: Vec<InstrInfo>,
@@ -358,14 +361,14 @@ impl<'p> Engine<'p> {
             .ctas
             .iter()
             .map(|c| CtaState {
-                mbar: MbarUnit::new(m.smem_bytes, suspend),
+                mbar: MbarUnit::with_backend(&cfg.backend, m.smem_bytes, suspend),
                 local_q: VecDeque::new(),
                 tma_q: VecDeque::new(),
                 cluster_q: VecDeque::new(),
                 s1: None,
                 mbar_busy_until: 0,
                 suspended: 0,
-                named: NamedUnit::new(),
+                named: NamedUnit::with_backend(&cfg.backend),
                 named_q: VecDeque::new(),
                 named_exit_q: VecDeque::new(),
                 named_launch: Some(((1u64 << c.warps.len()) - 1) as u32),
@@ -399,7 +402,9 @@ impl<'p> Engine<'p> {
             })
             .collect();
         let mut ctas = ctas;
-        if prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor)) {
+        let uses_tma_unit = prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor));
+        let backend_unsupported = if uses_tma_unit { cfg.backend.unsupported("tma_engine") } else { None };
+        if uses_tma_unit {
             let per = (cfg.global.bytes_per_cycle as u32).clamp(1, 32);
             for c in &mut ctas {
                 c.tma = Some(TmaUnit::new(cfg.tma.max_outstanding.clamp(1, 16), per));
@@ -414,7 +419,7 @@ impl<'p> Engine<'p> {
                 launch_q.push_back((rank as u32, ((1u64 << n) - 1) as u32));
             }
             launch_cycles = launch_cycles.max(launch_q.len() as u64);
-            clusters.push(ClusterState { unit: ClusterUnit::new(), q: VecDeque::new(), exit_q: VecDeque::new(), launch_q, busy_until: 0, phase: 0 });
+            clusters.push(ClusterState { unit: ClusterUnit::with_backend(&cfg.backend), q: VecDeque::new(), exit_q: VecDeque::new(), launch_q, busy_until: 0, phase: 0 });
         }
         let mut e = Engine {
             m,
@@ -422,6 +427,7 @@ impl<'p> Engine<'p> {
             cycle: 0,
             skipped: 0,
             unit_edges: 0,
+            backend_unsupported,
             tma_unit_commands: 0,
             info,
             ctas,
@@ -486,7 +492,7 @@ impl<'p> Engine<'p> {
 
     /// The run report (the golden report's fields, `steps` = `cycles` = cycles).
     pub fn report(&self, outcome: &Outcome) -> RunReport {
-        let mut r = RunReport::from_machine(&self.m, "rtl", outcome);
+        let mut r = RunReport::from_machine(&self.m, self.cfg.backend.name(), outcome);
         r.steps = self.cycle;
         r.cycles = Some(self.cycle);
         r
@@ -497,6 +503,9 @@ impl<'p> Engine<'p> {
     /// Simulates one cycle (or skips to the next cycle in which something can happen). Returns
     /// Ok(false) when every thread exited and nothing is in flight.
     pub fn step(&mut self) -> Result<bool, Stop> {
+        if let Some(s) = &self.backend_unsupported {
+            return Err(Stop::Unsupported(s.clone()));
+        }
         self.cycle += 1;
         self.m.step = self.cycle;
         self.active_this_cycle = false;

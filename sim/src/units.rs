@@ -8,6 +8,15 @@
 //! words the unit holds. The unit is instantiated with a bank just large enough for the program's
 //! shared memory (2^9, 2^12 or 2^15 words).
 //!
+//! Backends: by default each unit is its rust-hdl simulation. [`SmConfig::backend`] (a
+//! [`Backend`]) can name another simulator of the same RTL (the Verilator models of the
+//! generated Verilog, `hopsync-verilator`, `hopsync run --engine verilator`): it supplies
+//! [`MbarSim`] / [`NamedSim`] / [`ClusterSim`] objects with the same per-cycle contract (inputs
+//! set, clock low and settle: readies and the bank write; clock high and settle: registered
+//! outputs), and the engine cannot tell them apart.
+//!
+//! [`SmConfig::backend`]: crate::SmConfig::backend
+//!
 //! The TmaEngine ([`TmaUnit`]) is clocked the same way; its ports are plain values here
 //! ([`TmaInputs`], [`TmaOutputs`]) and the engine plays global memory, shared memory and the
 //! mbarrier paths around it.
@@ -17,6 +26,70 @@ use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, Mbarr
 use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
 use hopsync_hdl::tma_engine::{TmaCmd, TmaData16, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
 use rust_hdl::prelude::*;
+use std::sync::Arc;
+
+/// Another simulator of one CTA's MbarrierUnit (same ports, same cycle contract).
+pub trait MbarSim {
+    /// One clock cycle.
+    fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs;
+    /// Words in the bank.
+    fn words(&self) -> u32;
+}
+
+/// Another simulator of one CTA's NamedBarrierUnit.
+pub trait NamedSim {
+    /// One clock cycle.
+    fn cycle(&mut self, p: &NamedInputs) -> NamedOutputs;
+}
+
+/// Another simulator of one cluster's ClusterBarrierUnit.
+pub trait ClusterSim {
+    /// One clock cycle.
+    fn cycle(&mut self, p: &ClusterInputs) -> ClusterOutputs;
+}
+
+/// A factory of unit simulators other than rust-hdl's.
+pub trait UnitBackend: Send + Sync {
+    /// Its name (the JSON report's `engine`).
+    fn name(&self) -> &'static str;
+    /// An MbarrierUnit whose bank covers `smem_bytes`, with the try_wait limit
+    /// `default_suspend_cycles` (the backend checked both when it was made).
+    fn mbarrier(&self, smem_bytes: u32, default_suspend_cycles: u32) -> Box<dyn MbarSim>;
+    /// A NamedBarrierUnit.
+    fn named(&self) -> Box<dyn NamedSim>;
+    /// A ClusterBarrierUnit.
+    fn cluster(&self) -> Box<dyn ClusterSim>;
+    /// `Some("unsupported: ...")` when the backend has no model of `unit` (a name of
+    /// hopsync_hdl::verilog::UNITS): the engine must stop rather than fall back to rust-hdl.
+    fn unsupported(&self, unit: &str) -> Option<String>;
+}
+
+/// Which simulator clocks the units: rust-hdl (the default) or another [`UnitBackend`].
+#[derive(Clone, Default)]
+pub struct Backend(pub Option<Arc<dyn UnitBackend>>);
+
+impl Backend {
+    /// The backend's name (`rtl` for rust-hdl).
+    pub fn name(&self) -> &'static str {
+        self.0.as_ref().map_or("rtl", |b| b.name())
+    }
+    /// See [`UnitBackend::unsupported`] (rust-hdl has every unit).
+    pub fn unsupported(&self, unit: &str) -> Option<String> {
+        self.0.as_ref().and_then(|b| b.unsupported(unit))
+    }
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Backend({})", self.name())
+    }
+}
+
+impl PartialEq for Backend {
+    fn eq(&self, o: &Backend) -> bool {
+        self.name() == o.name()
+    }
+}
 
 /// Iterations allowed for one settle.
 const SETTLE: usize = 200;
@@ -164,6 +237,7 @@ enum MbarAny {
     A9(MbarInst<9>),
     A12(MbarInst<12>),
     A15(MbarInst<15>),
+    Other(Box<dyn MbarSim>),
 }
 
 /// One CTA's MbarrierUnit.
@@ -188,12 +262,21 @@ impl MbarUnit {
         MbarUnit { inner, edges: 0 }
     }
 
+    /// [`MbarUnit::new`] on `backend`'s simulator.
+    pub fn with_backend(backend: &Backend, smem_bytes: u32, default_suspend_cycles: u32) -> MbarUnit {
+        match &backend.0 {
+            None => MbarUnit::new(smem_bytes, default_suspend_cycles),
+            Some(b) => MbarUnit { inner: MbarAny::Other(b.mbarrier(smem_bytes, default_suspend_cycles)), edges: 0 },
+        }
+    }
+
     /// Words in the bank.
     pub fn words(&self) -> u32 {
         match &self.inner {
             MbarAny::A9(_) => 1 << 9,
             MbarAny::A12(_) => 1 << 12,
             MbarAny::A15(_) => 1 << 15,
+            MbarAny::Other(u) => u.words(),
         }
     }
 
@@ -209,15 +292,19 @@ impl MbarUnit {
             MbarAny::A9(u) => u.cycle(p),
             MbarAny::A12(u) => u.cycle(p),
             MbarAny::A15(u) => u.cycle(p),
+            MbarAny::Other(u) => u.cycle(p),
         }
     }
 
-    /// Visits every signal of the unit (rust-hdl's probe; a VCD writer hooks in here).
+    /// Visits every signal of the unit (rust-hdl's probe; a VCD writer hooks in here). Another
+    /// backend's signals are not rust-hdl signals: nothing is visited (Verilator writes its own
+    /// VCD).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
         match &self.inner {
             MbarAny::A9(u) => u.uut.accept(name, probe),
             MbarAny::A12(u) => u.uut.accept(name, probe),
             MbarAny::A15(u) => u.uut.accept(name, probe),
+            MbarAny::Other(_) => {}
         }
     }
 }
@@ -249,6 +336,7 @@ pub struct NamedUnit {
     uut: Box<NamedBarrierUnit>,
     /// Clock edges simulated.
     edges: u64,
+    other: Option<Box<dyn NamedSim>>,
 }
 
 impl Default for NamedUnit {
@@ -263,7 +351,7 @@ impl NamedUnit {
         let mut uut = Box::new(NamedBarrierUnit::default());
         uut.connect_all();
         assert!(simulate(&mut *uut, SETTLE));
-        NamedUnit { uut, edges: 0 }
+        NamedUnit { uut, edges: 0, other: None }
     }
 
     /// Clock edges simulated so far.
@@ -271,9 +359,19 @@ impl NamedUnit {
         self.edges
     }
 
+    /// [`NamedUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
+    pub fn with_backend(backend: &Backend) -> NamedUnit {
+        let mut u = NamedUnit::new();
+        u.other = backend.0.as_ref().map(|b| b.named());
+        u
+    }
+
     /// One clock cycle.
     pub fn cycle(&mut self, p: &NamedInputs) -> NamedOutputs {
         self.edges += 1;
+        if let Some(o) = &mut self.other {
+            return o.cycle(p);
+        }
         let u = &mut *self.uut;
         u.req_valid.next = p.req.is_some();
         u.req.next = p.req.unwrap_or_default();
@@ -287,9 +385,11 @@ impl NamedUnit {
         NamedOutputs { ready, done: u.done.val(), fault: u.fault.val() }
     }
 
-    /// Visits every signal of the unit.
+    /// Visits every signal of the unit (nothing on another backend).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
-        self.uut.accept(name, probe)
+        if self.other.is_none() {
+            self.uut.accept(name, probe)
+        }
     }
 }
 
@@ -322,6 +422,7 @@ pub struct ClusterUnit {
     uut: Box<ClusterBarrierUnit>,
     /// Clock edges simulated.
     edges: u64,
+    other: Option<Box<dyn ClusterSim>>,
 }
 
 impl Default for ClusterUnit {
@@ -336,7 +437,7 @@ impl ClusterUnit {
         let mut uut = Box::new(ClusterBarrierUnit::default());
         uut.connect_all();
         assert!(simulate(&mut *uut, SETTLE));
-        ClusterUnit { uut, edges: 0 }
+        ClusterUnit { uut, edges: 0, other: None }
     }
 
     /// Clock edges simulated so far.
@@ -344,9 +445,19 @@ impl ClusterUnit {
         self.edges
     }
 
+    /// [`ClusterUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
+    pub fn with_backend(backend: &Backend) -> ClusterUnit {
+        let mut u = ClusterUnit::new();
+        u.other = backend.0.as_ref().map(|b| b.cluster());
+        u
+    }
+
     /// One clock cycle.
     pub fn cycle(&mut self, p: &ClusterInputs) -> ClusterOutputs {
         self.edges += 1;
+        if let Some(o) = &mut self.other {
+            return o.cycle(p);
+        }
         let u = &mut *self.uut;
         u.req_valid.next = p.req.is_some();
         u.req.next = p.req.unwrap_or_default();
@@ -362,9 +473,11 @@ impl ClusterUnit {
         ClusterOutputs { ready, resp: u.resp.val(), done: u.done.val(), fault: u.fault.val() }
     }
 
-    /// Visits every signal of the unit.
+    /// Visits every signal of the unit (nothing on another backend).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
-        self.uut.accept(name, probe)
+        if self.other.is_none() {
+            self.uut.accept(name, probe)
+        }
     }
 }
 

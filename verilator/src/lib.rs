@@ -16,6 +16,7 @@ use std::ffi::CString;
 use std::os::raw::{c_char, c_int, c_void};
 use std::path::Path;
 
+pub mod engine;
 pub mod lockstep;
 
 /// A port of a model (as in the generated Verilog).
@@ -37,6 +38,8 @@ pub struct ModelDesc {
     pub module: &'static str,
     /// its ports in declaration order (the clock first)
     pub ports: &'static [PortDesc],
+    /// internal signals made readable (`/*verilator public_flat_rd*/`), indexed after the ports
+    pub taps: &'static [PortDesc],
     new: unsafe extern "C" fn() -> *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
     eval: unsafe extern "C" fn(*mut c_void),
@@ -69,7 +72,7 @@ impl Model {
         // SAFETY: the shim's constructor; the handle is freed in Drop.
         let handle = unsafe { (desc.new)() };
         assert!(!handle.is_null());
-        let ptrs = (0..desc.ports.len())
+        let ptrs = (0..desc.ports.len() + desc.taps.len())
             .map(|i| {
                 // SAFETY: i is a port index of this model; the pointer targets the port's
                 // storage inside the Verilated object, which lives as long as `handle`.
@@ -99,6 +102,26 @@ impl Model {
             .iter()
             .position(|p| p.name == name)
             .unwrap_or_else(|| panic!("{} has no port `{name}`", self.desc.unit))
+    }
+
+    /// The index of internal signal `name` (readable with [`Model::get`]).
+    pub fn tap(&self, name: &str) -> usize {
+        self.desc.ports.len()
+            + self
+                .desc
+                .taps
+                .iter()
+                .position(|p| p.name == name)
+                .unwrap_or_else(|| panic!("{} has no tap `{name}`", self.desc.unit))
+    }
+
+    fn pdesc(&self, i: usize) -> &'static PortDesc {
+        let n = self.desc.ports.len();
+        if i < n {
+            &self.desc.ports[i]
+        } else {
+            &self.desc.taps[i - n]
+        }
     }
 
     /// Writes port `i` from 32-bit words, least significant first (bits above the width are
@@ -131,9 +154,9 @@ impl Model {
         }
     }
 
-    /// Reads port `i` into 32-bit words, least significant first (`out` is resized).
+    /// Reads port (or tap) `i` into 32-bit words, least significant first (`out` is resized).
     pub fn get(&self, i: usize, out: &mut Vec<u32>) {
-        let p = &self.desc.ports[i];
+        let p = self.pdesc(i);
         let n = p.width.div_ceil(32);
         out.clear();
         let ptr = self.ptrs[i];

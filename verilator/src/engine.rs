@@ -1,0 +1,613 @@
+//! The Verilator backend of the SM engine (`hopsync run --engine verilator`, `hopsync cosim
+//! --engine verilator`): the engine (hopsync-sim) clocks the Verilator models of the units'
+//! generated Verilog instead of their rust-hdl simulations, through the seam in
+//! `sim/src/units.rs` ([`UnitBackend`]).
+//!
+//! Per cycle, as the rust-hdl units do: inputs written through the port pointers, clock low and
+//! `eval` (readies and the mbarrier bank's write port are read here), clock high and `eval`
+//! (registered outputs). Typed values (`MbarrierReq`, `MbarrierResp`, ...) cross as their packed
+//! bits (rust-hdl's `LogicStruct` layout: fields LSB-first in declaration order; a `LogicState`
+//! enum is its variant index); the decoders below are checked against the encoders by tests.
+//!
+//! Models: the named- and cluster-barrier units are the lockstep models (they have no size
+//! parameter); the MbarrierUnit is built at each bank size the engine uses (2^9, 2^12, 2^15
+//! words) with sm90.toml's try_wait limit ([`ENGINE_SUSPEND_CYCLES`]), its bank write port made
+//! readable (`ram$write_enable`, `ram$write_address`, `ram$write_data`, `shadow$write_data`).
+//! The TMA engine is not modelled here yet: [`UnitBackend::unsupported`] says so.
+//!
+//! VCD: with a folder, every unit instance writes Verilator's own VCD there (`mbarrier_<n>.vcd`,
+//! `named_<n>.vcd`, `cluster_<n>.vcd`, n in creation order: CTA order, cluster order). Time
+//! advances 10 units per clock edge the engine gives that unit; cycles in which the engine leaves
+//! the unit alone (idle) are not in the file.
+
+use crate::lockstep::words;
+use crate::{Model, ENGINE_SUSPEND_CYCLES};
+use hopsync_hdl::cluster_barrier_unit::{
+    ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierFinding, ClusterBarrierReq,
+    ClusterBarrierResp, ClusterLaunch, ClusterWarpExit,
+};
+use hopsync_hdl::mbarrier_unit::{
+    MbarrierFault, MbarrierFinding, MbarrierReq, MbarrierResp, MbarrierSource, MbarrierWake,
+    MbarrierWord,
+};
+use hopsync_hdl::named_barrier_unit::{
+    NamedBarrierFault, NamedBarrierFinding, NamedBarrierLaunch, NamedBarrierRelease,
+    NamedBarrierReq, WarpExit,
+};
+use hopsync_sim::units::{
+    Backend, ClusterInputs, ClusterOutputs, ClusterSim, MbarInputs, MbarOutputs, MbarSim,
+    NamedInputs, NamedOutputs, NamedSim, UnitBackend,
+};
+use hopsync_sim::SmConfig;
+use rust_hdl::prelude::{Bits, Synth};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// The engine's unit factory for Verilator models.
+pub struct VerilatorBackend {
+    vcd: Option<PathBuf>,
+    made: [AtomicU32; 3],
+}
+
+impl VerilatorBackend {
+    /// A backend for `cfg` (its try_wait limit must be the models' one), writing VCDs into `vcd`
+    /// when given.
+    pub fn new(cfg: &SmConfig, vcd: Option<PathBuf>) -> Result<VerilatorBackend, String> {
+        let suspend = cfg.ns_to_cycles(cfg.sync.default_suspend_ns);
+        if suspend != ENGINE_SUSPEND_CYCLES as u64 {
+            return Err(format!(
+                "unsupported: the Verilator MbarrierUnit models are built with a try_wait limit of \
+                 {ENGINE_SUSPEND_CYCLES} cycles (sim/configs/sm90.toml); this configuration asks \
+                 for {suspend} (change ENGINE_SUSPEND_CYCLES in verilator/build.rs)"
+            ));
+        }
+        if let Some(d) = &vcd {
+            std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        }
+        Ok(VerilatorBackend { vcd, made: Default::default() })
+    }
+
+    /// `cfg` with its units on Verilator.
+    pub fn configure(mut cfg: SmConfig, vcd: Option<PathBuf>) -> Result<SmConfig, String> {
+        cfg.backend = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, vcd)?)));
+        Ok(cfg)
+    }
+
+    fn model(&self, model: &str, kind: usize, what: &str) -> Model {
+        let mut m = Model::new(model);
+        if let Some(d) = &self.vcd {
+            let n = self.made[kind].fetch_add(1, Ordering::Relaxed);
+            let p = d.join(format!("{what}_{n}.vcd"));
+            // a VCD that cannot be opened is reported, not fatal to the run
+            if let Err(e) = m.trace(&p) {
+                eprintln!("warning: {e}");
+            }
+        }
+        m
+    }
+}
+
+impl UnitBackend for VerilatorBackend {
+    fn name(&self) -> &'static str {
+        "verilator"
+    }
+    fn mbarrier(&self, smem_bytes: u32, default_suspend_cycles: u32) -> Box<dyn MbarSim> {
+        // VerilatorBackend::new checked the limit against the configuration the engine uses
+        debug_assert_eq!(default_suspend_cycles, ENGINE_SUSPEND_CYCLES);
+        // the bank sizes of MbarUnit::new
+        let words = (smem_bytes as u64).div_ceil(8).max(1);
+        let a = if words <= 1 << 9 {
+            9
+        } else if words <= 1 << 12 {
+            12
+        } else {
+            15
+        };
+        let m = self.model(&format!("mbarrier_unit_a{a}"), 0, "mbarrier");
+        Box::new(VMbar::new(m, a))
+    }
+    fn named(&self) -> Box<dyn NamedSim> {
+        Box::new(VNamed::new(self.model("named_barrier_unit", 1, "named")))
+    }
+    fn cluster(&self) -> Box<dyn ClusterSim> {
+        Box::new(VCluster::new(self.model("cluster_barrier_unit", 2, "cluster")))
+    }
+    fn unsupported(&self, unit: &str) -> Option<String> {
+        match unit {
+            "mbarrier_unit" | "named_barrier_unit" | "cluster_barrier_unit" => None,
+            _ => Some(format!(
+                "unsupported: the Verilator engine has no model of the {unit} in the SM engine yet \
+                 (use --engine rtl)"
+            )),
+        }
+    }
+}
+
+/// Reads packed fields, least significant first.
+struct Rd<'a> {
+    w: &'a [u32],
+    pos: usize,
+}
+
+impl<'a> Rd<'a> {
+    fn new(w: &'a [u32]) -> Rd<'a> {
+        Rd { w, pos: 0 }
+    }
+    /// The next `n` (<= 64) bits.
+    fn take(&mut self, n: usize) -> u64 {
+        let (k, sh) = (self.pos / 32, self.pos % 32);
+        let mut v: u128 = 0;
+        for j in 0..3 {
+            if let Some(x) = self.w.get(k + j) {
+                v |= (*x as u128) << (32 * j);
+            }
+        }
+        self.pos += n;
+        let v = (v >> sh) as u64;
+        if n >= 64 {
+            v
+        } else {
+            v & ((1u64 << n) - 1)
+        }
+    }
+    fn flag(&mut self) -> bool {
+        self.take(1) == 1
+    }
+    fn bits<const N: usize>(&mut self) -> Bits<N> {
+        self.take(N).into()
+    }
+    fn word(&mut self) -> MbarrierWord {
+        MbarrierWord::from_u64(self.take(64))
+    }
+    /// A `LogicState` enum: its variant index into `all` (every variant, in declaration order).
+    fn state<T: Synth + Copy>(&mut self, all: &[T]) -> T {
+        let i = self.take(T::BITS) as usize;
+        *all.get(i).unwrap_or_else(|| {
+            panic!("Verilator model output: {} has no variant {i}", T::descriptor().name)
+        })
+    }
+}
+
+const MBAR_FINDINGS: [MbarrierFinding; 9] = [
+    MbarrierFinding::NoFinding,
+    MbarrierFinding::MbarrierUninitialized,
+    MbarrierFinding::MbarrierInitOnValid,
+    MbarrierFinding::MbarrierCountOutOfRange,
+    MbarrierFinding::MbarrierPendingUnderflow,
+    MbarrierFinding::MbarrierTxCountOutOfRange,
+    MbarrierFinding::MbarrierNoCompleteCompleted,
+    MbarrierFinding::MbarrierClusterAddressUnsupported,
+    MbarrierFinding::MbarrierNotShared,
+];
+const MBAR_SOURCES: [MbarrierSource; 3] =
+    [MbarrierSource::Local, MbarrierSource::Tma, MbarrierSource::Cluster];
+const NAMED_FINDINGS: [NamedBarrierFinding; 8] = [
+    NamedBarrierFinding::NoFinding,
+    NamedBarrierFinding::BarrierCountNotMultipleOfWarp,
+    NamedBarrierFinding::UnsupportedCountAboveCta,
+    NamedBarrierFinding::UnsupportedArriveWithoutCount,
+    NamedBarrierFinding::BarrierWarpArrivedTwice,
+    NamedBarrierFinding::BarrierCountMismatch,
+    NamedBarrierFinding::BarrierRedMixed,
+    NamedBarrierFinding::BarrierCountTooSmall,
+];
+const CLUSTER_FINDINGS: [ClusterBarrierFinding; 3] = [
+    ClusterBarrierFinding::NoFinding,
+    ClusterBarrierFinding::ClusterBarrierWaitWithoutArrive,
+    ClusterBarrierFinding::ClusterBarrierArriveTwice,
+];
+
+fn mbar_resp(w: &[u32]) -> MbarrierResp {
+    let mut r = Rd::new(w);
+    MbarrierResp {
+        valid: r.flag(),
+        warp: r.bits(),
+        state: r.word(),
+        wait_complete: r.flag(),
+        suspended: r.flag(),
+        pending_count: r.bits(),
+    }
+}
+
+fn mbar_wake(w: &[u32]) -> MbarrierWake {
+    let mut r = Rd::new(w);
+    MbarrierWake { valid: r.flag(), warp: r.bits(), completed: r.flag() }
+}
+
+fn mbar_fault(w: &[u32]) -> MbarrierFault {
+    let mut r = Rd::new(w);
+    MbarrierFault {
+        valid: r.flag(),
+        kind: r.state(&MBAR_FINDINGS),
+        word: r.bits(),
+        source: r.state(&MBAR_SOURCES),
+        warp: r.bits(),
+    }
+}
+
+fn named_done(w: &[u32]) -> NamedBarrierRelease {
+    let mut r = Rd::new(w);
+    NamedBarrierRelease {
+        valid: r.flag(),
+        barrier: r.bits(),
+        warps: r.bits(),
+        popc: r.bits(),
+        all_true: r.flag(),
+        any_true: r.flag(),
+    }
+}
+
+fn named_fault(w: &[u32]) -> NamedBarrierFault {
+    let mut r = Rd::new(w);
+    NamedBarrierFault {
+        valid: r.flag(),
+        kind: r.state(&NAMED_FINDINGS),
+        barrier: r.bits(),
+        warp: r.bits(),
+    }
+}
+
+fn cluster_resp(w: &[u32]) -> ClusterBarrierResp {
+    let mut r = Rd::new(w);
+    ClusterBarrierResp { valid: r.flag(), cta: r.bits(), warp: r.bits(), blocked: r.flag() }
+}
+
+fn cluster_done(w: &[u32]) -> ClusterBarrierDone {
+    let mut r = Rd::new(w);
+    ClusterBarrierDone { valid: r.flag(), phase: r.bits() }
+}
+
+fn cluster_fault(w: &[u32]) -> ClusterBarrierFault {
+    let mut r = Rd::new(w);
+    ClusterBarrierFault {
+        valid: r.flag(),
+        kind: r.state(&CLUSTER_FINDINGS),
+        cta: r.bits(),
+        warp: r.bits(),
+    }
+}
+
+/// A model with its port indices looked up once, and a scratch buffer.
+struct Ports<const I: usize, const O: usize> {
+    m: Model,
+    i: [usize; I],
+    o: [usize; O],
+    buf: Vec<u32>,
+}
+
+impl<const I: usize, const O: usize> Ports<I, O> {
+    fn new(m: Model, inputs: [&str; I], outputs: [&str; O]) -> Self {
+        let i = inputs.map(|n| m.port(n));
+        let o = outputs.map(|n| m.port(n));
+        Ports { m, i, o, buf: Vec::with_capacity(8) }
+    }
+    fn set(&mut self, k: usize, words: &[u32]) {
+        self.m.set(self.i[k], words);
+    }
+    fn flag(&mut self, k: usize, v: bool) {
+        self.m.set(self.i[k], &[v as u32]);
+    }
+    fn get(&mut self, k: usize) -> &[u32] {
+        self.m.get(self.o[k], &mut self.buf);
+        &self.buf
+    }
+}
+
+/// An MbarrierUnit model.
+struct VMbar {
+    p: Ports<6, 6>,
+    taps: [usize; 4],
+    a: usize,
+    buf: Vec<u32>,
+}
+
+impl VMbar {
+    fn new(m: Model, a: usize) -> VMbar {
+        let taps = ["ram$write_enable", "ram$write_address", "ram$write_data", "shadow$write_data"]
+            .map(|n| m.tap(n));
+        let p = Ports::new(
+            m,
+            ["local_req", "local_valid", "tma_req", "tma_valid", "cluster_req", "cluster_valid"],
+            ["local_ready", "tma_ready", "cluster_ready", "resp", "wake", "fault"],
+        );
+        let mut u = VMbar { p, taps, a, buf: Vec::with_capacity(4) };
+        // as MbarUnit::new: the RAM read registers are defined after two edges
+        for _ in 0..2 {
+            u.cycle(&MbarInputs::default());
+        }
+        u
+    }
+    fn tap(&mut self, k: usize) -> u64 {
+        self.p.m.get(self.taps[k], &mut self.buf);
+        self.buf[0] as u64 | self.buf.get(1).map_or(0, |x| (*x as u64) << 32)
+    }
+}
+
+fn req_words(r: Option<MbarrierReq>, out: &mut Vec<u32>) {
+    words::<{ MbarrierReq::BITS }, MbarrierReq>(r.unwrap_or_default(), out);
+}
+
+impl MbarSim for VMbar {
+    fn cycle(&mut self, x: &MbarInputs) -> MbarOutputs {
+        let mut w = std::mem::take(&mut self.buf);
+        for (k, r) in [x.local, x.tma, x.cluster].into_iter().enumerate() {
+            req_words(r, &mut w);
+            self.p.set(2 * k, &w);
+            self.p.flag(2 * k + 1, r.is_some());
+        }
+        self.buf = w;
+        self.p.m.set_clock(false);
+        self.p.m.eval();
+        let local_ready = self.p.get(0)[0] == 1;
+        let tma_ready = self.p.get(1)[0] == 1;
+        let cluster_ready = self.p.get(2)[0] == 1;
+        let write = (self.tap(0) == 1).then(|| (self.tap(1) as u32, self.tap(2), self.tap(3) == 1));
+        self.p.m.set_clock(true);
+        self.p.m.eval();
+        MbarOutputs {
+            local_ready,
+            tma_ready,
+            cluster_ready,
+            write,
+            resp: mbar_resp(self.p.get(3)),
+            wake: mbar_wake(self.p.get(4)),
+            fault: mbar_fault(self.p.get(5)),
+        }
+    }
+    fn words(&self) -> u32 {
+        1 << self.a
+    }
+}
+
+/// A NamedBarrierUnit model.
+struct VNamed {
+    p: Ports<4, 3>,
+    buf: Vec<u32>,
+}
+
+impl VNamed {
+    fn new(m: Model) -> VNamed {
+        let p = Ports::new(m, ["req", "req_valid", "exit", "launch"], ["req_ready", "done", "fault"]);
+        VNamed { p, buf: Vec::with_capacity(4) }
+    }
+}
+
+impl NamedSim for VNamed {
+    fn cycle(&mut self, x: &NamedInputs) -> NamedOutputs {
+        let mut w = std::mem::take(&mut self.buf);
+        words::<{ NamedBarrierReq::BITS }, NamedBarrierReq>(x.req.unwrap_or_default(), &mut w);
+        self.p.set(0, &w);
+        self.p.flag(1, x.req.is_some());
+        let exit = WarpExit { valid: x.exit.is_some(), warp: (x.exit.unwrap_or(0) as u64).into() };
+        words::<{ WarpExit::BITS }, WarpExit>(exit, &mut w);
+        self.p.set(2, &w);
+        let launch =
+            NamedBarrierLaunch { valid: x.launch.is_some(), warps: (x.launch.unwrap_or(0) as u64).into() };
+        words::<{ NamedBarrierLaunch::BITS }, NamedBarrierLaunch>(launch, &mut w);
+        self.p.set(3, &w);
+        self.buf = w;
+        self.p.m.set_clock(false);
+        self.p.m.eval();
+        let ready = self.p.get(0)[0] == 1;
+        self.p.m.set_clock(true);
+        self.p.m.eval();
+        NamedOutputs { ready, done: named_done(self.p.get(1)), fault: named_fault(self.p.get(2)) }
+    }
+}
+
+/// A ClusterBarrierUnit model.
+struct VCluster {
+    p: Ports<4, 4>,
+    buf: Vec<u32>,
+}
+
+impl VCluster {
+    fn new(m: Model) -> VCluster {
+        let p = Ports::new(
+            m,
+            ["req", "req_valid", "exit", "launch"],
+            ["req_ready", "resp", "done", "fault"],
+        );
+        VCluster { p, buf: Vec::with_capacity(4) }
+    }
+}
+
+impl ClusterSim for VCluster {
+    fn cycle(&mut self, x: &ClusterInputs) -> ClusterOutputs {
+        let mut w = std::mem::take(&mut self.buf);
+        words::<{ ClusterBarrierReq::BITS }, ClusterBarrierReq>(x.req.unwrap_or_default(), &mut w);
+        self.p.set(0, &w);
+        self.p.flag(1, x.req.is_some());
+        let (xc, xw) = x.exit.unwrap_or((0, 0));
+        let exit = ClusterWarpExit { valid: x.exit.is_some(), cta: (xc as u64).into(), warp: (xw as u64).into() };
+        words::<{ ClusterWarpExit::BITS }, ClusterWarpExit>(exit, &mut w);
+        self.p.set(2, &w);
+        let (lc, lw) = x.launch.unwrap_or((0, 0));
+        let launch = ClusterLaunch { valid: x.launch.is_some(), cta: (lc as u64).into(), warps: (lw as u64).into() };
+        words::<{ ClusterLaunch::BITS }, ClusterLaunch>(launch, &mut w);
+        self.p.set(3, &w);
+        self.buf = w;
+        self.p.m.set_clock(false);
+        self.p.m.eval();
+        let ready = self.p.get(0)[0] == 1;
+        self.p.m.set_clock(true);
+        self.p.m.eval();
+        ClusterOutputs {
+            ready,
+            resp: cluster_resp(self.p.get(1)),
+            done: cluster_done(self.p.get(2)),
+            fault: cluster_fault(self.p.get(3)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lockstep::{cluster_req, mbar_req, named_req, Rng};
+    use rust_hdl::prelude::TypeKind;
+
+    fn variants<T: Synth>() -> usize {
+        match T::descriptor().kind {
+            TypeKind::Enum(v) => v.len(),
+            _ => panic!("not an enum"),
+        }
+    }
+
+    /// The variant tables list every variant in declaration order.
+    #[test]
+    fn variant_tables_are_complete() {
+        assert_eq!(MBAR_FINDINGS.len(), variants::<MbarrierFinding>());
+        assert_eq!(MBAR_SOURCES.len(), variants::<MbarrierSource>());
+        assert_eq!(NAMED_FINDINGS.len(), variants::<NamedBarrierFinding>());
+        assert_eq!(CLUSTER_FINDINGS.len(), variants::<ClusterBarrierFinding>());
+        for (i, f) in MBAR_FINDINGS.iter().enumerate() {
+            let b: Bits<{ MbarrierFinding::BITS }> = (*f).into();
+            assert_eq!(b.index(), i);
+        }
+        for (i, f) in NAMED_FINDINGS.iter().enumerate() {
+            let b: Bits<{ NamedBarrierFinding::BITS }> = (*f).into();
+            assert_eq!(b.index(), i);
+        }
+        for (i, f) in CLUSTER_FINDINGS.iter().enumerate() {
+            let b: Bits<{ ClusterBarrierFinding::BITS }> = (*f).into();
+            assert_eq!(b.index(), i);
+        }
+        for (i, f) in MBAR_SOURCES.iter().enumerate() {
+            let b: Bits<{ MbarrierSource::BITS }> = (*f).into();
+            assert_eq!(b.index(), i);
+        }
+    }
+
+    /// Decoding what the encoder packed gives the value back (random values of every output
+    /// type the backend decodes).
+    #[test]
+    fn decoders_invert_the_packing() {
+        let mut rng = Rng::new(7);
+        let mut w = Vec::new();
+        for _ in 0..2000 {
+            let resp = MbarrierResp {
+                valid: rng.pct(50),
+                warp: rng.bits(),
+                state: MbarrierWord::from_u64(rng.next()),
+                wait_complete: rng.pct(50),
+                suspended: rng.pct(50),
+                pending_count: rng.bits(),
+            };
+            words::<{ MbarrierResp::BITS }, MbarrierResp>(resp, &mut w);
+            assert_eq!(mbar_resp(&w), resp);
+            let wake = MbarrierWake { valid: rng.pct(50), warp: rng.bits(), completed: rng.pct(50) };
+            words::<{ MbarrierWake::BITS }, MbarrierWake>(wake, &mut w);
+            assert_eq!(mbar_wake(&w), wake);
+            let f = MbarrierFault {
+                valid: rng.pct(50),
+                kind: MBAR_FINDINGS[rng.below(9) as usize],
+                word: rng.bits(),
+                source: MBAR_SOURCES[rng.below(3) as usize],
+                warp: rng.bits(),
+            };
+            words::<{ MbarrierFault::BITS }, MbarrierFault>(f, &mut w);
+            assert_eq!(mbar_fault(&w), f);
+            let d = NamedBarrierRelease {
+                valid: rng.pct(50),
+                barrier: rng.bits(),
+                warps: rng.bits(),
+                popc: rng.bits(),
+                all_true: rng.pct(50),
+                any_true: rng.pct(50),
+            };
+            words::<{ NamedBarrierRelease::BITS }, NamedBarrierRelease>(d, &mut w);
+            assert_eq!(named_done(&w), d);
+            let f = NamedBarrierFault {
+                valid: rng.pct(50),
+                kind: NAMED_FINDINGS[rng.below(8) as usize],
+                barrier: rng.bits(),
+                warp: rng.bits(),
+            };
+            words::<{ NamedBarrierFault::BITS }, NamedBarrierFault>(f, &mut w);
+            assert_eq!(named_fault(&w), f);
+            let r = ClusterBarrierResp { valid: rng.pct(50), cta: rng.bits(), warp: rng.bits(), blocked: rng.pct(50) };
+            words::<{ ClusterBarrierResp::BITS }, ClusterBarrierResp>(r, &mut w);
+            assert_eq!(cluster_resp(&w), r);
+            let d = ClusterBarrierDone { valid: rng.pct(50), phase: rng.bits() };
+            words::<{ ClusterBarrierDone::BITS }, ClusterBarrierDone>(d, &mut w);
+            assert_eq!(cluster_done(&w), d);
+            let f = ClusterBarrierFault {
+                valid: rng.pct(50),
+                kind: CLUSTER_FINDINGS[rng.below(3) as usize],
+                cta: rng.bits(),
+                warp: rng.bits(),
+            };
+            words::<{ ClusterBarrierFault::BITS }, ClusterBarrierFault>(f, &mut w);
+            assert_eq!(cluster_fault(&w), f);
+        }
+    }
+
+    /// The backend's units and the engine's rust-hdl units give the same outputs, every cycle,
+    /// on the lockstep stimulus (requests only; the engine-level agreement is
+    /// tests/verilator_engine.rs).
+    #[test]
+    fn backend_units_match_rust_hdl_units() {
+        use hopsync_sim::units::{ClusterUnit, MbarUnit, NamedUnit};
+        let cfg = SmConfig::sm90();
+        let be = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, None).unwrap())));
+        let suspend = ENGINE_SUSPEND_CYCLES;
+        let mut rng = Rng::new(11);
+        for smem in [4096u32, 32 * 1024, 200 * 1024] {
+            let mut a = MbarUnit::new(smem, suspend);
+            let mut b = MbarUnit::with_backend(&be, smem, suspend);
+            assert_eq!(a.words(), b.words());
+            for c in 0..3000 {
+                let mut req = |p: u64, remote: bool| {
+                    rng.pct(p).then(|| {
+                        let mut r = mbar_req(&mut rng, remote);
+                        r.word = (r.word.index() as u64 & 7).into();
+                        r
+                    })
+                };
+                let x = MbarInputs { local: req(60, false), tma: req(15, true), cluster: req(15, true) };
+                let (oa, ob) = (a.cycle(&x), b.cycle(&x));
+                let s = |o: &MbarOutputs| format!("{:?}", (o.local_ready, o.tma_ready, o.cluster_ready, o.write, o.resp, o.wake, o.fault));
+                assert_eq!(s(&oa), s(&ob), "smem {smem} cycle {c}");
+            }
+        }
+        let mut a = NamedUnit::new();
+        let mut b = NamedUnit::with_backend(&be);
+        for c in 0..3000 {
+            let x = NamedInputs {
+                req: rng.pct(60).then(|| named_req(&mut rng)),
+                exit: rng.pct(2).then(|| rng.below(4) as u32),
+                launch: (c == 0 || rng.pct(1)).then(|| 0xF),
+            };
+            let (oa, ob) = (a.cycle(&x), b.cycle(&x));
+            assert_eq!(format!("{:?}", (oa.ready, oa.done, oa.fault)), format!("{:?}", (ob.ready, ob.done, ob.fault)), "named cycle {c}");
+        }
+        let mut a = ClusterUnit::new();
+        let mut b = ClusterUnit::with_backend(&be);
+        for c in 0..3000 {
+            let x = ClusterInputs {
+                req: rng.pct(60).then(|| cluster_req(&mut rng)),
+                exit: rng.pct(2).then(|| (rng.below(2) as u32, rng.below(4) as u32)),
+                launch: (c < 2 || rng.pct(1)).then(|| ((c % 2) as u32, 0xF)),
+            };
+            let (oa, ob) = (a.cycle(&x), b.cycle(&x));
+            assert_eq!(
+                format!("{:?}", (oa.ready, oa.resp, oa.done, oa.fault)),
+                format!("{:?}", (ob.ready, ob.resp, ob.done, ob.fault)),
+                "cluster cycle {c}"
+            );
+        }
+    }
+
+    /// The models' try_wait limit is sm90.toml's.
+    #[test]
+    fn engine_models_use_the_sm90_try_wait_limit() {
+        let c = SmConfig::sm90();
+        assert_eq!(c.ns_to_cycles(c.sync.default_suspend_ns), ENGINE_SUSPEND_CYCLES as u64);
+        let mut other = SmConfig::sm90();
+        other.sync.default_suspend_ns *= 2.0;
+        let e = VerilatorBackend::new(&other, None).err().unwrap();
+        assert!(e.starts_with("unsupported:"), "{e}");
+    }
+}
