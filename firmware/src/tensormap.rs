@@ -1271,6 +1271,20 @@ impl TensorMap {
         self.spec.data_type.element_size().expect("validated TensorMap never holds a sub-byte data type")
     }
 
+    /// One element of out-of-bounds fill for loads (\[DRV\] oobFill; \[PTX\] §5.5.3.3): zero, or
+    /// NaN for float types with `NAN_REQUEST_ZERO_FMA`. The NaN is the 16-bit pattern 0x7ff7
+    /// repeated over the element (f16/bf16 0x7ff7, f32 0x7ff77ff7, f64 0x7ff77ff77ff77ff7), as an
+    /// H200 writes it (firmware/programs/tma/oob_nan_fill.ptx on silicon); each is a quiet NaN of
+    /// its type. The golden model and the RTL TmaEngine's reference both use this.
+    pub fn oob_fill_element(&self) -> Vec<u8> {
+        let es = self.element_size() as usize;
+        if self.spec.oob_fill == TensorMapOobFill::NanRequestZeroFma && self.spec.data_type.is_float() {
+            [0xf7, 0x7f].iter().copied().cycle().take(es).collect()
+        } else {
+            vec![0; es]
+        }
+    }
+
     /// Mirrors `cuTensorMapReplaceAddress`: the new address "must follow previous alignment
     /// requirements" (\[DRV\] cuTensorMapReplaceAddress), i.e. the globalAddress rules.
     pub fn replace_address(&mut self, global_address: u64) -> Result<(), TensorMapError> {

@@ -1696,7 +1696,7 @@ impl Logic for TmaEngine {
                 _ => {}
             }
             // The OOB NaN pattern measured on sm_90 (H200, firmware/programs/tma/oob_nan_fill.ptx,
-            // the golden model's `oob_fill`): bytes f7 7f repeated, whatever the element width
+            // `TensorMap::oob_fill_element`): bytes f7 7f repeated, whatever the element width
             // (0x7ff7 per 16 bits), so one 32-bit word serves every float type.
             if self.q0d.q.val().oob_nan {
                 self.d_fill.next.w0 = 0x7ff7_7ff7.into();
@@ -3090,18 +3090,6 @@ mod tests {
         out
     }
 
-    /// One element of OOB fill (the golden model's `oob_fill`).
-    fn fill_bytes(map: &TensorMap) -> Vec<u8> {
-        let es = map.element_size() as usize;
-        let s = map.spec();
-        if s.oob_fill == TensorMapOobFill::NanRequestZeroFma && s.data_type.is_float() {
-            // sm_90's pattern: bytes f7 7f repeated (see the decoder)
-            [0xf7, 0x7f].iter().copied().cycle().take(es).collect()
-        } else {
-            vec![0; es]
-        }
-    }
-
     /// What one load must write: per destination CTA, the bytes of the shared-memory window
     /// `[base, base + span)` (-1: not written).
     #[derive(Clone, Debug)]
@@ -3224,7 +3212,7 @@ mod tests {
     fn exp_tensor_load(map: &TensorMap, coords: &[i64], smem: u32, mask: u16, word: u16) -> Exp {
         let es = map.element_size() as u64;
         let els = box_elements(map, coords);
-        let fill = fill_bytes(map);
+        let fill = map.oob_fill_element();
         let nbytes = map.smem_box_bytes();
         assert_eq!(nbytes, els.len() as u64 * es);
         let mut le = LoadExp::new(smem, nbytes, mask, word);

@@ -104,7 +104,7 @@ use crate::retire::SyncEvent;
 use hopsync_firmware::ir::{AddrBase, Instr, Mod, Operand, Space};
 use hopsync_firmware::ops::op;
 use hopsync_firmware::tensormap::{
-    swizzle_offset, TensorMap, TensorMapDataType as Dt, TensorMapInterleave, TensorMapMode, TensorMapOobFill, TENSOR_MAP_BYTES,
+    swizzle_offset, TensorMap, TensorMapDataType as Dt, TensorMapInterleave, TensorMapMode, TENSOR_MAP_BYTES,
 };
 use hopsync_firmware::Opcode;
 use std::collections::HashMap;
@@ -1113,20 +1113,6 @@ fn box_elements(map: &TensorMap, coords: &[i64], offsets: &[i64]) -> Vec<(u64, O
     out
 }
 
-/// One element of out-of-bounds fill for loads ([DRV] oobFill; [PTX] §5.5.3.3): zero, or NaN for
-/// float types with `NAN_REQUEST_ZERO_FMA`. The NaN is the 16-bit pattern 0x7ff7 repeated over the
-/// element (f16/bf16 0x7ff7, f32 0x7ff77ff7, f64 0x7ff77ff77ff77ff7), as an H200 writes it
-/// (measured by hopsync's device check of `oob_nan_fill.ptx`); each is a quiet NaN of its type.
-fn oob_fill(map: &TensorMap) -> Vec<u8> {
-    let es = map.element_size() as usize;
-    let s = map.spec();
-    if s.oob_fill == TensorMapOobFill::NanRequestZeroFma && s.data_type.is_float() {
-        [0xf7, 0x7f].iter().copied().cycle().take(es).collect()
-    } else {
-        vec![0; es]
-    }
-}
-
 /// Shared-memory offset of dense box byte `off` for a box at (128-byte aligned) `base`.
 fn swz(map: &TensorMap, base: usize, off: u64) -> usize {
     swizzle_offset(map.spec().swizzle, base as u64 + off).unwrap_or(base as u64 + off) as usize
@@ -1191,7 +1177,7 @@ impl Exec for op::CpAsyncBulkTensor {
                 };
                 pieces.push(Piece { src, dst: Place::Shared(dc, swz(&map, doff, off)), len: es });
             }
-            let fill = oob_fill(&map);
+            let fill = map.oob_fill_element();
             issue_to_shared(cx, l, ctas, doff, bytes as usize, pieces, None, fill, None, mbar, bytes as u32)?;
         }
         Ok(Flow::Next)
