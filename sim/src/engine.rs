@@ -2431,17 +2431,7 @@ fn named_front(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Option<(OpKind, Option<
     let lane0 = cx.first_lane();
     // The golden model's own operand checks (one function, so the engines cannot drift).
     let Some((id, count)) = exec::named_operands(cx, i, ai, bi, has_b)? else { return Ok(None) };
-    let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
-    let arriving = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].bar_partial[id as usize] | cx.mask;
-    if arriving != live && aligned {
-        let l = (live & !arriving).trailing_zeros();
-        cx.finding(
-            FindingKind::BarrierAlignedDivergent,
-            lane0,
-            format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
-        )?;
-        return Ok(None);
-    }
+    let Some((live, arriving)) = exec::aligned_arrival(cx, id, aligned, lane0)? else { return Ok(None) };
     let dst = match (&i.operands[0], red) {
         (Operand::Reg(r), true) => Some(r.0),
         _ => None,

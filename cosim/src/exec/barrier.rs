@@ -52,6 +52,27 @@ pub fn named_operands(cx: &mut Cx<'_, '_>, i: &Instr, ai: usize, bi: usize, has_
     Ok(Some((id, count)))
 }
 
+/// The warp's live lanes and the lanes that have now arrived at named barrier `id` (this group
+/// plus earlier partial arrivals), checked by the golden model and the RTL engine alike: an
+/// `.aligned` barrier must be executed by every live lane of the warp together (PTX 9.7.13.1).
+/// None when that finding was reported and the instruction does nothing (warn mode).
+pub fn aligned_arrival(cx: &mut Cx<'_, '_>, id: u8, aligned: bool, lane0: u32) -> Result<Option<(u32, u32)>, Stop> {
+    let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+    let live = w.live();
+    let arriving = w.bar_partial[id as usize] | cx.mask;
+    // Lanes of this group whose guard was false do not execute the barrier: they fall through.
+    if arriving != live && aligned {
+        let l = (live & !arriving).trailing_zeros();
+        cx.finding(
+            FindingKind::BarrierAlignedDivergent,
+            lane0,
+            format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
+        )?;
+        return Ok(None);
+    }
+    Ok(Some((live, arriving)))
+}
+
 fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     let aligned = i.op == hopsync_firmware::Opcode::Bar || i.has(Mod::Aligned);
     let red = i.has(Mod::Red);
@@ -62,19 +83,7 @@ fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     let ci = if red { if has_b { ci } else { 2 } } else { ci };
     let lane0 = cx.first_lane();
     let Some((id, count)) = named_operands(cx, i, ai, bi.unwrap_or(1), has_b)? else { return Ok(Flow::Next) };
-    let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
-    let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    let arriving = warp.bar_partial[id as usize] | cx.mask;
-    // Lanes of this group whose guard was false do not execute the barrier: they fall through.
-    if arriving != live && aligned {
-        let l = (live & !arriving).trailing_zeros();
-        cx.finding(
-            FindingKind::BarrierAlignedDivergent,
-            lane0,
-            format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
-        )?;
-        return Ok(Flow::Next);
-    }
+    let Some((live, arriving)) = aligned_arrival(cx, id, aligned, lane0)? else { return Ok(Flow::Next) };
     let dst = if red {
         match &i.operands[0] {
             Operand::Reg(r) => Some(r.0),
