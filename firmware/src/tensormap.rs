@@ -1409,6 +1409,34 @@ impl TensorMap {
         Ok(map)
     }
 
+    /// Every element of a tiled box at `coords`, in the box's dense shared-memory order: its
+    /// byte offset in the box and its global address (None: out of bounds). Dimension i steps by
+    /// `elementStrides[i]` (dimension 0 by 1: silicon ignores elementStrides\[0\],
+    /// firmware/programs/tma/element_stride0.ptx), `ceil(boxDim[i] / elementStrides[i])` times
+    /// (\[PTX\] §5.5.3). The golden model and the TmaEngine's test reference both use it.
+    pub fn tiled_box_elements(&self, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
+        let s = &self.spec;
+        let r = self.rank();
+        let es = self.element_size() as u64;
+        let stride = |i: usize| if i == 0 { 1 } else { s.element_strides[i] as i64 };
+        let n: Vec<u64> = (0..r).map(|i| (s.box_dim[i] as u64).div_ceil(stride(i) as u64)).collect();
+        let total: u64 = n.iter().product();
+        let mut k = vec![0u64; r];
+        let mut out = Vec::with_capacity(total as usize);
+        for idx in 0..total {
+            let x: Vec<i64> = (0..r).map(|i| coords[i] + k[i] as i64 * stride(i)).collect();
+            out.push((idx * es, self.global_byte_address(&x)));
+            for i in 0..r {
+                k[i] += 1;
+                if k[i] < n[i] {
+                    break;
+                }
+                k[i] = 0;
+            }
+        }
+        out
+    }
+
     /// Byte address in global memory of the element at tensor coordinates `coords`
     /// (`coords[0]` innermost): `globalAddress + coords[0] * elementSize +
     /// sum_{i>=1} coords[i] * globalStrides[i-1]` (\[DRV\] globalStrides; \[PTX\] §5.5.1 "tensor

@@ -3068,26 +3068,7 @@ mod tests {
     /// offset in shared memory and its global address (None: out of bounds), from
     /// `TensorMap::global_byte_address` ([PTX] 5.5.3; elementStrides[0] ignored).
     fn box_elements(map: &TensorMap, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
-        let s = map.spec();
-        let r = map.rank();
-        let es = map.element_size() as u64;
-        let stride = |i: usize| if i == 0 { 1 } else { s.element_strides[i] as i64 };
-        let n: Vec<u64> = (0..r).map(|i| (s.box_dim[i] as u64).div_ceil(stride(i) as u64)).collect();
-        let total: u64 = n.iter().product();
-        let mut k = vec![0u64; r];
-        let mut out = Vec::with_capacity(total as usize);
-        for idx in 0..total {
-            let x: Vec<i64> = (0..r).map(|i| coords[i] + k[i] as i64 * stride(i)).collect();
-            out.push((idx * es, map.global_byte_address(&x)));
-            for i in 0..r {
-                k[i] += 1;
-                if k[i] < n[i] {
-                    break;
-                }
-                k[i] = 0;
-            }
-        }
-        out
+        map.tiled_box_elements(coords)
     }
 
     /// What one load must write: per destination CTA, the bytes of the shared-memory window

@@ -1062,22 +1062,7 @@ fn box_elements(map: &TensorMap, coords: &[i64], offsets: &[i64]) -> Vec<(u64, O
     let stride = |i: usize| if i == 0 { 1 } else { s.element_strides[i] as i64 };
     let mut out = Vec::new();
     match map.mode() {
-        TensorMapMode::Tiled => {
-            let n: Vec<u64> = (0..r).map(|i| (s.box_dim[i] as u64).div_ceil(stride(i) as u64)).collect();
-            let total: u64 = n.iter().product();
-            let mut k = vec![0u64; r];
-            for idx in 0..total {
-                let x: Vec<i64> = (0..r).map(|i| coords[i] + k[i] as i64 * stride(i)).collect();
-                out.push((idx * es, map.global_byte_address(&x)));
-                for i in 0..r {
-                    k[i] += 1;
-                    if k[i] < n[i] {
-                        break;
-                    }
-                    k[i] = 0;
-                }
-            }
-        }
+        TensorMapMode::Tiled => out = map.tiled_box_elements(coords),
         TensorMapMode::Im2col => {
             let cpp = s.channels_per_pixel as u64;
             let lo: Vec<i64> = (1..r - 1).map(|i| s.pixel_box_lower_corner[i - 1] as i64).collect();
