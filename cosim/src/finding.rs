@@ -57,6 +57,9 @@ findings! {
     BarrierCountNotMultipleOfWarp,
     /// More threads arrived than the barrier's thread count (PTX 9.7.13.1).
     BarrierCountTooSmall,
+    /// A barrier thread count above the CTA's threads: only the CTA's threads can arrive, so the
+    /// barrier can never complete (PTX 9.7.13.1: operand b threads participate).
+    BarrierCountAboveCta,
     /// Threads using one active barrier with different thread counts (PTX 9.7.13.1).
     BarrierCountMismatch,
     /// An `.aligned` barrier executed by a divergent warp (PTX 9.7.13.1).
@@ -143,6 +146,10 @@ pub struct Finding {
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let l = &self.location;
+        if l.line == 0 {
+            // no instruction to point at (a deadlock: the message lists every warp's wait)
+            return write!(f, "finding {}: {}\n  --> {}", self.kind.name(), self.message, l.file);
+        }
         write!(
             f,
             "finding {}: {}\n  --> {}:{}:{} (cta {}, warp {}, lane {}, pc {}: `{}`)",

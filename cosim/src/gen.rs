@@ -338,7 +338,9 @@ impl UbClass {
 
 /// The distinct finding kinds UB mode can produce.
 pub fn ub_finding_kinds() -> Vec<FindingKind> {
-    let mut v: Vec<FindingKind> = Vec::new();
+    // MissingBarrierArrival's count is above the CTA in its standalone and divergent forms, and
+    // other barrier classes' counts can be (Gen::ub_bar_count)
+    let mut v: Vec<FindingKind> = vec![FindingKind::BarrierCountAboveCta];
     for c in UbClass::ALL {
         if !v.contains(&c.finding()) {
             v.push(c.finding());
@@ -486,6 +488,9 @@ struct Gen {
     ended: bool,
     /// Shared memory kept back for the UB section while the legal ones are generated.
     reserve: u32,
+    /// The finding the injected UB produces when it is not its class's usual one: a count one
+    /// warp above the CTA's threads is `BarrierCountAboveCta`, not a `Deadlock`.
+    finding: Option<FindingKind>,
 }
 
 /// Static shared memory a program may declare (the 48 KiB static limit, with room to spare).
@@ -519,7 +524,18 @@ impl Gen {
             t0: String::new(),
             ended: false,
             reserve: if opts.ub { 16 * 1024 } else { 0 },
+            finding: None,
         }
+    }
+
+    /// A named-barrier count an injected UB uses (one warp more than arrive, another warp's
+    /// count, a count a warp arrives twice on): when it is above the CTA's threads, both
+    /// engines name `BarrierCountAboveCta` at issue before the class's own finding.
+    fn ub_bar_count(&mut self, count: u32) -> u32 {
+        if count > self.t {
+            self.finding = Some(FindingKind::BarrierCountAboveCta);
+        }
+        count
     }
 
     // -- registers, labels, declarations, emission --
@@ -916,13 +932,14 @@ impl Gen {
             self.w,
             self.descs.join("; ")
         );
-        if let Some(u) = ub {
-            description.push_str(&format!(" => expect finding {}", u.finding().name()));
+        let expect = ub.map(|u| self.finding.unwrap_or(u.finding()));
+        if let Some(f) = expect {
+            description.push_str(&format!(" => expect finding {}", f.name()));
         }
         let words = self.out.len().max(1);
         let mut s = String::new();
-        if let Some(u) = ub {
-            s.push_str(&format!("// expect-finding: {}\n", u.finding().name()));
+        if let Some(f) = expect {
+            s.push_str(&format!("// expect-finding: {}\n", f.name()));
         }
         s.push_str(&format!("//! description = \"\"\"\n{}\"\"\"\n", wrap_manifest(&description)));
         s.push_str("//! [launch]\n");
@@ -968,7 +985,7 @@ impl Gen {
             s.push('\n');
         }
         s.push_str("}\n");
-        Generated { text: s, expect_finding: ub.map(|u| u.finding()), description }
+        Generated { text: s, expect_finding: expect, description }
     }
 }
 
@@ -1685,6 +1702,9 @@ impl Gen {
             Some(U::MissingBarrierArrival) => (cnt + 32, cnt + 32),
             _ => (cnt, cnt),
         };
+        if ub == Some(U::MissingBarrierArrival) {
+            self.ub_bar_count(cnt + 32);
+        }
         let id_a = if ub == Some(U::BarrierIdOutOfRange) { 16 + self.rng.below(240) as u32 } else { a };
         self.descs.push(format!(
             "[barpc] {np} producer warps bar.arrive {id_a}/{cnt_a} and bar.sync {b}/{cnt_b}, {nc} consumer warps the reverse, {rounds} rounds{}",
@@ -1705,7 +1725,12 @@ impl Gen {
         let rb = opnd(self, b);
         let rca = opnd(self, cnt_a);
         let rcb = opnd(self, cnt_b);
-        let mismatch = if ub == Some(U::BarrierCountMismatch) { Some(self.imm(cnt + 32)) } else { None };
+        let mismatch = if ub == Some(U::BarrierCountMismatch) {
+            let other = self.ub_bar_count(cnt + 32);
+            Some(self.imm(other))
+        } else {
+            None
+        };
         let end = self.lab("end");
         let prod = self.lab("prod");
         let pp = self.warp_in(0, np);
@@ -1902,7 +1927,7 @@ impl Gen {
         let id = self.rng.range(1, 15);
         let counted = self.rng.chance(1, 2) || ub == Some(U::MissingBarrierArrival) || matches!(ub, Some(U::BarrierCountNotMultiple | U::BarrierCountBelowWarp));
         let count = match ub {
-            Some(U::MissingBarrierArrival) => t + 32,
+            Some(U::MissingBarrierArrival) => self.ub_bar_count(t + 32),
             Some(U::BarrierCountNotMultiple) => t + self.rng.range(1, 31),
             Some(U::BarrierCountBelowWarp) => self.rng.range(1, 31),
             _ => t,
@@ -2657,7 +2682,7 @@ impl Gen {
                 // cannot complete between the two.
                 let k = self.rng.range(1, self.w);
                 let id = self.rng.range(1, 15);
-                let cnt = 32 * (k + 1);
+                let cnt = self.ub_bar_count(32 * (k + 1));
                 let warp = self.warp.clone();
                 let end = self.lab("end");
                 let pin = self.warp_in(0, k);
@@ -2738,7 +2763,8 @@ impl Gen {
             }
             U::MissingBarrierArrival => {
                 let id = self.rng.range(1, 15);
-                self.e(format!("bar.sync {id}, {}", self.t + 32));
+                let count = self.ub_bar_count(self.t + 32);
+                self.e(format!("bar.sync {id}, {count}"));
                 format!("every thread bar.sync {id} with a count one warp more than the CTA")
             }
             _ => unreachable!("no standalone form for {u:?}"),

@@ -31,7 +31,9 @@
 //! completion when a later op completes that phase of that word (the completion is registered
 //! and applied the next cycle), or by timeout when the free-running cycle counter reaches
 //! `now + hint + 1` (`hint` = suspendTimeHint, or the system limit). Woken entries leave one per
-//! cycle on `wake`, lowest warp first. Timing (cycle k = the op's acceptance): response at
+//! cycle on `wake`, lowest warp first; a timed-out entry whose phase completes before it leaves
+//! (by a stage-1 write before the edge that registers its wake) leaves as woken by completion,
+//! so `wake.completed` agrees with the word as the writes before that edge left it. Timing (cycle k = the op's acceptance): response at
 //! k + 1 (visible after edge k + 1), timeout wake at k + 3 + hint at the earliest, completion
 //! wake at j + 3 for the completing op accepted at j.
 //!
@@ -956,7 +958,12 @@ impl<const A: usize> Logic for MbarrierUnit<A> {
         self.fault_q.d.next.warp = self.s1_req.q.val().warp;
 
         // ---- waiter table. One wake event per cycle, lowest warp first: the loop visits
-        // warps 31..0 (31 = MBARRIER_WAITERS - 1) and the last match wins.
+        // warps 31..0 (31 = MBARRIER_WAITERS - 1) and the last match wins. A timed-out entry
+        // whose phase completed since its deadline (in the table, or last cycle's completion
+        // that is not in it yet) leaves as woken by completion: every write before this
+        // edge's is visible when the wake is seen, so the try_wait answers what the word said
+        // then (the SM engine retires the wake before this edge's stage-1 write, and the
+        // golden model executes the try_wait there; gen seed 1026960).
         self.wake_any.next = false;
         self.wake_warp.next = 0.into();
         self.wake_cpl.next = false;
@@ -969,7 +976,8 @@ impl<const A: usize> Logic for MbarrierUnit<A> {
             if self.waiter_state[31 - i].q.val() == WaiterState::WokenByTimeout {
                 self.wake_any.next = true;
                 self.wake_warp.next = (31 - i).to_bits();
-                self.wake_cpl.next = false;
+                self.wake_cpl.next = self.cpl_valid.q.val()
+                    && (self.waiter_tag[31 - i].q.val() == self.cpl_tag.q.val());
             }
         }
         self.wake_q.d.next.valid = self.wake_any.val();
@@ -990,6 +998,13 @@ impl<const A: usize> Logic for MbarrierUnit<A> {
                 } else if self.waiter_deadline[i].q.val() == self.now.q.val() {
                     self.waiter_state[i].d.next = WaiterState::WokenByTimeout;
                 }
+            }
+            // a completion while the timed-out entry waits for its turn to leave wins
+            if (self.waiter_state[i].q.val() == WaiterState::WokenByTimeout)
+                && self.cpl_valid.q.val()
+                && (self.waiter_tag[i].q.val() == self.cpl_tag.q.val())
+            {
+                self.waiter_state[i].d.next = WaiterState::WokenByCompletion;
             }
             if self.wake_any.val() && (self.wake_warp.val().index() == i) {
                 self.waiter_state[i].d.next = WaiterState::Idle;
@@ -1813,6 +1828,58 @@ mod tests {
         assert!(r.wait_complete && !r.suspended);
     }
 
+    /// A try_wait timeout and the phase completion racing it: whatever the order of deadline,
+    /// completing write and the one-per-cycle wake queue, a wake seen after edge k says
+    /// `completed` exactly when the completing stage-1 write happened before edge k, which is
+    /// what the word shows when the SM engine retires the try_wait (before the stage-1 write
+    /// of the edge the wake is seen at). Regression for
+    /// `hopsync gen --seed 1026960` (three warps timing out together while an st.async
+    /// complete_tx completes their phase).
+    #[test]
+    fn try_wait_timeout_racing_a_completion_answers_what_the_word_shows() {
+        for arrive_at in 8..24u64 {
+            let mut tb = Tb::new();
+            tb.ok(init(7, 1));
+            // warps 1, 2, 3 accepted on consecutive cycles, hints 12, 11, 10: one deadline
+            let start = tb.steps;
+            for (w, hint) in [(1u64, 12u64), (2, 11), (3, 10)] {
+                let s = tb.step(&Ports {
+                    local: Some(MbarrierReq {
+                        warp: w.into(),
+                        suspend_time_hint: hint.into(),
+                        has_suspend_time_hint: true,
+                        ..wait_parity(MbarrierOp::TryWaitParity, 7, false)
+                    }),
+                    ..Default::default()
+                });
+                assert!(s.local_ready);
+            }
+            let mut wakes = vec![];
+            let mut accepted_at = None;
+            while tb.steps < start + 40 {
+                let k = tb.steps + 1 - start;
+                let s = if k == arrive_at {
+                    tb.step(&Ports { local: Some(arrive(7, 1)), ..Default::default() })
+                } else {
+                    tb.idle()
+                };
+                if k == arrive_at {
+                    assert!(s.local_ready);
+                    accepted_at = Some(k);
+                }
+                if s.wake.valid {
+                    wakes.push((s.wake.warp.index(), s.wake.completed, k));
+                }
+            }
+            let a = accepted_at.unwrap();
+            assert_eq!(wakes.len(), 3, "arrive at {arrive_at}: {wakes:?}");
+            for (w, completed, k) in wakes {
+                // the arrive's stage-1 write is at edge a + 1
+                assert_eq!(completed, a + 1 < k, "arrive at {a}: warp {w} woken at {k}");
+            }
+        }
+    }
+
     #[test]
     fn try_wait_times_out_after_the_hint_or_the_system_limit() {
         let mut tb = Tb::new();
@@ -2231,7 +2298,7 @@ mod tests {
     enum RefWaiter {
         Idle,
         Waiting { tag: u32, deadline: u64 },
-        Woken { completed: bool },
+        Woken { completed: bool, tag: u32 },
     }
 
     /// Words the random ops use (of the 64 in the bank).
@@ -2459,18 +2526,25 @@ mod tests {
             }
             // ---- reference of what happens in cycle c
             // wake emission from the table as it stands (lowest warp first)
+            // (a timed-out entry leaves as completed when last cycle's completion is its phase's)
             let emit = (0..32).find(|&i| matches!(waiters[i], RefWaiter::Woken { .. }));
             let want_wake = emit.map(|i| match waiters[i] {
-                RefWaiter::Woken { completed } => (i, completed),
+                RefWaiter::Woken { completed, tag } => (i, completed || cpl_prev == Some(tag), tag),
                 _ => unreachable!(),
             });
             for i in 0..32 {
-                if let RefWaiter::Waiting { tag, deadline } = waiters[i] {
-                    if cpl_prev == Some(tag) {
-                        waiters[i] = RefWaiter::Woken { completed: true };
-                    } else if deadline == c {
-                        waiters[i] = RefWaiter::Woken { completed: false };
+                match waiters[i] {
+                    RefWaiter::Waiting { tag, deadline } => {
+                        if cpl_prev == Some(tag) {
+                            waiters[i] = RefWaiter::Woken { completed: true, tag };
+                        } else if deadline == c {
+                            waiters[i] = RefWaiter::Woken { completed: false, tag };
+                        }
                     }
+                    RefWaiter::Woken { completed: false, tag } if cpl_prev == Some(tag) => {
+                        waiters[i] = RefWaiter::Woken { completed: true, tag };
+                    }
+                    _ => {}
                 }
             }
             if let Some(i) = emit {
@@ -2638,7 +2712,7 @@ mod tests {
             }
             match want_wake {
                 None => assert!(!s.wake.valid, "{}: unexpected wake {:?}", ctx(), s.wake),
-                Some((warp, completed)) => {
+                Some((warp, completed, _)) => {
                     assert!(s.wake.valid, "{}: missing wake of warp {warp}", ctx());
                     assert_eq!(
                         (s.wake.warp.index(), s.wake.completed),

@@ -141,8 +141,9 @@ pub enum NamedBarrierFinding {
     NoFinding,
     /// `b` is not a multiple of the warp size
     BarrierCountNotMultipleOfWarp,
-    /// unsupported: `b` above 1024 threads (no CTA has that many)
-    UnsupportedCountAboveCta,
+    /// `b` above 1024 threads, the most a CTA has (the SM engine first checks the CTA's own
+    /// size with the golden model's `exec::named_operands`; the name is the same)
+    BarrierCountAboveCta,
     /// unsupported: barrier.arrive without `b` (PTX requires a non-zero thread count)
     UnsupportedArriveWithoutCount,
     /// the warp already arrived in this generation
@@ -163,9 +164,7 @@ impl NamedBarrierFinding {
             NamedBarrierFinding::BarrierCountNotMultipleOfWarp => {
                 Some("BarrierCountNotMultipleOfWarp")
             }
-            NamedBarrierFinding::UnsupportedCountAboveCta => {
-                Some("unsupported: bar thread count above 1024")
-            }
+            NamedBarrierFinding::BarrierCountAboveCta => Some("BarrierCountAboveCta"),
             NamedBarrierFinding::UnsupportedArriveWithoutCount => {
                 Some("unsupported: barrier.arrive without a thread count")
             }
@@ -367,7 +366,7 @@ impl Logic for NamedBarrierUnit {
         if self.req.val().has_count && ((self.req.val().count & 31) != 0) {
             self.finding.next = NamedBarrierFinding::BarrierCountNotMultipleOfWarp;
         } else if self.req.val().has_count && (self.req.val().count > 1024) {
-            self.finding.next = NamedBarrierFinding::UnsupportedCountAboveCta;
+            self.finding.next = NamedBarrierFinding::BarrierCountAboveCta;
         } else if !self.req.val().has_count && (self.req.val().op == NamedBarrierOp::Arrive) {
             self.finding.next = NamedBarrierFinding::UnsupportedArriveWithoutCount;
         } else if (self.cur_q.val().arrived_mask & self.wbit.val()) != 0 {
@@ -753,7 +752,7 @@ mod tests {
         );
         assert_eq!(
             f(tb.op(req(NamedBarrierOp::Sync, 0, 0, Some(2048)))),
-            Some("unsupported: bar thread count above 1024")
+            Some("BarrierCountAboveCta")
         );
         assert_eq!(f(tb.op(req(NamedBarrierOp::Arrive, 1, 0, Some(96)))), None);
         assert_eq!(
@@ -830,7 +829,7 @@ mod tests {
                 let finding = if has && b % 32 != 0 {
                     Some("BarrierCountNotMultipleOfWarp")
                 } else if has && b > 1024 {
-                    Some("unsupported: bar thread count above 1024")
+                    Some("BarrierCountAboveCta")
                 } else if !has && r.op == NamedBarrierOp::Arrive {
                     Some("unsupported: barrier.arrive without a thread count")
                 } else if cur.amask >> w & 1 == 1 {

@@ -239,6 +239,9 @@ struct CtaState {
     named_busy_until: u64,
     bar_gen: [u64; 16],
     bar_arrived: [u64; 16],
+    /// The thread count of each barrier's current generation, as its arrivals gave it (None:
+    /// all threads): only for the deadlock message, the unit holds the real state.
+    bar_expected: [Option<u32>; 16],
     warps: Vec<WarpState>,
     rr: Vec<usize>,
     smem_free: u64,
@@ -375,6 +378,7 @@ impl<'p> Engine<'p> {
                 named_busy_until: 0,
                 bar_gen: [0; 16],
                 bar_arrived: [0; 16],
+                bar_expected: [None; 16],
                 warps: c
                     .warps
                     .iter()
@@ -552,6 +556,7 @@ impl<'p> Engine<'p> {
         // their MbarrierUnit busy (suspended) forever, so waiting for quiet units first would
         // never name it (gen --ub --small seed 1000701: 4 warps of a CTA take turns suspended).
         if self.asyncs.is_empty() && self.cycle - self.m.last_progress > self.cfg.run.deadlock_spin_cycles {
+            self.mirror_named_barriers();
             self.m.deadlock(true)?;
         }
         let quiet_units = self.asyncs.is_empty()
@@ -574,9 +579,24 @@ impl<'p> Engine<'p> {
             }
         }
         if !any_can_run {
+            self.mirror_named_barriers();
             self.m.deadlock(false)?;
         }
         Ok(())
+    }
+
+    /// Copies what the engine knows of each named barrier's current generation (arrived warps,
+    /// thread count) into the machine, whose deadlock message describes it; the golden model's
+    /// own barrier state is not kept by this engine (the NamedBarrierUnit holds it).
+    fn mirror_named_barriers(&mut self) {
+        for (c, cs) in self.ctas.iter().enumerate() {
+            for id in 0..16 {
+                let b = &mut self.m.ctas[c].bars[id];
+                b.arrived_warps = cs.bar_arrived[id];
+                b.arrived = cs.bar_arrived[id].count_ones() * WARP as u32;
+                b.expected = if cs.bar_arrived[id] == 0 { None } else { cs.bar_expected[id] };
+            }
+        }
     }
 
     /// Jumps over cycles in which no unit has work and no warp can issue.
@@ -883,6 +903,7 @@ impl<'p> Engine<'p> {
                     } else {
                         let id = r.barrier.index();
                         self.ctas[c as usize].bar_arrived[id] |= 1 << w;
+                        self.ctas[c as usize].bar_expected[id] = r.has_count.then(|| r.count.index() as u32);
                     }
                     if let Some(op) = self.ctas[c as usize].warps[w as usize].op.as_mut() {
                         op.queued = false;

@@ -185,7 +185,7 @@ const MBAR_SOURCES: [MbarrierSource; 3] =
 const NAMED_FINDINGS: [NamedBarrierFinding; 8] = [
     NamedBarrierFinding::NoFinding,
     NamedBarrierFinding::BarrierCountNotMultipleOfWarp,
-    NamedBarrierFinding::UnsupportedCountAboveCta,
+    NamedBarrierFinding::BarrierCountAboveCta,
     NamedBarrierFinding::UnsupportedArriveWithoutCount,
     NamedBarrierFinding::BarrierWarpArrivedTwice,
     NamedBarrierFinding::BarrierCountMismatch,

@@ -42,6 +42,11 @@ pub fn named_operands(cx: &mut Cx<'_, '_>, i: &Instr, ai: usize, bi: usize, has_
             )?;
         } else if b % 32 != 0 || b == 0 {
             cx.finding(FindingKind::BarrierCountNotMultipleOfWarp, lane0, format!("barrier {id} thread count {b} is not a non-zero multiple of the warp size (32)"))?;
+        } else if b > cx.m.prog.manifest.threads_per_cta().next_multiple_of(WARP as u32) {
+            // Warps arrive whole, so the CTA's warps count at most this many threads. Checked at
+            // issue, as the NamedBarrierUnit checks its count range: a deadlock would name no cause.
+            let t = cx.m.prog.manifest.threads_per_cta();
+            cx.finding(FindingKind::BarrierCountAboveCta, lane0, format!("barrier {id} thread count {b} exceeds what the CTA's {t} threads (whole warps) can arrive: it can never complete"))?;
         }
     }
     if i.has(Mod::Arrive) && count.is_none() {
