@@ -3450,6 +3450,8 @@ mod tests {
         faults: u64,
         copies: u64,
         remote_cpls: u64,
+        /// most read tags in flight at once
+        max_tags: u64,
     }
 
     struct Tb {
@@ -3816,6 +3818,8 @@ mod tests {
                     let t = greq.tag.index();
                     assert!(!self.tags[t], "cycle {c}: tag {t} reused while in flight");
                     self.tags[t] = true;
+                    let n = self.tags.iter().filter(|x| **x).count() as u64;
+                    self.st.max_tags = self.st.max_tags.max(n);
                     let bytes: Vec<u8> = (0..32).map(|i| gbyte(addr + i)).collect();
                     self.inflight.push((
                         c + lat,
@@ -4755,6 +4759,29 @@ mod tests {
     #[test]
     fn randomized_copies_against_tensormap_reference() {
         random_against_reference(RANDOM, 10_000);
+    }
+
+    /// Random copies with memory latencies around sm90.toml's 384 cycles (responses out of
+    /// order over 300..=450 cycles; requests always accepted, so 256 issue before the first
+    /// response): the ROB fills (all 256 tags in flight), its tags wrap many
+    /// times (the arrival marks' pass parity), and the row queue runs far ahead of BA.
+    #[test]
+    fn randomized_copies_at_silicon_latency() {
+        let k = Knobs {
+            gmem_ready: 100,
+            lat_min: 300,
+            lat_max: 450,
+            ..RANDOM
+        };
+        let mut tb = Tb::new(k, 0x5EED_0007);
+        // two 16 KiB bulk loads (512 sectors each) ahead of the random mix fill the ROB
+        for i in 0..2u64 {
+            load_b(&mut tb, GBASE + 0x1_0000 * i, 0x4000 * i as u32, 16384, 1 << 2, 1);
+        }
+        let st = run_random(&mut tb, 0x5EED_0008, 500);
+        assert_eq!(st.max_tags, TMA_TAGS as u64, "{st:?}");
+        assert!(st.reads > 8 * TMA_TAGS as u64, "{st:?}");
+        assert!(st.copies > 300, "{st:?}");
     }
 
     /// Issue 4's 1e5 random copies (`cargo nextest run --profile long --run-ignored only`).
