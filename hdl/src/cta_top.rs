@@ -170,8 +170,9 @@ pub struct CtaTop<const A: usize, const S: usize> {
     wr_local: Signal<Local, bool>,
 }
 
-/// Global requests the top's TMA engine keeps in flight.
-pub const CTA_TMA_MAX_OUTSTANDING: u32 = 16;
+/// Global requests the top's TMA engine keeps in flight: all its reorder-buffer tags (sm90.toml
+/// `[tma] read_tags`).
+pub const CTA_TMA_MAX_OUTSTANDING: u32 = crate::tma_engine::TMA_TAGS as u32;
 /// The top's TMA request bandwidth, bytes per cycle.
 pub const CTA_TMA_BYTES_PER_CYCLE: u32 = 32;
 

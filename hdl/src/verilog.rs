@@ -48,7 +48,7 @@ pub const UNITS: &[UnitInfo] = &[
     UnitInfo {
         name: "tma_engine",
         rust_type: "TmaEngine",
-        what: "TMA: bulk / tiled tensor copies, multicast, complete_tx, bulk groups (16 tags, 32 B/cycle)",
+        what: "TMA: bulk / tiled tensor copies, multicast, complete_tx, bulk groups (256 tags, 32 B/cycle)",
     },
     UnitInfo {
         name: "smem_port",

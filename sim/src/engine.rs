@@ -411,7 +411,7 @@ impl<'p> Engine<'p> {
         if uses_tma_unit {
             let per = (cfg.global.bytes_per_cycle as u32).clamp(1, 32);
             for c in &mut ctas {
-                c.tma = Some(TmaUnit::new(cfg.tma.max_outstanding.clamp(1, 16), per));
+                c.tma = Some(TmaUnit::new(cfg.tma.read_tags, per));
             }
         }
         let mut clusters: Vec<ClusterState> = Vec::new();

@@ -536,7 +536,7 @@ pub struct TmaUnit {
 }
 
 impl TmaUnit {
-    /// An engine with at most `max_outstanding` (1..=16) global requests in flight and
+    /// An engine with at most `max_outstanding` (1..=256) global requests in flight and
     /// `bytes_per_cycle` (1..=32) bytes per cycle of requests.
     pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
         let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle));

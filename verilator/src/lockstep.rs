@@ -648,7 +648,7 @@ impl GmemResponder {
     }
 }
 
-/// TmaEngine (16 tags, 32 B/cycle), with a global-memory responder.
+/// TmaEngine (256 tags, 32 B/cycle), with a global-memory responder.
 pub struct TmaEngineDut {
     u: Box<TmaEngine>,
     gmem: GmemResponder,
