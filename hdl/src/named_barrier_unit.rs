@@ -212,6 +212,9 @@ pub struct NamedBarrierIssue {
     pub has_count: bool,
     /// `b / 32`
     pub exp_w: Bits<6>,
+    /// `b / 32 - 1`: the arrivals before the completing one (the comparison does not wait for
+    /// an adder)
+    pub exp_w_m1: Bits<6>,
     /// the finding that depends on the request alone (checked first, PTX 9.7.13.1)
     pub req_finding: NamedBarrierFinding,
     /// the warp's popc contribution
@@ -226,12 +229,13 @@ pub struct NamedBarrierIssue {
 
 /// The named-barrier unit of one CTA.
 ///
-/// Two stages, one operation per cycle: the read stage selects the addressed record (16-way
-/// mux, with a bypass of the record the update stage writes at the same edge) and decodes the
-/// request into `issue_q` / `rec_q`; the update stage applies the arrival to `rec_q`, writes
-/// the record back and drives `done` / `fault` from these registers. The outputs show the
-/// op one edge after it was accepted, as in a one-stage unit; the split only takes the record
-/// mux and the request decode off the read-modify-write loop (docs/FPGA.md).
+/// Three stages, one operation per cycle: the read stage selects the addressed record (16-way
+/// mux, with a bypass of the two younger records not yet in `bars`) and decodes the request
+/// into `issue_q` / `rec_q`; the update stage applies the arrival to `rec_q` and drives
+/// `done` / `fault` from these registers; the write stage (`wr_q`) stores the new record in
+/// `bars`. The outputs show the op one edge after it was accepted, as in a one-stage unit; the
+/// stages only take the record mux, the request decode and the fan-out to the 16 records off
+/// the read-modify-write loop (docs/FPGA.md).
 #[derive(LogicBlock)]
 pub struct NamedBarrierUnit {
     /// the SM clock
@@ -266,6 +270,12 @@ pub struct NamedBarrierUnit {
     issue_q: DFF<NamedBarrierIssue>,
     /// update stage: the record of its barrier
     rec_q: DFF<NamedBarrierState>,
+    /// write stage: a record to store
+    wr_q: DFF<bool>,
+    /// write stage: its barrier
+    wr_sel_q: DFF<Bits<4>>,
+    /// write stage: the record
+    wr_data_q: DFF<NamedBarrierState>,
 
     /// read stage: an op is accepted this cycle
     take: Signal<Local, bool>,
@@ -305,6 +315,10 @@ pub struct NamedBarrierUnit {
     write: Signal<Local, bool>,
     /// update stage: the barrier written (`issue_q.barrier`)
     wsel: Signal<Local, Bits<4>>,
+    /// write stage: the barrier written (`wr_sel_q`)
+    wr_idx: Signal<Local, Bits<4>>,
+    /// read stage: `b / 32`
+    exp_w: Signal<Local, Bits<6>>,
 }
 
 impl Default for NamedBarrierUnit {
@@ -325,6 +339,9 @@ impl Default for NamedBarrierUnit {
             sweep_idx: Default::default(),
             issue_q: Default::default(),
             rec_q: Default::default(),
+            wr_q: Default::default(),
+            wr_sel_q: Default::default(),
+            wr_data_q: Default::default(),
             take: Default::default(),
             sel: Default::default(),
             cur_q: Default::default(),
@@ -344,6 +361,8 @@ impl Default for NamedBarrierUnit {
             new_d: Default::default(),
             write: Default::default(),
             wsel: Default::default(),
+            wr_idx: Default::default(),
+            exp_w: Default::default(),
         }
     }
 }
@@ -351,7 +370,18 @@ impl Default for NamedBarrierUnit {
 impl Logic for NamedBarrierUnit {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, live, sweep_active, sweep_idx, issue_q, rec_q);
+        dff_setup!(
+            self,
+            clock,
+            live,
+            sweep_active,
+            sweep_idx,
+            issue_q,
+            rec_q,
+            wr_q,
+            wr_sel_q,
+            wr_data_q
+        );
         for i in 0..NAMED_BARRIERS {
             self.bars[i].clock.next = self.clock.val();
         }
@@ -362,7 +392,8 @@ impl Logic for NamedBarrierUnit {
         self.amask.next = self.rec_q.q.val().arrived_mask | self.issue_q.q.val().wbit;
         self.done_arrive.next = (self.issue_q.q.val().live & !self.amask.val()) == 0;
         if self.issue_q.q.val().has_count {
-            self.done_arrive.next = self.n.val() == self.issue_q.q.val().exp_w;
+            self.done_arrive.next =
+                self.rec_q.q.val().arrived_warps == self.issue_q.q.val().exp_w_m1;
         }
         self.done_sweep.next = self.rec_q.q.val().active
             && !self.rec_q.q.val().has_count
@@ -382,9 +413,10 @@ impl Logic for NamedBarrierUnit {
                 && (self.rec_q.q.val().red != self.issue_q.q.val().is_red)
             {
                 self.finding.next = NamedBarrierFinding::BarrierRedMixed;
-            } else if self.issue_q.q.val().has_count && (self.n.val() > self.issue_q.q.val().exp_w)
+            } else if self.issue_q.q.val().has_count
+                && (self.rec_q.q.val().arrived_warps >= self.issue_q.q.val().exp_w)
             {
-                // only b = 0 gets here: a larger b was set by the first arrival and checked above
+                // arrivals + 1 > b / 32; only b = 0 gets here: a larger b was set by the first arrival and checked above
                 self.finding.next = NamedBarrierFinding::BarrierCountTooSmall;
             }
         }
@@ -445,10 +477,15 @@ impl Logic for NamedBarrierUnit {
         self.fault.next.kind = self.finding.val();
         self.fault.next.barrier = self.issue_q.q.val().barrier;
         self.fault.next.warp = self.issue_q.q.val().warp;
+        // ======== write stage: the record written one edge after the update.
+        self.wr_q.d.next = self.write.val() && !self.launch.val().valid;
+        self.wr_sel_q.d.next = self.wsel.val();
+        self.wr_data_q.d.next = self.new_d.val();
+        self.wr_idx.next = self.wr_sel_q.q.val();
         for i in 0..NAMED_BARRIERS {
             self.bars[i].d.next = self.bars[i].q.val();
-            if self.write.val() && (self.wsel.val().index() == i) {
-                self.bars[i].d.next = self.new_d.val();
+            if self.wr_q.q.val() && (self.wr_idx.val().index() == i) {
+                self.bars[i].d.next = self.wr_data_q.q.val();
             }
             if self.launch.val().valid {
                 self.bars[i].d.next = self.idle.val();
@@ -469,8 +506,11 @@ impl Logic for NamedBarrierUnit {
                 self.cur_q.next = self.bars[i].q.val();
             }
         }
-        // the record the update stage writes at this edge is not in `bars` yet
+        // the records of the write stage and of the update stage are not in `bars` yet
         self.rec_q.d.next = self.cur_q.val();
+        if self.wr_q.q.val() && (self.wr_sel_q.q.val() == self.sel.val()) {
+            self.rec_q.d.next = self.wr_data_q.q.val();
+        }
         if self.write.val() && (self.wsel.val() == self.sel.val()) {
             self.rec_q.d.next = self.new_d.val();
         }
@@ -493,7 +533,9 @@ impl Logic for NamedBarrierUnit {
         self.issue_q.d.next.is_red = (self.req.val().op != NamedBarrierOp::Arrive)
             && (self.req.val().op != NamedBarrierOp::Sync);
         self.issue_q.d.next.has_count = self.req.val().has_count;
-        self.issue_q.d.next.exp_w = bit_cast::<6, 32>(self.req.val().count >> 5);
+        self.exp_w.next = bit_cast::<6, 32>(self.req.val().count >> 5);
+        self.issue_q.d.next.exp_w = self.exp_w.val();
+        self.issue_q.d.next.exp_w_m1 = self.exp_w.val() - 1;
         self.issue_q.d.next.req_finding = NamedBarrierFinding::NoFinding;
         if self.req.val().has_count && self.count_odd.val() {
             self.issue_q.d.next.req_finding = NamedBarrierFinding::BarrierCountNotMultipleOfWarp;
