@@ -3,10 +3,13 @@
 //!
 //! Per CTA the unit keeps three warp masks: non-exited warps (`live`), warps that arrived in
 //! the current phase (`arrived`), and warps whose last arrive has not been consumed by a wait
-//! yet (`armed`). The phase completes in the cycle in which every non-exited warp of every CTA
-//! has arrived (the completion check runs on the next-state masks, so the last arrival, or the
-//! exit of the last missing warp, completes the phase at once); `arrived` then clears and the
-//! `done` output pulses with the new phase count. Completion is broadcast: a warp told
+//! yet (`armed`). The phase completes at the edge after which every non-exited warp of every CTA
+//! has arrived (the last arrival, or the exit of the last missing warp, completes the phase at
+//! once): the `done` output pulses with the new phase count in the cycle after that edge. The
+//! completion is found from the registered masks (`phase_done`, off the request path), and
+//! the reinitialization of `arrived` is applied in that cycle: every op of that cycle sees the
+//! cleared masks, and the next edge stores them (so `done` is one edge after the completing op,
+//! as if the masks had cleared at once). Completion is broadcast: a warp told
 //! `blocked` by its wait resumes at the next `done` pulse, which is necessarily the completion
 //! of the phase it arrived in (its arrive bit was still set, so that phase is current).
 //!
@@ -166,12 +169,10 @@ pub struct ClusterBarrierUnit {
     arrived: [DFF<Bits<32>>; CLUSTER_CTAS],
     /// warps whose last arrive no wait has consumed yet, per CTA
     armed: [DFF<Bits<32>>; CLUSTER_CTAS],
-    /// completed phases, mod 256
+    /// completed phases, mod 256 (the completion found in this cycle not yet counted)
     phase: DFF<Bits<8>>,
-    /// response register
+    /// response register (`blocked` before the completion check of the next cycle)
     resp_q: DFF<ClusterBarrierResp>,
-    /// completion register
-    done_q: DFF<ClusterBarrierDone>,
     /// fault register
     fault_q: DFF<ClusterBarrierFault>,
 
@@ -183,8 +184,16 @@ pub struct ClusterBarrierUnit {
     wbit: Signal<Local, Bits<32>>,
     /// the exiting warp's bit
     xbit: Signal<Local, Bits<32>>,
-    /// the op's CTA's arrived mask
+    /// the registered masks complete the phase: every non-exited warp arrived
+    phase_done: Signal<Local, bool>,
+    /// every non-exited warp arrived (registered masks)
+    all_in: Signal<Local, bool>,
+    /// some warp arrived (registered masks)
+    some_in: Signal<Local, bool>,
+    /// the op's CTA's arrived mask (registered, before the reinitialization)
     cur_arrived: Signal<Local, Bits<32>>,
+    /// the op's warp arrived in the current phase
+    arrived_bit: Signal<Local, bool>,
     /// the op's CTA's armed mask
     cur_armed: Signal<Local, Bits<32>>,
     /// the finding of this op
@@ -193,16 +202,8 @@ pub struct ClusterBarrierUnit {
     arrive_ok: Signal<Local, bool>,
     /// a legal wait
     wait_ok: Signal<Local, bool>,
-    /// next-state live masks
-    live_n: [Signal<Local, Bits<32>>; CLUSTER_CTAS],
-    /// next-state arrived masks before completion
-    arr_n: [Signal<Local, Bits<32>>; CLUSTER_CTAS],
-    /// every non-exited warp arrived
-    all_in: Signal<Local, bool>,
-    /// some warp arrived
-    some_in: Signal<Local, bool>,
-    /// the phase completes this cycle
-    complete: Signal<Local, bool>,
+    /// arrived masks after the reinitialization of a completed phase
+    arr_eff: [Signal<Local, Bits<32>>; CLUSTER_CTAS],
 }
 
 impl Default for ClusterBarrierUnit {
@@ -222,22 +223,21 @@ impl Default for ClusterBarrierUnit {
             armed: std::array::from_fn(|_| Default::default()),
             phase: Default::default(),
             resp_q: Default::default(),
-            done_q: Default::default(),
             fault_q: Default::default(),
             take: Default::default(),
             is_arrive: Default::default(),
             wbit: Default::default(),
             xbit: Default::default(),
+            phase_done: Default::default(),
+            all_in: Default::default(),
+            some_in: Default::default(),
             cur_arrived: Default::default(),
+            arrived_bit: Default::default(),
             cur_armed: Default::default(),
             finding: Default::default(),
             arrive_ok: Default::default(),
             wait_ok: Default::default(),
-            live_n: std::array::from_fn(|_| Default::default()),
-            arr_n: std::array::from_fn(|_| Default::default()),
-            all_in: Default::default(),
-            some_in: Default::default(),
-            complete: Default::default(),
+            arr_eff: std::array::from_fn(|_| Default::default()),
         }
     }
 }
@@ -245,7 +245,34 @@ impl Default for ClusterBarrierUnit {
 impl Logic for ClusterBarrierUnit {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, phase, resp_q, done_q, fault_q);
+        dff_setup!(self, clock, phase, resp_q, fault_q);
+
+        // ---- completion, from the registered masks: every non-exited warp of every CTA
+        // arrived (PTX 9.7.13.3); the phase then reinitializes (arrived clears) in this cycle.
+        self.all_in.next = true;
+        self.some_in.next = false;
+        for i in 0..CLUSTER_CTAS {
+            if (self.live[i].q.val() & !self.arrived[i].q.val()) != 0 {
+                self.all_in.next = false;
+            }
+            if self.arrived[i].q.val() != 0 {
+                self.some_in.next = true;
+            }
+        }
+        self.phase_done.next = self.all_in.val() && self.some_in.val();
+        for i in 0..CLUSTER_CTAS {
+            self.arr_eff[i].next = self.arrived[i].q.val();
+            if self.phase_done.val() {
+                self.arr_eff[i].next = 0.into();
+            }
+        }
+        if self.phase_done.val() {
+            self.phase.d.next = self.phase.q.val() + 1;
+        }
+        self.done.next.valid = self.phase_done.val();
+        self.done.next.phase = self.phase.q.val() + 1;
+
+        // ---- the op
         self.req_ready.next = !self.launch.val().valid;
         self.take.next = self.req_valid.val() && !self.launch.val().valid;
         self.is_arrive.next = self.req.val().op != ClusterBarrierOp::Wait;
@@ -259,10 +286,13 @@ impl Logic for ClusterBarrierUnit {
                 self.cur_armed.next = self.armed[i].q.val();
             }
         }
+        // (the completion enters last: the mask selection does not wait for it)
+        self.arrived_bit.next =
+            ((self.cur_arrived.val() & self.wbit.val()) != 0) && !self.phase_done.val();
 
         // ---- PTX 9.7.13.3: one arrive per phase; a wait consumes the warp's last arrive.
         self.finding.next = ClusterBarrierFinding::NoFinding;
-        if self.is_arrive.val() && ((self.cur_arrived.val() & self.wbit.val()) != 0) {
+        if self.is_arrive.val() && self.arrived_bit.val() {
             self.finding.next = ClusterBarrierFinding::ClusterBarrierArriveTwice;
         }
         if !self.is_arrive.val() && ((self.cur_armed.val() & self.wbit.val()) == 0) {
@@ -275,42 +305,18 @@ impl Logic for ClusterBarrierUnit {
             && !self.is_arrive.val()
             && (self.finding.val() == ClusterBarrierFinding::NoFinding);
 
-        // ---- next-state masks, and completion on them: all non-exited warps arrived.
-        for i in 0..CLUSTER_CTAS {
-            self.live_n[i].next = self.live[i].q.val();
-            if self.exit.val().valid && (self.exit.val().cta.index() == i) {
-                self.live_n[i].next = self.live[i].q.val() & !self.xbit.val();
-            }
-            self.arr_n[i].next = self.arrived[i].q.val();
-            if self.arrive_ok.val() && (self.req.val().cta.index() == i) {
-                self.arr_n[i].next = self.arrived[i].q.val() | self.wbit.val();
-            }
-            if self.launch.val().valid && (self.launch.val().cta.index() == i) {
-                self.live_n[i].next = self.launch.val().warps;
-                self.arr_n[i].next = 0.into();
-            }
-        }
-        self.all_in.next = true;
-        self.some_in.next = false;
-        for i in 0..CLUSTER_CTAS {
-            if (self.live_n[i].val() & !self.arr_n[i].val()) != 0 {
-                self.all_in.next = false;
-            }
-            if self.arr_n[i].val() != 0 {
-                self.some_in.next = true;
-            }
-        }
-        self.complete.next = self.all_in.val() && self.some_in.val();
-
+        // ---- next-state masks (the completion check on them runs in the next cycle).
         for i in 0..CLUSTER_CTAS {
             self.live[i].clock.next = self.clock.val();
             self.arrived[i].clock.next = self.clock.val();
             self.armed[i].clock.next = self.clock.val();
-            self.live[i].d.next = self.live_n[i].val();
-            self.arrived[i].d.next = self.arr_n[i].val();
-            if self.complete.val() {
-                // automatic reinitialization for the next phase
-                self.arrived[i].d.next = 0.into();
+            self.live[i].d.next = self.live[i].q.val();
+            if self.exit.val().valid && (self.exit.val().cta.index() == i) {
+                self.live[i].d.next = self.live[i].q.val() & !self.xbit.val();
+            }
+            self.arrived[i].d.next = self.arr_eff[i].val();
+            if self.arrive_ok.val() && (self.req.val().cta.index() == i) {
+                self.arrived[i].d.next = self.arr_eff[i].val() | self.wbit.val();
             }
             self.armed[i].d.next = self.armed[i].q.val();
             if self.req.val().cta.index() == i {
@@ -322,28 +328,24 @@ impl Logic for ClusterBarrierUnit {
                 }
             }
             if self.launch.val().valid && (self.launch.val().cta.index() == i) {
+                self.live[i].d.next = self.launch.val().warps;
+                self.arrived[i].d.next = 0.into();
                 self.armed[i].d.next = 0.into();
             }
         }
-        if self.complete.val() {
-            self.phase.d.next = self.phase.q.val() + 1;
-        }
-        self.done_q.d.next.valid = self.complete.val();
-        self.done_q.d.next.phase = self.phase.q.val() + 1;
         self.resp_q.d.next.valid = self.take.val() && !self.is_arrive.val();
         self.resp_q.d.next.cta = self.req.val().cta;
         self.resp_q.d.next.warp = self.req.val().warp;
-        // blocked: its arrive is in the current phase, which does not complete this cycle
-        self.resp_q.d.next.blocked = self.wait_ok.val()
-            && ((self.cur_arrived.val() & self.wbit.val()) != 0)
-            && !self.complete.val();
+        // its arrive is in the current phase; blocked unless that phase completes at this edge
+        // (found from the registered masks in the next cycle, below)
+        self.resp_q.d.next.blocked = self.wait_ok.val() && self.arrived_bit.val();
         self.fault_q.d.next.valid =
             self.take.val() && (self.finding.val() != ClusterBarrierFinding::NoFinding);
         self.fault_q.d.next.kind = self.finding.val();
         self.fault_q.d.next.cta = self.req.val().cta;
         self.fault_q.d.next.warp = self.req.val().warp;
         self.resp.next = self.resp_q.q.val();
-        self.done.next = self.done_q.q.val();
+        self.resp.next.blocked = self.resp_q.q.val().blocked && !self.phase_done.val();
         self.fault.next = self.fault_q.q.val();
     }
 }

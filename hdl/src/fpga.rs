@@ -462,6 +462,67 @@ pub fn parse_critical_path(log: &str) -> Option<CriticalPath> {
     Some(cp)
 }
 
+/// What limits a critical path, in words: the share of routing, the block-RAM read that starts
+/// it, carry chains, wide multiplexers (ECP5 PFUMX / L6MUX21), DSPs, and the rust-hdl signals
+/// the path runs through (from yosys's cell names, `dut.<signal>...`), in path order.
+pub fn limits(cp: &CriticalPath) -> String {
+    let total = (cp.logic_ns + cp.routing_ns).max(1e-9);
+    let mut why = vec![];
+    let routing = 100.0 * cp.routing_ns / total;
+    if routing >= 50.0 {
+        why.push(format!("routing ({routing:.0}% of the delay: fan-out and wide selections)"));
+    } else {
+        why.push(format!("logic depth ({} levels, {:.0}% of the delay)", cp.stages, 100.0 - routing));
+    }
+    let first = cp.cells.first().map(|c| c.1.as_str()).unwrap_or("");
+    if first.contains(".mem.") || first.contains("RAM") || first.contains(".DO") {
+        let t = cp.cells.first().map(|c| c.0).unwrap_or(0.0);
+        why.push(format!("a block-RAM read starts it ({t:.2} ns clock-to-out, output register unused)"));
+    }
+    let count = |pat: &[&str]| cp.cells.iter().filter(|c| pat.iter().any(|p| c.1.contains(p))).count();
+    let carry = count(&["CCU2C", "SB_CARRY", "$CARRY", "CARRY4"]);
+    if carry > 0 {
+        why.push(format!("carry chains ({carry} carry cells: adders / comparators)"));
+    }
+    let mux = count(&["L6MUX21", "PFUMX"]);
+    if mux > 0 {
+        why.push(format!("wide multiplexers ({mux} PFUMX / L6MUX21 cells)"));
+    }
+    let dsp = count(&["MULT18X18", "SB_MAC16", "DSP48"]);
+    if dsp > 0 {
+        why.push(format!("multipliers ({dsp} DSP cells)"));
+    }
+    let mut sigs: Vec<String> = vec![];
+    for (_, c) in &cp.cells {
+        let name = c.trim_start_matches("Source ").trim_start_matches("Setup ");
+        let Some(rest) = name.strip_prefix("dut.") else { continue };
+        // the signal (`tma.j` inside the CTA top), without the register pins (`.q`, `.d`), RAM
+        // cells (`.mem.0.0`) and the cell-name suffixes yosys appends
+        let mut comps = rest.split(['.', '$']);
+        let mut sig = comps.next().unwrap_or("").to_string();
+        for c in comps.take(2) {
+            let pin = ["q", "d", "mem"].contains(&c) || c.starts_with("q_") || c.starts_with("d_");
+            if pin || c.starts_with(|ch: char| ch.is_ascii_digit()) || c.contains("_LUT4") {
+                break;
+            }
+            sig = format!("{sig}.{c}");
+        }
+        for suffix in ["_LUT4", "_CCU2C", "_PFUMX", "_L6MUX21", "_TRELLIS", "_SB_", "_DO", "_MULT"] {
+            if let Some(k) = sig.find(suffix) {
+                sig.truncate(k);
+            }
+        }
+        if !sig.is_empty() && sigs.last() != Some(&sig) {
+            sigs.push(sig);
+        }
+    }
+    let mut s = why.join("; ");
+    if !sigs.is_empty() {
+        s += &format!("; through `{}`", sigs.join("` → `"));
+    }
+    s
+}
+
 /// The device-utilisation lines of a nextpnr log at or above 100% ("ICESTORM_LC 5288/5280"),
 /// when the placer gave up.
 pub fn over_utilised(log: &str) -> Option<String> {
@@ -764,26 +825,46 @@ pub fn markdown(results: &[SynthResult], tools: &Tools, opts: &Options, command:
             }
         );
     }
-    let below: Vec<&SynthResult> = results
+    let goal_of = |r: &SynthResult| TARGETS.iter().find(|t| t.name() == r.target).map(|t| t.goal_mhz()).unwrap_or(0.0);
+    let missed: Vec<&SynthResult> = results
         .iter()
-        .filter(|r| r.target == Target::Ecp5_85k.name() && r.critical_path.is_some())
+        .filter(|r| goal_of(r) > 0.0 && r.fmax.map(|f| f < goal_of(r)) != Some(false))
         .collect();
+    if !missed.is_empty() {
+        m += "- **Rows below their target's clock goal** (iCE40 UP5K 50 MHz, HX8K 100 MHz, ECP5 150 MHz): ";
+        m += &missed
+            .iter()
+            .map(|r| match r.fmax {
+                Some(f) => format!("{} on {} ({f:.1} MHz)", r.unit, r.target),
+                None => format!("{} on {} (not routed: {})", r.unit, r.target, r.pnr_note.clone().unwrap_or_default()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        m += "; the critical path of each routed one and what limits it are below.\n";
+    }
+    let below: Vec<&SynthResult> = missed.iter().copied().filter(|r| r.critical_path.is_some()).collect();
     if !below.is_empty() {
-        m += "\n## Critical paths on the ECP5 (best seed)\n\n";
-        m += "From nextpnr's \"Critical path report\" of the best seed: logic levels after the launching register, logic and \
-              routing delay, and the cells on the path (cumulative ns). Cell names are yosys's: they start with the rust-hdl \
-              signal that the LUT computes (`dut.<signal>...`).\n\n";
+        m += "\n## Critical paths below the goal (best seed)\n\n";
+        m += "From nextpnr's \"Critical path report\" of the best seed, for every routed row below its target's goal: logic \
+              levels after the launching register, logic and routing delay, what limits the path (generated from the report: \
+              routing share, block-RAM read, carry chains, wide multiplexers, DSPs, and the rust-hdl signals it runs through) \
+              and the cells on the path (cumulative ns). Cell names are yosys's: they start with the rust-hdl signal that the \
+              LUT computes (`dut.<signal>...`). The notes section says how each unit could go faster.\n\n";
         for r in below {
             let cp = r.critical_path.as_ref().unwrap();
             m += &format!(
-                "### {} ({})\n\n{} logic levels, {:.2} ns logic + {:.2} ns routing = {:.2} ns ({:.0}% routing).\n\n```text\n",
+                "### {} on {} ({}, goal {:.0} MHz)\n\n{} logic levels, {:.2} ns logic + {:.2} ns routing = {:.2} ns ({:.0}% routing).\n\n\
+                 Limited by: {}.\n\n```text\n",
                 r.unit,
+                r.target,
                 r.fmax.map(|f| format!("{f:.1} MHz")).unwrap_or_default(),
+                goal_of(r),
                 cp.stages,
                 cp.logic_ns,
                 cp.routing_ns,
                 cp.logic_ns + cp.routing_ns,
-                100.0 * cp.routing_ns / (cp.logic_ns + cp.routing_ns).max(1e-9)
+                100.0 * cp.routing_ns / (cp.logic_ns + cp.routing_ns).max(1e-9),
+                limits(cp)
             );
             for (t, c) in &cp.cells {
                 m += &format!("{t:7.2}  {c}\n");
@@ -896,6 +977,29 @@ mod tests {
         let c = parse_stat(stat);
         assert_eq!(c.get("SB_LUT4"), Some(&1719));
         assert_eq!(c.len(), 3);
+    }
+
+    #[test]
+    fn limits_name_the_cause_and_the_signals() {
+        let cp = CriticalPath {
+            logic_ns: 8.87,
+            routing_ns: 8.52,
+            stages: 4,
+            cells: vec![
+                (4.26, "Source dut.ram.mem.0.0.DOB16".into()),
+                (7.29, "Source dut.last_word.d_LUT4_Z_23_A_LUT4_Z_C_CCU2C_S1_COUT$CCU2_COMB1.FCO".into()),
+                (8.72, "Source dut.last_word.d_LUT4_Z_43_PFUMX_Z_BLUT_LUT4_Z.OFX".into()),
+                (11.5, "Source dut.finding_LUT4_Z_2_C_LUT4_Z_D_PFUMX_C0_Z_L6MUX21_Z_3.F".into()),
+                (16.7, "Source dut.tma.j.q_TRELLIS_FF_Q_732_DI_LUT4_B.F".into()),
+                (17.4, "Source dut.waiter_tag$23.q_TRELLIS_FF_Q_16.CE".into()),
+            ],
+            raw: String::new(),
+        };
+        let l = limits(&cp);
+        assert!(l.starts_with("logic depth (4 levels, 51%"), "{l}");
+        assert!(l.contains("block-RAM read starts it (4.26 ns"), "{l}");
+        assert!(l.contains("carry chains (1 carry cells") && l.contains("wide multiplexers (2 "), "{l}");
+        assert!(l.ends_with("through `ram` → `last_word` → `finding` → `tma.j` → `waiter_tag`"), "{l}");
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! Per barrier the unit keeps the expected thread count (`b`, or "all non-exited threads of the
 //! CTA" when `b` is omitted), the arrival count, the set of arrived warps, the set of waiting
 //! warps and the three `bar.red` accumulators (popc, and, or). One operation per cycle is
-//! applied as a read-modify-write of the addressed barrier's record; results are registered
-//! (one edge of latency).
+//! applied as a read-modify-write of the addressed barrier's record in two stages (read, then
+//! update); `done` / `fault` show an op one edge after it was accepted.
 //!
 //! Arrival is warp-granular (PTX 9.7.13.1: "causes executing thread to wait for all non-exited
 //! threads from its warp and marks warps' arrival at barrier"): a warp arrival counts 32 threads,
@@ -189,7 +189,52 @@ pub struct NamedBarrierFault {
     pub warp: Bits<5>,
 }
 
+/// The request fields the update stage needs, decoded in the read stage (everything that
+/// depends on the request alone is computed there, off the read-modify-write loop).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct NamedBarrierIssue {
+    /// an op was accepted
+    pub take: bool,
+    /// the exit sweep checks the barrier (no op)
+    pub sweep: bool,
+    /// the barrier read (the op's, or the sweep's)
+    pub barrier: Bits<4>,
+    /// the issuing warp
+    pub warp: Bits<5>,
+    /// the warp's bit
+    pub wbit: Bits<32>,
+    /// the op arrives and waits (sync, red)
+    pub is_wait: bool,
+    /// the op is a bar.red
+    pub is_red: bool,
+    /// `b` was given
+    pub has_count: bool,
+    /// `b / 32`
+    pub exp_w: Bits<6>,
+    /// `b / 32 - 1`: the arrivals before the completing one (the comparison does not wait for
+    /// an adder)
+    pub exp_w_m1: Bits<6>,
+    /// the finding that depends on the request alone (checked first, PTX 9.7.13.1)
+    pub req_finding: NamedBarrierFinding,
+    /// the warp's popc contribution
+    pub contrib: Bits<11>,
+    /// some participating lane has a false predicate
+    pub some_false: bool,
+    /// some participating lane has a true predicate
+    pub some_true: bool,
+    /// the CTA's non-exited warps in the cycle the op was accepted
+    pub live: Bits<32>,
+}
+
 /// The named-barrier unit of one CTA.
+///
+/// Three stages, one operation per cycle: the read stage selects the addressed record (16-way
+/// mux, with a bypass of the two younger records not yet in `bars`) and decodes the request
+/// into `issue_q` / `rec_q`; the update stage applies the arrival to `rec_q` and drives
+/// `done` / `fault` from these registers; the write stage (`wr_q`) stores the new record in
+/// `bars`. The outputs show the op one edge after it was accepted, as in a one-stage unit; the
+/// stages only take the record mux, the request decode and the fan-out to the 16 records off
+/// the read-modify-write loop (docs/FPGA.md).
 #[derive(LogicBlock)]
 pub struct NamedBarrierUnit {
     /// the SM clock
@@ -220,26 +265,26 @@ pub struct NamedBarrierUnit {
     sweep_active: DFF<bool>,
     /// the barrier the sweep checks this cycle
     sweep_idx: DFF<Bits<4>>,
-    /// completion register
-    done_q: DFF<NamedBarrierRelease>,
-    /// fault register
-    fault_q: DFF<NamedBarrierFault>,
+    /// update stage: the decoded op (or sweep step)
+    issue_q: DFF<NamedBarrierIssue>,
+    /// update stage: the record of its barrier
+    rec_q: DFF<NamedBarrierState>,
+    /// write stage: a record to store
+    wr_q: DFF<bool>,
+    /// write stage: its barrier
+    wr_sel_q: DFF<Bits<4>>,
+    /// write stage: the record
+    wr_data_q: DFF<NamedBarrierState>,
 
-    /// an op is accepted this cycle
+    /// read stage: an op is accepted this cycle
     take: Signal<Local, bool>,
-    /// the barrier read and written this cycle
+    /// read stage: the barrier read this cycle
     sel: Signal<Local, Bits<4>>,
-    /// its record
+    /// read stage: its record in `bars`
     cur_q: Signal<Local, NamedBarrierState>,
-    /// the op arrives and waits (sync, red)
-    is_wait: Signal<Local, bool>,
-    /// the op is a bar.red
-    is_red: Signal<Local, bool>,
-    /// `b / 32`
-    exp_w: Signal<Local, Bits<6>>,
-    /// the warp's bit
-    wbit: Signal<Local, Bits<32>>,
-    /// participating true predicates
+    /// read stage: `b` is not a multiple of 32
+    count_odd: Signal<Local, bool>,
+    /// read stage: participating true predicates
     p0: Signal<Local, Bits<32>>,
     /// popcount SWAR step 1: 2-bit counts
     p1: Signal<Local, Bits<32>>,
@@ -251,24 +296,28 @@ pub struct NamedBarrierUnit {
     p4: Signal<Local, Bits<32>>,
     /// popcount SWAR step 5: the total in the low bits
     p5: Signal<Local, Bits<32>>,
-    /// the warp's popc contribution
-    contrib: Signal<Local, Bits<11>>,
-    /// arrivals after this one
+    /// update stage: arrivals after this one
     n: Signal<Local, Bits<6>>,
-    /// arrived warps after this one
+    /// update stage: arrived warps after this one
     amask: Signal<Local, Bits<32>>,
-    /// the barrier completes with this arrival
+    /// update stage: the barrier completes with this arrival
     done_arrive: Signal<Local, bool>,
-    /// the sweep finds the barrier complete
+    /// update stage: the sweep finds the barrier complete
     done_sweep: Signal<Local, bool>,
-    /// the finding of this op
+    /// update stage: the finding of this op
     finding: Signal<Local, NamedBarrierFinding>,
-    /// the record after this arrival
+    /// update stage: the record after this arrival
     upd: Signal<Local, NamedBarrierState>,
-    /// the record to write
+    /// update stage: the record to write
     new_d: Signal<Local, NamedBarrierState>,
-    /// write `new_d` to `sel`
+    /// update stage: write `new_d` to `issue_q.barrier`
     write: Signal<Local, bool>,
+    /// update stage: the barrier written (`issue_q.barrier`)
+    wsel: Signal<Local, Bits<4>>,
+    /// write stage: the barrier written (`wr_sel_q`)
+    wr_idx: Signal<Local, Bits<4>>,
+    /// read stage: `b / 32`
+    exp_w: Signal<Local, Bits<6>>,
 }
 
 impl Default for NamedBarrierUnit {
@@ -287,22 +336,21 @@ impl Default for NamedBarrierUnit {
             live: Default::default(),
             sweep_active: Default::default(),
             sweep_idx: Default::default(),
-            done_q: Default::default(),
-            fault_q: Default::default(),
+            issue_q: Default::default(),
+            rec_q: Default::default(),
+            wr_q: Default::default(),
+            wr_sel_q: Default::default(),
+            wr_data_q: Default::default(),
             take: Default::default(),
             sel: Default::default(),
             cur_q: Default::default(),
-            is_wait: Default::default(),
-            is_red: Default::default(),
-            exp_w: Default::default(),
-            wbit: Default::default(),
+            count_odd: Default::default(),
             p0: Default::default(),
             p1: Default::default(),
             p2: Default::default(),
             p3: Default::default(),
             p4: Default::default(),
             p5: Default::default(),
-            contrib: Default::default(),
             n: Default::default(),
             amask: Default::default(),
             done_arrive: Default::default(),
@@ -311,6 +359,9 @@ impl Default for NamedBarrierUnit {
             upd: Default::default(),
             new_d: Default::default(),
             write: Default::default(),
+            wsel: Default::default(),
+            wr_idx: Default::default(),
+            exp_w: Default::default(),
         }
     }
 }
@@ -318,12 +369,129 @@ impl Default for NamedBarrierUnit {
 impl Logic for NamedBarrierUnit {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, live, sweep_active, sweep_idx, done_q, fault_q);
+        dff_setup!(
+            self,
+            clock,
+            live,
+            sweep_active,
+            sweep_idx,
+            issue_q,
+            rec_q,
+            wr_q,
+            wr_sel_q,
+            wr_data_q
+        );
         for i in 0..NAMED_BARRIERS {
             self.bars[i].clock.next = self.clock.val();
         }
 
-        // ---- select: the sweep owns the datapath while it runs.
+        // ======== update stage: the op accepted at the last edge, on its record.
+        // ---- the arrival (PTX 9.7.13.1).
+        self.n.next = self.rec_q.q.val().arrived_warps + 1;
+        self.amask.next = self.rec_q.q.val().arrived_mask | self.issue_q.q.val().wbit;
+        self.done_arrive.next = (self.issue_q.q.val().live & !self.amask.val()) == 0;
+        if self.issue_q.q.val().has_count {
+            self.done_arrive.next =
+                self.rec_q.q.val().arrived_warps == self.issue_q.q.val().exp_w_m1;
+        }
+        self.done_sweep.next = self.rec_q.q.val().active
+            && !self.rec_q.q.val().has_count
+            && ((self.issue_q.q.val().live & !self.rec_q.q.val().arrived_mask) == 0);
+        // the request's own findings (decided in the read stage) come first
+        self.finding.next = self.issue_q.q.val().req_finding;
+        if self.issue_q.q.val().req_finding == NamedBarrierFinding::NoFinding {
+            if (self.rec_q.q.val().arrived_mask & self.issue_q.q.val().wbit) != 0 {
+                self.finding.next = NamedBarrierFinding::BarrierWarpArrivedTwice;
+            } else if self.rec_q.q.val().active
+                && ((self.rec_q.q.val().has_count != self.issue_q.q.val().has_count)
+                    || (self.issue_q.q.val().has_count
+                        && (self.rec_q.q.val().expected_warps != self.issue_q.q.val().exp_w)))
+            {
+                self.finding.next = NamedBarrierFinding::BarrierCountMismatch;
+            } else if self.rec_q.q.val().active
+                && (self.rec_q.q.val().red != self.issue_q.q.val().is_red)
+            {
+                self.finding.next = NamedBarrierFinding::BarrierRedMixed;
+            } else if self.issue_q.q.val().has_count
+                && (self.rec_q.q.val().arrived_warps >= self.issue_q.q.val().exp_w)
+            {
+                // arrivals + 1 > b / 32; only b = 0 gets here: a larger b was set by the first arrival and checked above
+                self.finding.next = NamedBarrierFinding::BarrierCountTooSmall;
+            }
+        }
+        self.upd.next.active = true;
+        self.upd.next.red = self.issue_q.q.val().is_red;
+        self.upd.next.has_count = self.issue_q.q.val().has_count;
+        self.upd.next.expected_warps = self.issue_q.q.val().exp_w;
+        self.upd.next.arrived_warps = self.n.val();
+        self.upd.next.arrived_mask = self.amask.val();
+        self.upd.next.waiting_mask = self.rec_q.q.val().waiting_mask;
+        if self.issue_q.q.val().is_wait {
+            self.upd.next.waiting_mask = self.rec_q.q.val().waiting_mask | self.issue_q.q.val().wbit;
+        }
+        // only bar.red contributes to the reductions
+        self.upd.next.popc = self.rec_q.q.val().popc;
+        self.upd.next.some_false = self.rec_q.q.val().some_false;
+        self.upd.next.some_true = self.rec_q.q.val().some_true;
+        if self.issue_q.q.val().is_red {
+            self.upd.next.popc =
+                self.rec_q.q.val().popc + self.issue_q.q.val().contrib;
+            self.upd.next.some_false =
+                self.rec_q.q.val().some_false || self.issue_q.q.val().some_false;
+            self.upd.next.some_true = self.rec_q.q.val().some_true || self.issue_q.q.val().some_true;
+        }
+
+        // ---- next record, release, fault (outputs: one edge after the op, from registers).
+        self.wsel.next = self.issue_q.q.val().barrier;
+        self.write.next = false;
+        self.new_d.next = self.upd.val();
+        self.done.next.valid = false;
+        self.done.next.barrier = self.issue_q.q.val().barrier;
+        self.done.next.warps = self.upd.val().waiting_mask;
+        self.done.next.popc = self.upd.val().popc;
+        self.done.next.all_true = !self.upd.val().some_false;
+        self.done.next.any_true = self.upd.val().some_true;
+        if self.issue_q.q.val().sweep {
+            self.done.next.warps = self.rec_q.q.val().waiting_mask;
+            self.done.next.popc = self.rec_q.q.val().popc;
+            self.done.next.all_true = !self.rec_q.q.val().some_false;
+            self.done.next.any_true = self.rec_q.q.val().some_true;
+            if self.done_sweep.val() {
+                // the last missing warps exited: complete and reset
+                self.done.next.valid = true;
+                self.write.next = true;
+                self.new_d.next = self.idle.val();
+            }
+        } else if self.issue_q.q.val().take && (self.finding.val() == NamedBarrierFinding::NoFinding)
+        {
+            self.write.next = true;
+            if self.done_arrive.val() {
+                // completed: restart the waiters, reinitialize for immediate reuse
+                self.done.next.valid = true;
+                self.new_d.next = self.idle.val();
+            }
+        }
+        self.fault.next.valid =
+            self.issue_q.q.val().take && (self.finding.val() != NamedBarrierFinding::NoFinding);
+        self.fault.next.kind = self.finding.val();
+        self.fault.next.barrier = self.issue_q.q.val().barrier;
+        self.fault.next.warp = self.issue_q.q.val().warp;
+        // ======== write stage: the record written one edge after the update.
+        self.wr_q.d.next = self.write.val() && !self.launch.val().valid;
+        self.wr_sel_q.d.next = self.wsel.val();
+        self.wr_data_q.d.next = self.new_d.val();
+        self.wr_idx.next = self.wr_sel_q.q.val();
+        for i in 0..NAMED_BARRIERS {
+            self.bars[i].d.next = self.bars[i].q.val();
+            if self.wr_q.q.val() && (self.wr_idx.val().index() == i) {
+                self.bars[i].d.next = self.wr_data_q.q.val();
+            }
+            if self.launch.val().valid {
+                self.bars[i].d.next = self.idle.val();
+            }
+        }
+
+        // ======== read stage: the sweep owns the datapath while it runs.
         self.req_ready.next = !self.sweep_active.q.val() && !self.launch.val().valid;
         self.take.next =
             self.req_valid.val() && !self.sweep_active.q.val() && !self.launch.val().valid;
@@ -337,115 +505,48 @@ impl Logic for NamedBarrierUnit {
                 self.cur_q.next = self.bars[i].q.val();
             }
         }
+        // the records of the write stage and of the update stage are not in `bars` yet
+        self.rec_q.d.next = self.cur_q.val();
+        if self.wr_q.q.val() && (self.wr_sel_q.q.val() == self.sel.val()) {
+            self.rec_q.d.next = self.wr_data_q.q.val();
+        }
+        if self.write.val() && (self.wsel.val() == self.sel.val()) {
+            self.rec_q.d.next = self.new_d.val();
+        }
 
-        // ---- decode and the warp's reduction contribution (popcount by SWAR steps).
-        self.is_wait.next = self.req.val().op != NamedBarrierOp::Arrive;
-        self.is_red.next = (self.req.val().op != NamedBarrierOp::Arrive)
-            && (self.req.val().op != NamedBarrierOp::Sync);
-        self.exp_w.next = bit_cast::<6, 32>(self.req.val().count >> 5);
-        self.wbit.next = bits::<32>(1) << self.req.val().warp;
+        // ---- decode, the request's own findings and its reduction contribution.
+        self.count_odd.next = (self.req.val().count & 31) != 0;
         self.p0.next = self.req.val().pred & self.req.val().lanes;
         self.p1.next = self.p0.val() - ((self.p0.val() >> 1) & 0x5555_5555);
         self.p2.next = (self.p1.val() & 0x3333_3333) + ((self.p1.val() >> 2) & 0x3333_3333);
         self.p3.next = (self.p2.val() + (self.p2.val() >> 4)) & 0x0F0F_0F0F;
         self.p4.next = self.p3.val() + (self.p3.val() >> 8);
         self.p5.next = self.p4.val() + (self.p4.val() >> 16);
-        self.contrib.next = bit_cast::<11, 32>(self.p5.val() & 0x3F);
-
-        // ---- the arrival (PTX 9.7.13.1).
-        self.n.next = self.cur_q.val().arrived_warps + 1;
-        self.amask.next = self.cur_q.val().arrived_mask | self.wbit.val();
-        self.done_arrive.next = (self.live.q.val() & !self.amask.val()) == 0;
-        if self.req.val().has_count {
-            self.done_arrive.next = self.n.val() == self.exp_w.val();
-        }
-        self.done_sweep.next = self.cur_q.val().active
-            && !self.cur_q.val().has_count
-            && ((self.live.q.val() & !self.cur_q.val().arrived_mask) == 0);
-        self.finding.next = NamedBarrierFinding::NoFinding;
-        if self.req.val().has_count && ((self.req.val().count & 31) != 0) {
-            self.finding.next = NamedBarrierFinding::BarrierCountNotMultipleOfWarp;
+        self.issue_q.d.next.take = self.take.val();
+        // (a sweep step in a launch cycle still reports, as the launch only clears the records)
+        self.issue_q.d.next.sweep = self.sweep_active.q.val();
+        self.issue_q.d.next.barrier = self.sel.val();
+        self.issue_q.d.next.warp = self.req.val().warp;
+        self.issue_q.d.next.wbit = bits::<32>(1) << self.req.val().warp;
+        self.issue_q.d.next.is_wait = self.req.val().op != NamedBarrierOp::Arrive;
+        self.issue_q.d.next.is_red = (self.req.val().op != NamedBarrierOp::Arrive)
+            && (self.req.val().op != NamedBarrierOp::Sync);
+        self.issue_q.d.next.has_count = self.req.val().has_count;
+        self.exp_w.next = bit_cast::<6, 32>(self.req.val().count >> 5);
+        self.issue_q.d.next.exp_w = self.exp_w.val();
+        self.issue_q.d.next.exp_w_m1 = self.exp_w.val() - 1;
+        self.issue_q.d.next.req_finding = NamedBarrierFinding::NoFinding;
+        if self.req.val().has_count && self.count_odd.val() {
+            self.issue_q.d.next.req_finding = NamedBarrierFinding::BarrierCountNotMultipleOfWarp;
         } else if self.req.val().has_count && (self.req.val().count > 1024) {
-            self.finding.next = NamedBarrierFinding::BarrierCountAboveCta;
+            self.issue_q.d.next.req_finding = NamedBarrierFinding::BarrierCountAboveCta;
         } else if !self.req.val().has_count && (self.req.val().op == NamedBarrierOp::Arrive) {
-            self.finding.next = NamedBarrierFinding::UnsupportedArriveWithoutCount;
-        } else if (self.cur_q.val().arrived_mask & self.wbit.val()) != 0 {
-            self.finding.next = NamedBarrierFinding::BarrierWarpArrivedTwice;
-        } else if self.cur_q.val().active
-            && ((self.cur_q.val().has_count != self.req.val().has_count)
-                || (self.req.val().has_count
-                    && (self.cur_q.val().expected_warps != self.exp_w.val())))
-        {
-            self.finding.next = NamedBarrierFinding::BarrierCountMismatch;
-        } else if self.cur_q.val().active && (self.cur_q.val().red != self.is_red.val()) {
-            self.finding.next = NamedBarrierFinding::BarrierRedMixed;
-        } else if self.req.val().has_count && (self.n.val() > self.exp_w.val()) {
-            // only b = 0 gets here: a larger b was set by the first arrival and checked above
-            self.finding.next = NamedBarrierFinding::BarrierCountTooSmall;
+            self.issue_q.d.next.req_finding = NamedBarrierFinding::UnsupportedArriveWithoutCount;
         }
-        self.upd.next.active = true;
-        self.upd.next.red = self.is_red.val();
-        self.upd.next.has_count = self.req.val().has_count;
-        self.upd.next.expected_warps = self.exp_w.val();
-        self.upd.next.arrived_warps = self.n.val();
-        self.upd.next.arrived_mask = self.amask.val();
-        self.upd.next.waiting_mask = self.cur_q.val().waiting_mask;
-        if self.is_wait.val() {
-            self.upd.next.waiting_mask = self.cur_q.val().waiting_mask | self.wbit.val();
-        }
-        // only bar.red contributes to the reductions
-        self.upd.next.popc = self.cur_q.val().popc;
-        self.upd.next.some_false = self.cur_q.val().some_false;
-        self.upd.next.some_true = self.cur_q.val().some_true;
-        if self.is_red.val() {
-            self.upd.next.popc = self.cur_q.val().popc + self.contrib.val();
-            self.upd.next.some_false =
-                self.cur_q.val().some_false || (self.p0.val() != self.req.val().lanes);
-            self.upd.next.some_true = self.cur_q.val().some_true || (self.p0.val() != 0);
-        }
-
-        // ---- next record, release, fault.
-        self.write.next = false;
-        self.new_d.next = self.upd.val();
-        self.done_q.d.next.valid = false;
-        self.done_q.d.next.barrier = self.sel.val();
-        self.done_q.d.next.warps = self.upd.val().waiting_mask;
-        self.done_q.d.next.popc = self.upd.val().popc;
-        self.done_q.d.next.all_true = !self.upd.val().some_false;
-        self.done_q.d.next.any_true = self.upd.val().some_true;
-        if self.sweep_active.q.val() {
-            self.done_q.d.next.warps = self.cur_q.val().waiting_mask;
-            self.done_q.d.next.popc = self.cur_q.val().popc;
-            self.done_q.d.next.all_true = !self.cur_q.val().some_false;
-            self.done_q.d.next.any_true = self.cur_q.val().some_true;
-            if self.done_sweep.val() {
-                // the last missing warps exited: complete and reset
-                self.done_q.d.next.valid = true;
-                self.write.next = true;
-                self.new_d.next = self.idle.val();
-            }
-        } else if self.take.val() && (self.finding.val() == NamedBarrierFinding::NoFinding) {
-            self.write.next = true;
-            if self.done_arrive.val() {
-                // completed: restart the waiters, reinitialize for immediate reuse
-                self.done_q.d.next.valid = true;
-                self.new_d.next = self.idle.val();
-            }
-        }
-        self.fault_q.d.next.valid =
-            self.take.val() && (self.finding.val() != NamedBarrierFinding::NoFinding);
-        self.fault_q.d.next.kind = self.finding.val();
-        self.fault_q.d.next.barrier = self.req.val().barrier;
-        self.fault_q.d.next.warp = self.req.val().warp;
-        for i in 0..NAMED_BARRIERS {
-            self.bars[i].d.next = self.bars[i].q.val();
-            if self.write.val() && (self.sel.val().index() == i) {
-                self.bars[i].d.next = self.new_d.val();
-            }
-            if self.launch.val().valid {
-                self.bars[i].d.next = self.idle.val();
-            }
-        }
+        self.issue_q.d.next.contrib = bit_cast::<11, 32>(self.p5.val() & 0x3F);
+        self.issue_q.d.next.some_false = self.p0.val() != self.req.val().lanes;
+        self.issue_q.d.next.some_true = self.p0.val() != 0;
+        self.issue_q.d.next.live = self.live.q.val();
 
         // ---- warps: exits retire them and start a sweep; a launch sets them.
         if self.exit.val().valid {
@@ -467,8 +568,6 @@ impl Logic for NamedBarrierUnit {
             self.sweep_active.d.next = false;
             self.sweep_idx.d.next = 0.into();
         }
-        self.done.next = self.done_q.q.val();
-        self.fault.next = self.fault_q.q.val();
     }
 }
 
