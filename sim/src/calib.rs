@@ -24,6 +24,7 @@
 
 use crate::{run_rtl, SmConfig};
 use hopsync_cosim::gpu::pack::PackMeta;
+use hopsync_cosim::gpu::replay::EngineRun;
 use hopsync_cosim::gpu::trace::{read_provenance, read_result};
 use hopsync_cosim::machine::Config;
 use hopsync_firmware::manifest::Manifest;
@@ -242,6 +243,23 @@ impl Workload {
     /// The records.
     pub fn records(&self) -> &[SiliconRecord] {
         &self.records
+    }
+}
+
+/// Runs an instrumented program (`hopsync gpu pack`) on the RTL engine for `hopsync gpu replay
+/// --engine rtl` (`cosim::gpu::replay::replay_trace_on`): its output buffers, the trace buffer
+/// among them, whose `%clock64` slots are the engine's cycle count.
+pub fn run_rtl_replay(p: &Program, sm: &SmConfig) -> EngineRun {
+    let r = run_rtl(p, Config::default(), sm.clone());
+    let error = match r.status.as_str() {
+        "ok" => None,
+        "fault" => Some(format!("the RTL engine stopped with a finding: {}", r.findings.last().map(|f| f.to_string()).unwrap_or_default())),
+        _ => Some(format!("the RTL engine cannot run it: {}", r.error.clone().unwrap_or_else(|| r.status.clone()))),
+    };
+    EngineRun {
+        buffers: r.outputs.iter().filter_map(|(k, h)| hopsync_firmware::manifest::hex_bytes(h).map(|b| (k.clone(), b))).collect(),
+        error,
+        findings: r.findings.iter().map(|f| f.to_string()).collect(),
     }
 }
 
