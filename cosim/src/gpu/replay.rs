@@ -173,7 +173,9 @@ fn by_opcode(clocks: &[ClockInstr]) -> BTreeMap<String, Histogram> {
     let mut m: BTreeMap<String, Histogram> = BTreeMap::new();
     for c in clocks {
         if let Ok(h) = c.histogram() {
-            m.entry(c.opcode.clone()).or_default().merge(&h);
+            // Format-2 traces recorded before `opcode_of` dropped a trailing `;` (operand-less
+            // instructions) carry it: one name per opcode either way.
+            m.entry(c.opcode.trim_end_matches(';').to_string()).or_default().merge(&h);
         }
     }
     m

@@ -195,7 +195,7 @@ impl ClockInstr {
 pub fn opcode_of(instr: &str) -> String {
     let t = instr.trim();
     let t = if t.starts_with('@') { t.split_once(char::is_whitespace).map(|x| x.1).unwrap_or(t).trim_start() } else { t };
-    t.split_whitespace().next().unwrap_or("").to_string()
+    t.split_whitespace().next().unwrap_or("").trim_end_matches(';').to_string()
 }
 
 /// Splits per-thread slots into the value slots and, per timed instruction, the `clock_delta`
