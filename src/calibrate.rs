@@ -32,6 +32,9 @@ pub enum CalibCmd {
         /// RTL timing configuration.
         #[arg(long, default_value = "sim/configs/sm90.toml")]
         config: PathBuf,
+        /// GPU traces whose per-instruction clocks get their own section.
+        #[arg(long, default_value = "cosim/traces/sm90")]
+        traces: PathBuf,
         /// Markdown to write.
         #[arg(long, default_value = "docs/FIDELITY.md")]
         out: PathBuf,
@@ -94,18 +97,25 @@ pub fn run(cmd: CalibCmd) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        CalibCmd::Fidelity { records, config, out } => {
+        CalibCmd::Fidelity { records, config, traces, out } => {
             let (w, sm, _) = match load(&records, &config) {
                 Ok(x) => x,
                 Err(c) => return c,
             };
             let rows = calib::fidelity(&w, &sm);
-            let md = calib::fidelity_markdown(w.records(), &rows);
+            let mut md = calib::fidelity_markdown(w.records(), &rows);
+            let (reports, timing) = calib::trace_timing(&traces, std::path::Path::new("."), &sm);
+            md.push('\n');
+            md.push_str(&calib::trace_timing_markdown(&reports, &timing));
             if let Err(e) = std::fs::write(&out, &md) {
                 return fail(format!("cannot write {}: {e}", out.display()));
             }
             let (max, mean) = calib::error_stats(&rows);
             println!("{}: {} figures, max error {:.1}%, mean {:.1}%", out.display(), rows.len(), max * 100.0, mean * 100.0);
+            let within = rows.iter().filter_map(|r| r.rel_error()).filter(|e| e.abs() <= calib::TARGET).count();
+            println!("  {within} of {} figures within 10%", rows.iter().filter(|r| r.rel_error().is_some()).count());
+            let tw = timing.iter().filter_map(|r| r.rel_error()).filter(|e| e.abs() <= calib::TARGET).count();
+            println!("  per-instruction clocks of {} traces: {tw} of {} opcodes within 10%", reports.len(), timing.iter().filter(|r| r.rel_error().is_some()).count());
             ExitCode::SUCCESS
         }
         CalibCmd::Fit { records, config, passes, param, write } => {

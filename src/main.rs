@@ -255,7 +255,8 @@ enum GpuCmd {
         /// Results folder to write.
         results: PathBuf,
     },
-    /// Replay every committed trace on the golden engine and compare.
+    /// Replay every committed trace on the golden (or RTL) engine and compare; prints the
+    /// per-opcode %clock64 figures beside silicon's.
     Replay {
         /// Only these programs (trace names).
         names: Vec<String>,
@@ -360,8 +361,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
-                GpuCmd::Replay { engine: Engine::Rtl | Engine::Verilator, .. } => {
-                    eprintln!("error: replay runs on the golden engine (use `hopsync cosim` for the RTL engine)");
+                GpuCmd::Replay { names, engine: Engine::Rtl, traces, json } => {
+                    let sm = hopsync_sim::SmConfig::sm90();
+                    cli::replay_cmd_on(&traces, root, json.as_deref(), &names, "rtl", &|p| hopsync_sim::calib::run_rtl_replay(p, &sm))
+                }
+                GpuCmd::Replay { engine: Engine::Verilator, .. } => {
+                    eprintln!("error: unsupported: replay on the Verilator engine (use --engine golden or rtl)");
                     2
                 }
             };

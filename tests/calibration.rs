@@ -23,13 +23,59 @@ fn workload() -> Workload {
     Workload::new(recs, &root())
 }
 
+/// The committed docs/FIDELITY.md split at its per-instruction section.
+fn fidelity_md_parts() -> (String, String) {
+    let committed = std::fs::read_to_string(root().join("docs/FIDELITY.md")).expect("docs/FIDELITY.md");
+    let at = committed.find(&format!("\n{}", calib::TRACE_TIMING_HEADING)).expect("docs/FIDELITY.md has the per-instruction section");
+    (committed[..at].to_string(), committed[at + 1..].to_string())
+}
+
 #[test]
 fn fidelity_md_regenerates_identically() {
     let w = workload();
     let rows = calib::fidelity(&w, &SmConfig::sm90());
     let md = calib::fidelity_markdown(w.records(), &rows);
-    let committed = std::fs::read_to_string(root().join("docs/FIDELITY.md")).expect("docs/FIDELITY.md");
+    let (committed, _) = fidelity_md_parts();
     assert!(md == committed, "docs/FIDELITY.md is out of date: run `hopsync calibrate fidelity`\n--- generated ---\n{md}");
+}
+
+/// The per-instruction section's silicon columns are the committed traces' clocks (fast: no
+/// engine runs; the RTL columns are checked by `long_fidelity_trace_section_regenerates`).
+#[test]
+fn fidelity_md_trace_section_matches_the_traces() {
+    use hopsync_cosim::gpu::trace::{read_trace, Histogram};
+    let mut by: std::collections::BTreeMap<String, Histogram> = Default::default();
+    for f in hopsync_cosim::gpu::replay::trace_files(&root().join("cosim/traces/sm90")) {
+        let t = read_trace(&f).unwrap();
+        if calib::TRACE_TIMING_SKIPPED.iter().any(|(n, _)| *n == t.name) {
+            continue;
+        }
+        for c in t.trace.iter().flat_map(|d| d.clocks.iter()) {
+            by.entry(c.opcode.trim_end_matches(';').to_string()).or_default().merge(&c.histogram().unwrap());
+        }
+    }
+    assert!(!by.is_empty());
+    let (_, section) = fidelity_md_parts();
+    let mut seen = 0;
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let op = cells[1].trim_matches('`');
+        let h = by.get(op).unwrap_or_else(|| panic!("`{op}` in docs/FIDELITY.md but in no trace"));
+        assert_eq!(cells[3], h.samples().to_string(), "{op}");
+        assert_eq!(cells[4], format!("{:.1}", h.median()), "{op}");
+        seen += 1;
+    }
+    assert_eq!(seen, by.len(), "docs/FIDELITY.md lists every traced opcode");
+}
+
+/// The whole per-instruction section regenerates (replays every trace on the RTL engine: minutes).
+#[test]
+#[ignore]
+fn long_fidelity_trace_section_regenerates() {
+    let (reports, rows) = calib::trace_timing(&root().join("cosim/traces/sm90"), &root(), &SmConfig::sm90());
+    let md = calib::trace_timing_markdown(&reports, &rows);
+    let (_, committed) = fidelity_md_parts();
+    assert!(md == committed, "docs/FIDELITY.md's per-instruction section is out of date: run `hopsync calibrate fidelity`\n--- generated ---\n{md}");
 }
 
 #[test]

@@ -161,7 +161,7 @@ fn changed_slot_and_output_are_mismatches_naming_the_instruction() {
     threads[41][k_tok] ^= 0x8000_0000;
     let k_tok = threads[42].iter().position(|v| kind(*v) == FieldKind::TokenHi).unwrap();
     threads[42][k_tok] ^= 0x0000_1000;
-    t.trace = Some(TraceData::new(td.layout, td.counts.clone(), &threads));
+    t.trace = Some(TraceData::new(td.layout, td.counts.clone(), &threads, td.clocks.clone()));
     let out = t.outputs.get_mut("out").unwrap();
     out.replace_range(0..2, "ff");
     let r = replay_trace(&t, Path::new("/"));
@@ -180,7 +180,7 @@ fn changed_slot_and_output_are_mismatches_naming_the_instruction() {
     let td = t2.trace.as_mut().unwrap();
     let mut threads = td.threads().unwrap();
     threads[50].pop();
-    t2.trace = Some(TraceData::new(td.layout, td.counts.clone(), &threads));
+    t2.trace = Some(TraceData::new(td.layout, td.counts.clone(), &threads, td.clocks.clone()));
     let r = replay_trace(&t2, Path::new("/"));
     assert_eq!(r.classes.get("sequence").map(|c| c.count), Some(1), "{}", r.summary());
 }
@@ -193,7 +193,7 @@ fn interleaving_dependent_programs_compare_outputs_only() {
     let td = t.trace.as_mut().unwrap();
     let mut threads = td.threads().unwrap();
     threads[40][0] ^= 0x8000_0000;
-    t.trace = Some(TraceData::new(td.layout, td.counts.clone(), &threads));
+    t.trace = Some(TraceData::new(td.layout, td.counts.clone(), &threads, td.clocks.clone()));
     let r = replay_trace(&t, Path::new("/"));
     assert_eq!(r.status, "equal", "{}", r.summary());
     assert_eq!(r.slots_compared, 0);
@@ -218,7 +218,7 @@ fn token_classes() {
 fn trace_data_dedups_and_round_trips() {
     let layout = hopsync_cosim::gpu::instrument::Layout { threads: 3, slots: 4, header_bytes: 256 };
     let slots = vec![vec![0x0001_0000_8000_0000, 7], vec![0x0001_0000_8000_0000, 7], vec![]];
-    let d = TraceData::new(layout, vec![2, 2, 0], &slots);
+    let d = TraceData::new(layout, vec![2, 2, 0], &slots, Vec::new());
     assert_eq!(d.values.len(), 2);
     assert_eq!(d.sequences.len(), 2);
     assert_eq!(d.threads().unwrap(), slots);

@@ -2,8 +2,9 @@
 //! or I/O error). `src/main.rs` only parses arguments and calls these.
 
 use crate::gpu::pack::{collect_programs, write_batch};
-use crate::gpu::replay::{replay_file, trace_files, ProgramReplay};
+use crate::gpu::replay::{replay_file_on, run_golden, timing_by_opcode, trace_files, EngineRun, ProgramReplay};
 use crate::gpu::trace::import;
+use hopsync_firmware::Program;
 use std::path::{Path, PathBuf};
 
 /// `hopsync gpu pack PROGRAM_OR_DIR... --out DIR`.
@@ -23,14 +24,7 @@ pub fn pack(programs: &[PathBuf], out: &Path) -> i32 {
     let mut failed = 0;
     for e in &entries {
         match &e.result {
-            Ok(m) => println!(
-                "packed {}: {} trace fields, {} threads x {} slots ({} bytes of trace)",
-                m.program,
-                m.fields,
-                m.layout.threads,
-                m.layout.slots,
-                m.layout.bytes()
-            ),
+            Ok(m) => println!("packed {}: {} trace fields, {} threads x {} slots ({} bytes of trace)", m.program, m.fields, m.layout.threads, m.layout.slots, m.layout.bytes()),
             Err(err) => {
                 failed += 1;
                 println!("NOT packed {}: {err}", e.program);
@@ -95,19 +89,30 @@ pub fn golden_cmd(batch: &Path, results: &Path) -> i32 {
     }
 }
 
-/// `hopsync gpu replay [--traces DIR] [--json REPORT] [NAME...]`.
+/// `hopsync gpu replay [--traces DIR] [--json REPORT] [NAME...]` on the golden engine.
 pub fn replay_cmd(traces: &Path, root: &Path, json: Option<&Path>, names: &[String]) -> i32 {
-    let files: Vec<PathBuf> = trace_files(traces)
-        .into_iter()
-        .filter(|p| names.is_empty() || p.file_stem().is_some_and(|s| names.iter().any(|n| n == &*s.to_string_lossy())))
-        .collect();
+    replay_cmd_on(traces, root, json, names, "golden", &run_golden)
+}
+
+/// `hopsync gpu replay --engine ENGINE ...`: `run` runs an instrumented program on the engine.
+pub fn replay_cmd_on(traces: &Path, root: &Path, json: Option<&Path>, names: &[String], engine: &str, run: &dyn Fn(&Program) -> EngineRun) -> i32 {
+    let files: Vec<PathBuf> =
+        trace_files(traces).into_iter().filter(|p| names.is_empty() || p.file_stem().is_some_and(|s| names.iter().any(|n| n == &*s.to_string_lossy()))).collect();
     if files.is_empty() {
         eprintln!("error: no traces in {}", traces.display());
         return 2;
     }
-    let reports: Vec<ProgramReplay> = files.iter().map(|f| replay_file(f, root)).collect();
+    let reports: Vec<ProgramReplay> = files.iter().map(|f| replay_file_on(f, root, engine, run)).collect();
     for r in &reports {
         print!("{}", r.summary());
+    }
+    let rows = timing_by_opcode(&reports);
+    if !rows.is_empty() {
+        println!("clock_delta medians per opcode over all traces, silicon vs the {engine} engine ({}):", if engine == "golden" { "scheduler steps, not cycles" } else { "cycles" });
+        println!("  {:<52} {:>8} {:>10} {:>9} {:>10} {:>9}", "opcode", "programs", "silicon", "samples", engine, "samples");
+        for t in &rows {
+            println!("  {:<52} {:>8} {:>10.1} {:>9} {:>10.1} {:>9}", t.opcode, t.programs, t.silicon_median, t.silicon_samples, t.engine_median, t.engine_samples);
+        }
     }
     let bad = reports.iter().filter(|r| r.failed()).count();
     let mut by: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -115,7 +120,7 @@ pub fn replay_cmd(traces: &Path, root: &Path, json: Option<&Path>, names: &[Stri
         *by.entry(r.status.as_str()).or_default() += 1;
     }
     let parts: Vec<String> = by.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    println!("replayed {} traces against the golden engine: {}", reports.len(), parts.join(", "));
+    println!("replayed {} traces against the {engine} engine: {}", reports.len(), parts.join(", "));
     if let Some(p) = json {
         let text = serde_json::to_string_pretty(&reports).expect("report serializes");
         if let Err(e) = std::fs::write(p, text) {

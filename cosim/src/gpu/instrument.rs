@@ -43,18 +43,37 @@
 //! poll when its next slot would be the same wait field again. How often a wait polls is timing;
 //! the trace keeps the final answer of each polling run.
 //!
-//! ## Not traced: `%clock64`
+//! ## `%clock64` around each sync and async instruction
 //!
-//! Timing is measured by the calibration programs themselves (`firmware/programs/calibration/`,
-//! `timing = true` buffers, `hopsync calibrate`), in the **unchanged** program's launch, not here:
-//! 1. the trace code after each traced instruction (about ten instructions and a global store)
-//!    perturbs what a clock pair around it would measure. On the H200 (2026-11-22) the same
-//!    calibration programs gave, plain vs instrumented launch: mbarrier arrive -> try_wait round
-//!    trip 78 vs 233 cycles, remote-arrive ping-pong 913 vs 1621, st.async ping-pong 325 vs 480,
-//!    arrive -> wait wake-up 252 vs 386;
-//! 2. any added instruction changes the instrumented text, so every committed trace's
-//!    `instrumented_fnv64` would no longer match and its replay would report `stale trace`;
-//!    keeping them would need an opt-in layout field carried through pack, import and replay.
+//! Every traced instruction above, and every sync or async instruction without a traced value
+//! ([`timed`]: `bar`/`barrier` (sync, arrive), `bar.warp.sync`, `barrier.cluster.*`, `mbarrier.*`,
+//! `cp.async*`, `cp.reduce.async.bulk*`, `red.async`, `st.async`, `tensormap.cp_fenceproxy`),
+//! gets two more fields after its value fields (not `bar.red` / `barrier.red`: see [`timed`]):
+//!
+//! - `clock_before`: `%clock64` read right before the instruction (bits 47..0 of it: the slot keeps
+//!   bits 63..48 for the field tag; 2^48 cycles are days);
+//! - `clock_delta`: `%clock64` read after the instruction **and after the first read of its
+//!   result** (the trace code's first move of the result register), minus `clock_before`, bits
+//!   31..0. On sm_90 a `%clock64` read does not wait for an outstanding result (the calibration
+//!   programs read the clock right after a `try_wait` and measured 2 cycles), so the read of the
+//!   result first makes the delta issue-to-result, not issue-to-issue. Value-less instructions
+//!   have nothing to wait for: their delta is the issue cost (for `bar.sync` on sm_90,
+//!   `BAR.SYNC.DEFER_BLOCKING`, the wait may land in a later instruction).
+//!
+//! The golden engine reads `%clock64` as its scheduler step counter, the RTL engine as its cycle
+//! count (PTX 10.26 `%clock64`: a per-SM 64-bit cycle counter). Clock slots are timing, not
+//! semantics: replay never compares their values, it reports them (`TraceData` keeps only the
+//! per-instruction distribution of `clock_delta`, `trace::ClockData`).
+//!
+//! **Perturbation.** The trace code between traced instructions (about fifteen instructions and
+//! one global store per slot) changes *when* things happen: a calibration figure measured in the
+//! instrumented launch is slower than in the plain launch (H200, 2026-11-22: arrive -> try_wait
+//! round trip 78 vs 233 cycles). A `clock_before`/`clock_delta` pair brackets only the instruction
+//! and one move, so the per-instruction cost is not inflated by the trace code itself; what the
+//! trace code does change is the interleaving around waits (how long a wait waits depends on
+//! when the other threads' arrives come, and those are delayed by their own trace code). The
+//! golden and RTL engines run the same instrumented text, so their figures are perturbed the same
+//! way; the calibration figures (`hopsync calibrate`) keep coming from the plain launch.
 
 use crate::gpu::TRACE_BUFFER;
 use hopsync_firmware::ir::*;
@@ -89,6 +108,10 @@ pub enum FieldKind {
     Redux,
     /// `activemask` result.
     Activemask,
+    /// `%clock64` right before the instruction, bits 47..0.
+    ClockBefore,
+    /// `%clock64` after the instruction and the first read of its result, minus `ClockBefore`.
+    ClockDelta,
 }
 
 impl FieldKind {
@@ -107,7 +130,13 @@ impl FieldKind {
             FieldKind::MatchPred => "match_pred",
             FieldKind::Redux => "redux",
             FieldKind::Activemask => "activemask",
+            FieldKind::ClockBefore => "clock_before",
+            FieldKind::ClockDelta => "clock_delta",
         }
+    }
+    /// Whether the field holds a `%clock64` reading (timing: never compared for equality).
+    pub fn is_clock(self) -> bool {
+        matches!(self, FieldKind::ClockBefore | FieldKind::ClockDelta)
     }
 }
 
@@ -167,9 +196,7 @@ impl Layout {
             counts.push(c);
             let n = c.min(self.slots) as usize;
             let base = self.header_bytes as usize + t * self.slots as usize * 8;
-            let v = (0..n)
-                .map(|k| buf.get(base + 8 * k..base + 8 * k + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).unwrap_or(0))
-                .collect();
+            let v = (0..n).map(|k| buf.get(base + 8 * k..base + 8 * k + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).unwrap_or(0)).collect();
             slots.push(v);
         }
         (counts, slots)
@@ -185,6 +212,57 @@ pub fn slot_field(slot: u64) -> Option<u32> {
 /// The 32-bit value of a slot.
 pub fn slot_value(slot: u64) -> u32 {
     slot as u32
+}
+
+/// The 48-bit value of a slot (`clock_before` uses bits 47..0).
+pub fn slot_value48(slot: u64) -> u64 {
+    slot & 0xffff_ffff_ffff
+}
+
+/// Whether `%clock64` is read around the instruction: it has traced values, or it is a sync or
+/// async instruction (module doc).
+pub fn timed(ins: &Instr) -> bool {
+    use Opcode as O;
+    // Not `bar.red` / `barrier.red`: on sm_90 a warp whose threads reach two different
+    // `barrier.red` instructions gets the result in the destination register of only one of them
+    // (docs/SILICON_DISAGREEMENTS.md §4), so a register live across the other one is overwritten;
+    // with the clock pair around it, ptxas put `%__hs_c0` there (gen/small_068, H200 2026-11-22).
+    if matches!(ins.op, O::Bar | O::Barrier) && ins.has(Mod::Red) {
+        return false;
+    }
+    !fields_of(ins).is_empty()
+        || matches!(
+            ins.op,
+            O::Bar
+                | O::Barrier
+                | O::BarWarpSync
+                | O::BarrierClusterArrive
+                | O::BarrierClusterWait
+                | O::RedAsync
+                | O::StAsync
+                | O::MbarrierInit
+                | O::MbarrierInval
+                | O::MbarrierExpectTx
+                | O::MbarrierCompleteTx
+                | O::MbarrierArrive
+                | O::MbarrierArriveDrop
+                | O::MbarrierTestWait
+                | O::MbarrierTryWait
+                | O::CpAsync
+                | O::CpAsyncCommitGroup
+                | O::CpAsyncWaitGroup
+                | O::CpAsyncWaitAll
+                | O::CpAsyncMbarrierArrive
+                | O::CpAsyncBulk
+                | O::CpAsyncBulkTensor
+                | O::CpReduceAsyncBulk
+                | O::CpReduceAsyncBulkTensor
+                | O::CpAsyncBulkPrefetch
+                | O::CpAsyncBulkPrefetchTensor
+                | O::CpAsyncBulkCommitGroup
+                | O::CpAsyncBulkWaitGroup
+                | O::TensormapCpFenceproxy
+        )
 }
 
 /// The fields an instruction produces, with the register and part each is read from.
@@ -263,15 +341,13 @@ fn fields_of(ins: &Instr) -> Vec<(FieldKind, RegId, Part)> {
 pub fn fields(m: &Module) -> Vec<Field> {
     let mut out = Vec::new();
     for (pc, ins) in m.kernel.body.iter().enumerate() {
-        for (kind, r, _) in fields_of(ins) {
-            out.push(Field {
-                id: out.len() as u32,
-                pc: pc as u32,
-                line: ins.loc.line,
-                instr: hopsync_firmware::printer::print_instr(m, ins),
-                kind,
-                reg: m.kernel.regs[r.0 as usize].name.clone(),
-            });
+        let mut kinds: Vec<(FieldKind, String)> = fields_of(ins).into_iter().map(|(k, r, _)| (k, m.kernel.regs[r.0 as usize].name.clone())).collect();
+        if timed(ins) {
+            kinds.push((FieldKind::ClockBefore, "%clock64".into()));
+            kinds.push((FieldKind::ClockDelta, "%clock64".into()));
+        }
+        for (kind, reg) in kinds {
+            out.push(Field { id: out.len() as u32, pc: pc as u32, line: ins.loc.line, instr: hopsync_firmware::printer::print_instr(m, ins), kind, reg });
         }
     }
     out
@@ -295,6 +371,8 @@ struct Regs {
     p: RegId,
     cnt: RegId,
     base: RegId,
+    c0: RegId,
+    c1: RegId,
 }
 
 fn ins(op: Opcode, mods: &[Mod], guard: Option<Guard>, operands: Vec<Operand>, loc: Loc) -> Instr {
@@ -353,6 +431,8 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
         p: add("p", Mod::B64)?,
         cnt: add("cnt", Mod::B64)?,
         base: add("base", Mod::B64)?,
+        c0: add("c0", Mod::B64)?,
+        c1: add("c1", Mod::B64)?,
     };
     let sym = SymId(out.symbols.len() as u32);
     out.symbols.push(Symbol {
@@ -402,10 +482,12 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
 
     let mut new_pc = vec![0u32; old.len() + 1];
     let mut fid = 0u32;
+    let clock = || Operand::Special(Sreg::Clock64);
     for (pc, i) in old.iter().enumerate() {
         new_pc[pc] = body.len() as u32;
         let fs = fields_of(i);
-        if fs.is_empty() {
+        let clocked = timed(i);
+        if fs.is_empty() && !clocked {
             body.push(i.clone());
             continue;
         }
@@ -427,45 +509,80 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
             }
             ins(O::Setp, &mods, None, ops, loc)
         };
-        body.push(i.clone());
-        let is_wait = matches!(i.op, O::MbarrierTestWait | O::MbarrierTryWait);
-        let first_tag = fid as i64 + 1;
-        if is_wait {
-            // Collapse a polling run: the previous slot was a `false` result of this same field.
-            body.push(setp(Mod::Eq, rg.c, r(rg.last), imm(first_tag)));
-            body.push(ins(O::Sub, &[Mod::U32], Some(Guard { reg: rg.c, negated: false }), vec![r(rg.k), r(rg.k), imm(1)], loc));
-        }
-        let decl = |x: RegId| m.kernel.regs[x.0 as usize].ty;
-        for (_, reg, part) in &fs {
-            let ty = decl(*reg);
-            let width = ty.type_bytes().unwrap_or(4);
-            // value -> %__hs_v (or %__hs_h for the high half)
-            let src = if ty == Mod::Pred {
-                body.push(ins(O::Selp, &[Mod::U32], g, vec![r(rg.v), imm(1), imm(0), r(*reg)], loc));
-                rg.v
-            } else if width == 8 {
-                body.push(ins(O::Mov, &[Mod::B64], g, vec![Operand::Vector(vec![r(rg.v), r(rg.h)]), r(*reg)], loc));
-                if *part == Part::High {
-                    rg.h
-                } else {
-                    rg.v
-                }
-            } else if width == 4 {
-                body.push(ins(O::Mov, &[Mod::B32], g, vec![r(rg.v), r(*reg)], loc));
-                rg.v
-            } else {
-                let mut c = ins(O::Cvt, &[Mod::U32], g, vec![r(rg.v), r(*reg)], loc);
-                c.ty2 = Some(if width == 2 { Mod::U16 } else { Mod::U8 });
-                body.push(c);
-                rg.v
-            };
-            body.push(ins(O::Mov, &[Mod::B32], g, vec![r(rg.t), imm((fid as i64 + 1) << 16)], loc));
-            body.push(ins(O::Mov, &[Mod::B64], g, vec![r(rg.s), Operand::Vector(vec![r(src), r(rg.t)])], loc));
+        // Slot `k` = {lo, hi} (hi already holds the tag), if `k < slots`; then `k += 1`.
+        let store = |body: &mut Vec<Instr>, lo: RegId, hi: RegId| {
+            body.push(ins(O::Mov, &[Mod::B64], g, vec![r(rg.s), Operand::Vector(vec![r(lo), r(hi)])], loc));
             body.push(setp(Mod::Lt, rg.q, r(rg.k), imm(slots as i64)));
             body.push(ins(O::Mul, &[Mod::Wide, Mod::U32], g, vec![r(rg.o), r(rg.k), imm(8)], loc));
             body.push(ins(O::Add, &[Mod::S64], g, vec![r(rg.a), r(rg.base), r(rg.o)], loc));
             body.push(ins(O::St, &[Mod::Global, Mod::U64], Some(Guard { reg: rg.q, negated: false }), vec![Operand::Addr { base: AddrBase::Reg(rg.a), offset: 0 }, r(rg.s)], loc));
             body.push(ins(O::Add, &[Mod::U32], g, vec![r(rg.k), r(rg.k), imm(1)], loc));
+        };
+        let decl = |x: RegId| m.kernel.regs[x.0 as usize].ty;
+        // The field's value -> %__hs_v (or %__hs_h for the high half); returns which.
+        let capture = |body: &mut Vec<Instr>, reg: RegId, part: Part| -> RegId {
+            let ty = decl(reg);
+            let width = ty.type_bytes().unwrap_or(4);
+            if ty == Mod::Pred {
+                body.push(ins(O::Selp, &[Mod::U32], g, vec![r(rg.v), imm(1), imm(0), r(reg)], loc));
+                rg.v
+            } else if width == 8 {
+                body.push(ins(O::Mov, &[Mod::B64], g, vec![Operand::Vector(vec![r(rg.v), r(rg.h)]), r(reg)], loc));
+                if part == Part::High {
+                    rg.h
+                } else {
+                    rg.v
+                }
+            } else if width == 4 {
+                body.push(ins(O::Mov, &[Mod::B32], g, vec![r(rg.v), r(reg)], loc));
+                rg.v
+            } else {
+                let mut c = ins(O::Cvt, &[Mod::U32], g, vec![r(rg.v), r(reg)], loc);
+                c.ty2 = Some(if width == 2 { Mod::U16 } else { Mod::U8 });
+                body.push(c);
+                rg.v
+            }
+        };
+        // %clock64 right before the instruction (unguarded: reading it has no effect).
+        if clocked {
+            body.push(ins(O::Mov, &[Mod::U64], None, vec![r(rg.c0), clock()], loc));
+        }
+        body.push(i.clone());
+        // The first value is read before the second %clock64, so the delta waits for the result.
+        let first = fs.first().map(|&(_, reg, part)| capture(&mut body, reg, part));
+        if clocked {
+            body.push(ins(O::Mov, &[Mod::U64], None, vec![r(rg.c1), clock()], loc));
+        }
+        let is_wait = matches!(i.op, O::MbarrierTestWait | O::MbarrierTryWait) && !fs.is_empty();
+        let first_tag = fid as i64 + 1;
+        let nslots = fs.len() as i64 + if clocked { 2 } else { 0 };
+        if is_wait {
+            // Collapse a polling run: the previous slots were a `false` result of this same wait
+            // (its value and clock slots).
+            body.push(setp(Mod::Eq, rg.c, r(rg.last), imm(first_tag)));
+            body.push(ins(O::Sub, &[Mod::U32], Some(Guard { reg: rg.c, negated: false }), vec![r(rg.k), r(rg.k), imm(nslots)], loc));
+        }
+        for (n, &(_, reg, part)) in fs.iter().enumerate() {
+            let src = match (n, first) {
+                (0, Some(src)) => src,
+                _ => capture(&mut body, reg, part),
+            };
+            body.push(ins(O::Mov, &[Mod::B32], g, vec![r(rg.t), imm((fid as i64 + 1) << 16)], loc));
+            store(&mut body, src, rg.t);
+            fid += 1;
+        }
+        if clocked {
+            // clock_before: bits 47..0 of the first reading under the tag.
+            body.push(ins(O::Mov, &[Mod::B64], g, vec![Operand::Vector(vec![r(rg.v), r(rg.h)]), r(rg.c0)], loc));
+            body.push(ins(O::And, &[Mod::B32], g, vec![r(rg.h), r(rg.h), imm(0xffff)], loc));
+            body.push(ins(O::Or, &[Mod::B32], g, vec![r(rg.h), r(rg.h), imm((fid as i64 + 1) << 16)], loc));
+            store(&mut body, rg.v, rg.h);
+            fid += 1;
+            // clock_delta: bits 31..0 of the difference.
+            body.push(ins(O::Sub, &[Mod::S64], g, vec![r(rg.c1), r(rg.c1), r(rg.c0)], loc));
+            body.push(ins(O::Mov, &[Mod::B64], g, vec![Operand::Vector(vec![r(rg.v), r(rg.h)]), r(rg.c1)], loc));
+            body.push(ins(O::Mov, &[Mod::B32], g, vec![r(rg.t), imm((fid as i64 + 1) << 16)], loc));
+            store(&mut body, rg.v, rg.t);
             fid += 1;
         }
         body.push(ins(O::St, &[Mod::Global, Mod::U32], g, vec![Operand::Addr { base: AddrBase::Reg(rg.cnt), offset: 0 }, r(rg.k)], loc));

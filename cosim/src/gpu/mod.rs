@@ -21,7 +21,7 @@ pub mod replay;
 pub mod trace;
 
 /// Version tag of the instrumentation and the trace format. A change to either bumps it.
-pub const FORMAT: &str = "hopsync-gpu-trace/1";
+pub const FORMAT: &str = "hopsync-gpu-trace/2";
 
 /// Name of the trace buffer and of the kernel parameter holding its address.
 pub const TRACE_BUFFER: &str = "__hopsync_trace";

@@ -1,9 +1,17 @@
-//! `hopsync gpu replay`: every committed trace against the golden engine.
+//! `hopsync gpu replay`: every committed trace against the golden engine (or, through
+//! [`replay_trace_on`], any engine: `hopsync gpu replay --engine rtl` runs the RTL engine).
 //!
 //! Per trace: re-pack the program from the repository with the trace's slot count (its hash must
-//! match the trace's, else the trace is *stale*), run the instrumented program on the golden
-//! engine, compare the output buffers and then, unless the manifest says
-//! `interleaving_dependent = true`, the trace slots thread by thread.
+//! match the trace's, else the trace is *stale*), run the instrumented program on the engine,
+//! compare the output buffers and then, unless the manifest says
+//! `interleaving_dependent = true`, the value slots thread by thread.
+//!
+//! ## Timing
+//!
+//! The `%clock64` slots (instrument.rs) are never compared for equality: they are timing. Replay
+//! sets the engine's `clock_delta` distribution beside the silicon one, per program and opcode
+//! ([`TimingRow`]; the golden engine's clock is its scheduler step, so only the RTL engine's
+//! figures are cycles). [`timing_by_opcode`] merges them over all programs.
 //!
 //! ## Mismatch classes
 //!
@@ -22,7 +30,7 @@
 
 use crate::gpu::instrument::{slot_field, slot_value, Field, FieldKind};
 use crate::gpu::pack::pack_with;
-use crate::gpu::trace::{read_trace, TraceFile};
+use crate::gpu::trace::{read_trace, split_clocks, ClockInstr, Histogram, TraceFile};
 use crate::gpu::{fnv64_hex, FORMAT, TRACE_BUFFER};
 use crate::machine::{Config, Machine, Outcome};
 use crate::report::hex;
@@ -99,7 +107,10 @@ pub struct ProgramReplay {
     pub name: String,
     /// Program path.
     pub program: String,
-    /// `equal`, `expected-mismatches`, `mismatch`, `stale`, `gpu-error`, `golden-error`, `error`.
+    /// The engine replayed on (`golden`, `rtl`).
+    pub engine: String,
+    /// `equal`, `expected-mismatches`, `mismatch`, `stale`, `gpu-error`, `ENGINE-error`
+    /// (`golden-error`, `rtl-error`), `error`.
     pub status: String,
     /// Why (stale, errors).
     pub detail: Option<String>,
@@ -125,6 +136,131 @@ pub struct ProgramReplay {
     pub mismatches: Vec<Mismatch>,
     /// Remarks (golden findings, polling, ...).
     pub notes: Vec<String>,
+    /// Per opcode: silicon's and the engine's `clock_delta` cycles.
+    pub timing: Vec<TimingRow>,
+}
+
+/// One opcode's `clock_delta` samples of one program (or, from [`timing_by_opcode`], of all),
+/// silicon beside an engine.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimingRow {
+    /// Mnemonic with modifiers (`trace::opcode_of`).
+    pub opcode: String,
+    /// Programs the samples come from.
+    pub programs: u32,
+    /// Silicon: number of samples.
+    pub silicon_samples: u64,
+    /// Silicon: median cycles.
+    pub silicon_median: f64,
+    /// Engine: number of samples.
+    pub engine_samples: u64,
+    /// Engine: median (cycles for the RTL engine, scheduler steps for the golden one).
+    pub engine_median: f64,
+    /// Silicon samples, `DELTA*COUNT`.
+    pub silicon_deltas: String,
+    /// Engine samples, `DELTA*COUNT`.
+    pub engine_deltas: String,
+}
+
+impl TimingRow {
+    /// (engine - silicon) / silicon of the medians (None without samples on either side).
+    pub fn rel_error(&self) -> Option<f64> {
+        (self.silicon_samples > 0 && self.engine_samples > 0 && self.silicon_median > 0.0).then(|| (self.engine_median - self.silicon_median) / self.silicon_median)
+    }
+}
+
+fn by_opcode(clocks: &[ClockInstr]) -> BTreeMap<String, Histogram> {
+    let mut m: BTreeMap<String, Histogram> = BTreeMap::new();
+    for c in clocks {
+        if let Ok(h) = c.histogram() {
+            // Format-2 traces recorded before `opcode_of` dropped a trailing `;` (operand-less
+            // instructions) carry it: one name per opcode either way.
+            m.entry(c.opcode.trim_end_matches(';').to_string()).or_default().merge(&h);
+        }
+    }
+    m
+}
+
+fn timing_rows(silicon: &[ClockInstr], engine: &[ClockInstr]) -> Vec<TimingRow> {
+    let (s, e) = (by_opcode(silicon), by_opcode(engine));
+    let mut keys: Vec<&String> = s.keys().chain(e.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let empty = Histogram::default();
+            let (hs, he) = (s.get(k).unwrap_or(&empty), e.get(k).unwrap_or(&empty));
+            TimingRow {
+                opcode: k.clone(),
+                programs: 1,
+                silicon_samples: hs.samples(),
+                silicon_median: hs.median(),
+                engine_samples: he.samples(),
+                engine_median: he.median(),
+                silicon_deltas: hs.text(),
+                engine_deltas: he.text(),
+            }
+        })
+        .collect()
+}
+
+/// Merges the per-program timing rows of replays into one row per opcode (medians over all
+/// samples of all programs).
+pub fn timing_by_opcode(reports: &[ProgramReplay]) -> Vec<TimingRow> {
+    let mut m: BTreeMap<String, (u32, Histogram, Histogram)> = BTreeMap::new();
+    for r in reports {
+        for t in &r.timing {
+            let e = m.entry(t.opcode.clone()).or_default();
+            e.0 += 1;
+            e.1.merge(&Histogram::parse(&t.silicon_deltas).unwrap_or_default());
+            e.2.merge(&Histogram::parse(&t.engine_deltas).unwrap_or_default());
+        }
+    }
+    m.into_iter()
+        .map(|(opcode, (programs, hs, he))| TimingRow {
+            opcode,
+            programs,
+            silicon_samples: hs.samples(),
+            silicon_median: hs.median(),
+            engine_samples: he.samples(),
+            engine_median: he.median(),
+            silicon_deltas: hs.text(),
+            engine_deltas: he.text(),
+        })
+        .collect()
+}
+
+/// What an engine's run of an instrumented program gives replay.
+#[derive(Debug, Clone, Default)]
+pub struct EngineRun {
+    /// Buffers by name: the manifest's output buffers and the trace buffer.
+    pub buffers: BTreeMap<String, Vec<u8>>,
+    /// Why the run did not complete (a fault finding, `unsupported: ...`).
+    pub error: Option<String>,
+    /// Findings, as text.
+    pub findings: Vec<String>,
+}
+
+/// Runs an instrumented program on the golden engine.
+pub fn run_golden(p: &Program) -> EngineRun {
+    let mut m = Machine::new(p, Config::default());
+    let outcome = m.run();
+    let mut run = EngineRun::default();
+    match &outcome {
+        Outcome::Completed => {}
+        Outcome::Fault => {
+            let f = m.findings.last().map(|f| f.to_string()).unwrap_or_default();
+            run.error = Some(format!("the golden engine stopped with a finding: {f}"));
+        }
+        Outcome::Unsupported(s) => run.error = Some(format!("the golden engine cannot run it: {s}")),
+    }
+    run.findings = m.findings.iter().map(|f| f.to_string()).collect();
+    for b in p.manifest.buffers.iter().filter(|b| b.output) {
+        if let Some(v) = m.buffer(&b.name) {
+            run.buffers.insert(b.name.clone(), v.to_vec());
+        }
+    }
+    run
 }
 
 impl ProgramReplay {
@@ -156,11 +292,7 @@ impl ProgramReplay {
         } else {
             s.push_str(&format!(
                 "; {} slots of {} threads compared ({} of {} trace fields, {} instructions)\n",
-                self.slots_compared,
-                self.threads_compared,
-                self.fields_compared,
-                self.fields,
-                self.instructions_compared
+                self.slots_compared, self.threads_compared, self.fields_compared, self.fields, self.instructions_compared
             ));
         }
         for (c, n) in &self.classes {
@@ -171,6 +303,12 @@ impl ProgramReplay {
         }
         for n in &self.notes {
             s.push_str(&format!("  note: {n}\n"));
+        }
+        if !self.timing.is_empty() {
+            s.push_str(&format!("  clock_delta medians, silicon vs {} engine (samples):\n", self.engine));
+            for t in &self.timing {
+                s.push_str(&format!("    {:<52} {:>9.1} ({:>6})  {:>9.1} ({:>6})\n", t.opcode, t.silicon_median, t.silicon_samples, t.engine_median, t.engine_samples));
+            }
         }
         s
     }
@@ -194,11 +332,17 @@ fn hex32(v: u32) -> String {
     format!("0x{v:08x}")
 }
 
-/// Replays one trace; `root` is the repository root.
+/// Replays one trace on the golden engine; `root` is the repository root.
 pub fn replay_trace(t: &TraceFile, root: &Path) -> ProgramReplay {
+    replay_trace_on(t, root, "golden", &run_golden)
+}
+
+/// Replays one trace on an engine: `run` runs the instrumented program.
+pub fn replay_trace_on(t: &TraceFile, root: &Path, engine: &str, run: &dyn Fn(&Program) -> EngineRun) -> ProgramReplay {
     let mut r = ProgramReplay {
         name: t.name.clone(),
         program: t.program.clone(),
+        engine: engine.into(),
         gpu: t.provenance.gpu.clone(),
         interleaving_dependent: t.interleaving_dependent,
         ..Default::default()
@@ -246,24 +390,17 @@ pub fn replay_trace(t: &TraceFile, root: &Path) -> ProgramReplay {
         return r;
     }
     r.fields = packed.fields.len();
-    let mut m = Machine::new(&packed.program, Config::default());
-    let outcome = m.run();
-    let mut golden_error = None;
-    match &outcome {
-        Outcome::Completed => {}
-        Outcome::Fault => {
-            let f = m.findings.last().map(|f| f.to_string()).unwrap_or_default();
-            golden_error = Some(format!("the golden engine stopped with a finding: {f}"));
-        }
-        Outcome::Unsupported(s) => golden_error = Some(format!("the golden engine cannot run it: {s}")),
-    }
-    for f in &m.findings {
-        r.notes.push(format!("golden finding: {f}"));
+    let run = run(&packed.program);
+    let golden_error = run.error.clone();
+    for f in &run.findings {
+        r.notes.push(format!("{engine} finding: {f}"));
     }
     // ---- outputs ----
     // Timing buffers (%clock64 samples) are calibration data, never compared (`hopsync calibrate`).
     for b in prog.manifest.buffers.iter().filter(|b| b.output && !b.timing) {
-        let Some(gold) = m.buffer(&b.name) else { continue };
+        let Some(gold) = run.buffers.get(&b.name) else {
+            continue;
+        };
         let gold = hex(gold);
         r.outputs_compared += 1;
         match t.outputs.get(&b.name) {
@@ -287,6 +424,19 @@ pub fn replay_trace(t: &TraceFile, root: &Path) -> ProgramReplay {
         r.notes.push(format!("the unchanged program's GPU run: {}", t.plain.error.clone().unwrap_or_else(|| t.plain.status.clone())));
     }
     // ---- slots ----
+    let gbuf = run.buffers.get(TRACE_BUFFER).map(|b| b.as_slice()).unwrap_or(&[]);
+    let (gcounts, gold) = packed.layout.decode(gbuf);
+    let (gold, gold_clocks) = match split_clocks(&packed.fields, &gold) {
+        Ok(x) => x,
+        Err(e) => {
+            r.status = "error".into();
+            r.detail = Some(format!("the {engine} engine's trace: {e}"));
+            return r;
+        }
+    };
+    if let Some(td) = &t.trace {
+        r.timing = timing_rows(&td.clocks, &gold_clocks);
+    }
     if !t.interleaving_dependent {
         match &t.trace {
             None => r.notes.push("the trace holds no slots".into()),
@@ -297,8 +447,6 @@ pub fn replay_trace(t: &TraceFile, root: &Path) -> ProgramReplay {
                     return r;
                 }
                 Ok(gpu) => {
-                    let gbuf = m.buffer(TRACE_BUFFER).unwrap_or(&[]);
-                    let (gcounts, gold) = packed.layout.decode(gbuf);
                     compare_slots(&mut r, &packed.fields, &td.counts, &gpu, &gcounts, &gold, packed.layout.slots, prog.manifest.threads_per_cta());
                 }
             },
@@ -307,7 +455,7 @@ pub fn replay_trace(t: &TraceFile, root: &Path) -> ProgramReplay {
     let unexpected = r.classes.values().any(|c| !c.expected);
     r.status = if let Some(e) = golden_error {
         r.detail = Some(e);
-        "golden-error".into()
+        format!("{engine}-error")
     } else if unexpected {
         "mismatch".into()
     } else if r.classes.is_empty() {
@@ -466,12 +614,18 @@ pub fn classify(kind: FieldKind, gpu: u32, golden: u32, golden_silicon: bool) ->
     }
 }
 
-/// Replays one trace file.
+/// Replays one trace file on the golden engine.
 pub fn replay_file(path: &Path, root: &Path) -> ProgramReplay {
+    replay_file_on(path, root, "golden", &run_golden)
+}
+
+/// Replays one trace file on an engine ([`replay_trace_on`]).
+pub fn replay_file_on(path: &Path, root: &Path, engine: &str, run: &dyn Fn(&Program) -> EngineRun) -> ProgramReplay {
     match read_trace(path) {
-        Ok(t) => replay_trace(&t, root),
+        Ok(t) => replay_trace_on(&t, root, engine, run),
         Err(e) => ProgramReplay {
             name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            engine: engine.into(),
             status: "error".into(),
             detail: Some(e),
             ..Default::default()
@@ -481,9 +635,8 @@ pub fn replay_file(path: &Path, root: &Path) -> ProgramReplay {
 
 /// The trace files of a folder (`*.json`, not descending into `probe/` or any other folder).
 pub fn trace_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json")).collect())
-        .unwrap_or_default();
+    let mut v: Vec<_> =
+        std::fs::read_dir(dir).map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json")).collect()).unwrap_or_default();
     v.sort();
     v
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! {
-//!   "format": "hopsync-gpu-trace/1",
+//!   "format": "hopsync-gpu-trace/2",
 //!   "name": "pipeline", "program": "firmware/programs/demo/pipeline.ptx",
 //!   "provenance": { "gpu", "driver", "nvcc", "cuda_driver_api", "compute_capability", "date_utc",
 //!                   "program_fnv64", "instrumented_fnv64", "runner", "elapsed_ms" },
@@ -17,13 +17,22 @@
 //!     "counts": [u32 per thread],        // slots each thread wrote; > slots means overflow
 //!     "values": ["0001000080000000", ...],   // distinct slot values (hex u64)
 //!     "sequences": ["0 1 1 2", ...],     // distinct per-thread slot sequences: indices into values
-//!     "thread_sequence": [0, 0, 1, ...]  // per thread: its sequence
+//!     "thread_sequence": [0, 0, 1, ...], // per thread: its sequence
+//!     "clocks": [                        // per timed instruction: its clock_delta distribution
+//!       { "pc", "line", "instr", "opcode", "samples", "median", "min", "max",
+//!         "deltas": "2*96 3*30 41*2" }   // DELTA*COUNT, ascending
+//!     ]
 //!   }
 //! }
 //! ```
-//! Slot values are described in [`crate::gpu::instrument`].
+//! Slot values are described in [`crate::gpu::instrument`]. `values` and `sequences` hold the
+//! value slots only: the `%clock64` slots (`clock_before`, `clock_delta`) differ in every thread,
+//! so they would defeat the deduplication. They are split off at import into `clocks`, one
+//! histogram of `clock_delta` per instruction (format 2; format 1 had no clocks). The
+//! `clock_before` slots are checked at import (non-decreasing along each thread: a thread's clock
+//! never runs backwards) and not kept.
 
-use crate::gpu::instrument::Layout;
+use crate::gpu::instrument::{slot_field, slot_value, slot_value48, Field, FieldKind, Layout};
 use crate::gpu::pack::{pack_with, PackMeta};
 use crate::gpu::{FORMAT, TRACE_BUFFER};
 use crate::report::hex;
@@ -87,11 +96,158 @@ pub struct TraceData {
     pub sequences: Vec<String>,
     /// Per thread: index into `sequences`.
     pub thread_sequence: Vec<u32>,
+    /// Per timed instruction: the distribution of its `clock_delta` slots.
+    #[serde(default)]
+    pub clocks: Vec<ClockInstr>,
+}
+
+/// One instruction's `clock_delta` samples over all threads (instrument.rs: `%clock64` before
+/// the instruction to after the first read of its result).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockInstr {
+    /// Instruction index in the original program.
+    pub pc: u32,
+    /// Source line.
+    pub line: u32,
+    /// The instruction as PTX text.
+    pub instr: String,
+    /// Its mnemonic with modifiers (the text up to the first blank, guard left out): what
+    /// per-opcode figures group by.
+    pub opcode: String,
+    /// Number of samples.
+    pub samples: u64,
+    /// Median cycles ([`Histogram::median`]).
+    pub median: f64,
+    /// Fewest cycles.
+    pub min: u64,
+    /// Most cycles.
+    pub max: u64,
+    /// `DELTA*COUNT` pairs, ascending by delta.
+    pub deltas: String,
+}
+
+/// Cycle samples as counts per value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Histogram(pub BTreeMap<u64, u64>);
+
+impl Histogram {
+    /// Adds one sample.
+    pub fn add(&mut self, v: u64) {
+        *self.0.entry(v).or_default() += 1;
+    }
+    /// Adds every sample of another histogram.
+    pub fn merge(&mut self, o: &Histogram) {
+        for (v, n) in &o.0 {
+            *self.0.entry(*v).or_default() += n;
+        }
+    }
+    /// Number of samples.
+    pub fn samples(&self) -> u64 {
+        self.0.values().sum()
+    }
+    /// The median: the middle sample, or the mean of the two middle ones (as `calib::median`).
+    pub fn median(&self) -> f64 {
+        let n = self.samples();
+        if n == 0 {
+            return 0.0;
+        }
+        let nth = |k: u64| {
+            let mut seen = 0;
+            for (v, c) in &self.0 {
+                seen += c;
+                if seen > k {
+                    return *v;
+                }
+            }
+            0
+        };
+        if n % 2 == 1 {
+            nth(n / 2) as f64
+        } else {
+            (nth(n / 2 - 1) + nth(n / 2)) as f64 / 2.0
+        }
+    }
+    /// `DELTA*COUNT` text.
+    pub fn text(&self) -> String {
+        self.0.iter().map(|(v, n)| format!("{v}*{n}")).collect::<Vec<_>>().join(" ")
+    }
+    /// Parses [`Histogram::text`].
+    pub fn parse(s: &str) -> Result<Histogram, String> {
+        let mut h = Histogram::default();
+        for w in s.split_whitespace() {
+            let (v, n) = w.split_once('*').ok_or_else(|| format!("bad histogram entry `{w}`"))?;
+            let v: u64 = v.parse().map_err(|_| format!("bad histogram entry `{w}`"))?;
+            let n: u64 = n.parse().map_err(|_| format!("bad histogram entry `{w}`"))?;
+            *h.0.entry(v).or_default() += n;
+        }
+        Ok(h)
+    }
+}
+
+impl ClockInstr {
+    /// The samples.
+    pub fn histogram(&self) -> Result<Histogram, String> {
+        Histogram::parse(&self.deltas)
+    }
+}
+
+/// The mnemonic of an instruction's text: up to the first blank, a leading guard left out.
+pub fn opcode_of(instr: &str) -> String {
+    let t = instr.trim();
+    let t = if t.starts_with('@') { t.split_once(char::is_whitespace).map(|x| x.1).unwrap_or(t).trim_start() } else { t };
+    t.split_whitespace().next().unwrap_or("").trim_end_matches(';').to_string()
+}
+
+/// Splits per-thread slots into the value slots and, per timed instruction, the `clock_delta`
+/// distribution. Errors on a slot that names no field, and on a thread whose `clock_before`
+/// readings run backwards (then the slots are not clocks).
+pub fn split_clocks(fields: &[Field], slots: &[Vec<u64>]) -> Result<(Vec<Vec<u64>>, Vec<ClockInstr>), String> {
+    let mut values = Vec::with_capacity(slots.len());
+    let mut hist: BTreeMap<u32, Histogram> = BTreeMap::new();
+    for (t, s) in slots.iter().enumerate() {
+        let mut v = Vec::with_capacity(s.len());
+        let mut last_before = 0u64;
+        for (k, &slot) in s.iter().enumerate() {
+            let f = slot_field(slot).and_then(|i| fields.get(i as usize));
+            match f.map(|f| f.kind) {
+                Some(FieldKind::ClockBefore) => {
+                    let b = slot_value48(slot);
+                    if b < last_before {
+                        return Err(format!("thread {t} slot {k}: clock_before {b} after {last_before}: the clock runs backwards"));
+                    }
+                    last_before = b;
+                }
+                Some(FieldKind::ClockDelta) => hist.entry(f.unwrap().pc).or_default().add(slot_value(slot) as u64),
+                // Value slots, and slots that name no field (kept: replay reports them as `sequence`).
+                _ => v.push(slot),
+            }
+        }
+        values.push(v);
+    }
+    let clocks = hist
+        .into_iter()
+        .map(|(pc, h)| {
+            let f = fields.iter().find(|f| f.pc == pc).expect("field of a clock slot");
+            ClockInstr {
+                pc,
+                line: f.line,
+                instr: f.instr.clone(),
+                opcode: opcode_of(&f.instr),
+                samples: h.samples(),
+                median: h.median(),
+                min: h.0.keys().next().copied().unwrap_or(0),
+                max: h.0.keys().next_back().copied().unwrap_or(0),
+                deltas: h.text(),
+            }
+        })
+        .collect();
+    Ok((values, clocks))
 }
 
 impl TraceData {
-    /// Builds the deduplicated form from per-thread slots.
-    pub fn new(layout: Layout, counts: Vec<u32>, slots: &[Vec<u64>]) -> TraceData {
+    /// Builds the deduplicated form from per-thread value slots (see [`split_clocks`]) and the
+    /// clock distributions.
+    pub fn new(layout: Layout, counts: Vec<u32>, slots: &[Vec<u64>], clocks: Vec<ClockInstr>) -> TraceData {
         let mut values = Vec::new();
         let mut vindex: HashMap<u64, usize> = HashMap::new();
         let mut sequences: Vec<String> = Vec::new();
@@ -117,7 +273,7 @@ impl TraceData {
             });
             thread_sequence.push(i);
         }
-        TraceData { layout, counts, values, sequences, thread_sequence }
+        TraceData { layout, counts, values, sequences, thread_sequence, clocks }
     }
 
     /// Per thread: the stored slots.
@@ -240,11 +396,7 @@ pub fn read_result(dir: &Path, launch: &str) -> RunnerResult {
 pub fn read_provenance(dir: &Path) -> Provenance {
     let mut p = Provenance { runner: "cosim/gpu/runner/runner.cpp (nvcc -O2 -arch=sm_90, CUDA driver API JIT)".into(), ..Default::default() };
     let kv = |file: &str| -> Vec<(String, String)> {
-        std::fs::read_to_string(dir.join(file))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.split_once(' ').map(|(k, v)| (k.to_string(), v.trim().to_string())))
-            .collect()
+        std::fs::read_to_string(dir.join(file)).unwrap_or_default().lines().filter_map(|l| l.split_once(' ').map(|(k, v)| (k.to_string(), v.trim().to_string()))).collect()
     };
     for (k, v) in kv("env.txt") {
         match k.as_str() {
@@ -255,7 +407,11 @@ pub fn read_provenance(dir: &Path) -> Provenance {
                 p.driver = it.next().unwrap_or_default();
             }
             "nvcc" => {
-                p.nvcc = v.split(|c: char| c == ',' || c.is_whitespace()).find(|w| w.starts_with('V') && w[1..].starts_with(|c: char| c.is_ascii_digit())).map(String::from).unwrap_or(v);
+                p.nvcc = v
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .find(|w| w.starts_with('V') && w[1..].starts_with(|c: char| c.is_ascii_digit()))
+                    .map(String::from)
+                    .unwrap_or(v);
             }
             _ => {}
         }
@@ -313,7 +469,8 @@ pub fn import_one(results: &Path, meta: &PackMeta, root: &Path) -> Result<TraceF
                 return Err(format!("trace buffer {f} has {} bytes, expected {}", b.len(), meta.layout.bytes()));
             }
             let (counts, slots) = meta.layout.decode(&b);
-            Some(TraceData::new(meta.layout, counts, &slots))
+            let (values, clocks) = split_clocks(&p.fields, &slots)?;
+            Some(TraceData::new(meta.layout, counts, &values, clocks))
         }
         _ => None,
     };
