@@ -13,12 +13,13 @@
 //! warps, 8-16 CTAs); `HOPSYNC_RTL_GEN_CHUNKS=a..b` runs chunks a..b only (one chunk is a
 //! 1000-program slice).
 //!
-//! Known divergence (not fixed here, it is in the MbarrierUnit): chunk 1 holds `hopsync gen --seed
-//! 1001623 --small`, where a try_wait's suspend-time limit expires at the same edge at which a
-//! complete_tx completes the awaited phase. The unit decides the timeout on the state before that
-//! edge (its completion is registered and applied one cycle later), so the RTL answers false;
-//! the engine learns of the timeout from the registered wake one cycle after it applied the
-//! write, so the lockstep gives the golden model the write first and it answers true.
+//! Fixed races the long run found: a try_wait whose suspend-time limit expired while the
+//! complete_tx that completes its phase was in the unit's pipeline (gen seeds 1001623 --small,
+//! 1026960, 1020997 --large, ...): the MbarrierUnit now wakes a timed-out waiter as completed when
+//! the completion lands before it leaves, so its answer is what the word shows where the engine
+//! retires it (hdl/src/mbarrier_unit.rs
+//! `try_wait_timeout_racing_a_completion_answers_what_the_word_shows`); and a named-barrier count
+//! above the CTA (ub seed 1074980), which both engines now name `BarrierCountAboveCta` at issue.
 //!
 //! A failure names the seed and options: `hopsync gen --seed N [--ub] [--small|--large] --out
 //! x.ptx && hopsync cosim x.ptx` reproduces it.

@@ -58,6 +58,8 @@
 //! | `boxDim[0] * elementSize must be <= S bytes when swizzle is SB` (S = 32, 64, 128) | tiled | DRV interleave: inner box <= swizzle size when interleave is NONE |
 //! | `channelsPerPixel * elementSize must be <= S bytes when swizzle is SB` | im2col | DRV Im2col interleave: same rule on channelsPerPixel |
 //! | `oobFill NAN_REQUEST_ZERO_FMA requires a floating-point tensorDataType` | both | DRV oobFill |
+//! | `the box must be at most 233472 bytes (prod(ceil(boxDim[i] / elementStrides[i])) * elementSize)` | tiled | measured: driver 580 on H200 (docs/SILICON_DISAGREEMENTS.md §2) |
+//! | `channelsPerPixel * elementSize must be a multiple of 16 bytes` | im2col | measured: driver 580 on H200 (docs/SILICON_DISAGREEMENTS.md §2) |
 //!
 //! `l2Promotion` accepts all four `CUtensorMapL2promotion` values (NONE, L2_64B, L2_128B,
 //! L2_256B); an unknown spelling is refused when the manifest is parsed, and the 2-bit image
@@ -177,7 +179,12 @@ mod cite {
     pub const IM2COL_CORNERS: &str = "CUDA Driver API §6.30: cuTensorMapEncodeIm2col pixelBoxLowerCorner/pixelBoxUpperCorner; PTX ISA 9.0 §5.5.4.1 im2col Bounding Box";
     pub const HOPSYNC: &str = "hopsync tensormap spec (no driver counterpart: the driver takes bare arrays)";
     pub const IMAGE: &str = "hopsync tensor-map descriptor image layout v1 (firmware/src/tensormap.rs module doc)";
+    pub const DRIVER_580: &str = "measured: cuTensorMapEncode* of driver 580.159.04 on an H200 refuses it (docs/SILICON_DISAGREEMENTS.md §2, cosim/traces/sm90/probe/tensormap_thresholds.json)";
 }
+
+/// The largest tiled box the sm_90 driver encodes, in bytes: 228 KiB, an SM's shared memory
+/// (measured, docs/SILICON_DISAGREEMENTS.md §2).
+pub const MAX_BOX_BYTES: u64 = 233_472;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -949,6 +956,20 @@ impl TensorMapSpec {
             }
         }
 
+        // The box's bytes. Not in the driver documentation; measured: the driver refuses a tiled
+        // box above 233472 bytes (228 KiB, an SM's shared memory), counted with every
+        // elementStrides entry, elementStrides[0] included (150 probes, threshold exact).
+        if !im2col {
+            let bytes: u64 = self.box_dim.iter().zip(&self.element_strides).map(|(&b, &e)| u64::from(b).div_ceil(u64::from(e))).product::<u64>() * esize;
+            if bytes > MAX_BOX_BYTES {
+                return Err(TensorMapError::new(
+                    format!("the box must be at most {MAX_BOX_BYTES} bytes (prod(ceil(boxDim[i] / elementStrides[i])) * elementSize)"),
+                    cite::DRIVER_580,
+                    format!("boxDim {:?}, elementStrides {:?}, elementSize {esize}: {bytes} bytes", self.box_dim, self.element_strides),
+                ));
+            }
+        }
+
         // Interleave / swizzle. Source: both encoders, swizzle: "When interleave is
         // CU_TENSOR_MAP_INTERLEAVE_32B, swizzle must be CU_TENSOR_MAP_SWIZZLE_32B. Other
         // interleave modes can have any swizzling pattern."
@@ -1051,6 +1072,18 @@ impl TensorMapSpec {
                 "channelsPerPixel must be in 1..=256",
                 api,
                 format!("channelsPerPixel = {}", self.channels_per_pixel),
+            ));
+        }
+        // Not in the driver documentation; measured: the driver refuses a pixel whose channels
+        // are not a multiple of 16 bytes (FLOAT32 channelsPerPixel 1, 2, 3, 5, 6 refused; 4, 12
+        // accepted; 48 and 112 bytes accepted: not a power of two).
+        let esize = self.data_type.element_size().unwrap_or(1);
+        let pixel = self.channels_per_pixel * esize;
+        if pixel % 16 != 0 {
+            return Err(TensorMapError::new(
+                "channelsPerPixel * elementSize must be a multiple of 16 bytes",
+                cite::DRIVER_580,
+                format!("channelsPerPixel ({}) * elementSize ({esize}) = {pixel} bytes", self.channels_per_pixel),
             ));
         }
         // Source: cuTensorMapEncodeIm2col: "pixelsPerColumn ... must be less than or equal to
@@ -1706,6 +1739,10 @@ mod tests {
                     };
                     spec.box_dim =
                         std::iter::once(box0 as u32).chain((1..rank).map(|_| 1 + rng.below(256) as u32)).collect();
+                    let bytes: u64 = spec.box_dim.iter().zip(&spec.element_strides).map(|(&b, &e)| u64::from(b).div_ceil(u64::from(e))).product::<u64>() * esize;
+                    if bytes > MAX_BOX_BYTES {
+                        continue 'retry;
+                    }
                 }
                 TensorMapMode::Im2col => {
                     let (lo, hi) = match rank {
@@ -1726,7 +1763,9 @@ mod tests {
                         (TensorMapInterleave::None, Some(sp)) => (sp / esize).min(256),
                         _ => 256,
                     };
-                    spec.channels_per_pixel = 1 + rng.below(max_c) as u32;
+                    // whole 16-byte pixels (the driver's rule)
+                    let unit_c = 16 / esize;
+                    spec.channels_per_pixel = (unit_c * (1 + rng.below(max_c / unit_c))) as u32;
                     spec.pixels_per_column = 1 + rng.below(1024) as u32;
                 }
             }
@@ -2015,6 +2054,35 @@ mod tests {
     }
 
     #[test]
+    fn tensormap_rule_box_bytes_at_most_shared_memory() {
+        // the driver's measured limit: 233472 bytes pass, one 64-byte row more fails; counted
+        // with elementStrides, elementStrides[0] included
+        let mut s = TensorMapSpec::tiled(TensorMapDataType::Uint8, 0x4000, vec![256, 256, 256], vec![256, 65536], vec![16, 57, 256]);
+        assert_ok(&s);
+        s.box_dim = vec![16, 82, 178];
+        assert_rule(&s, "the box must be at most 233472 bytes (prod(ceil(boxDim[i] / elementStrides[i])) * elementSize)");
+        let mut s = TensorMapSpec::tiled(TensorMapDataType::Float32, 0x4000, vec![256, 256], vec![1024], vec![256, 256]);
+        assert_rule(&s, "the box must be at most 233472 bytes (prod(ceil(boxDim[i] / elementStrides[i])) * elementSize)");
+        s.element_strides = vec![2, 1];
+        assert_ok(&s);
+        s.element_strides = vec![1, 2];
+        assert_ok(&s);
+    }
+
+    #[test]
+    fn tensormap_rule_im2col_pixel_multiple_of_16_bytes() {
+        let mut s = im2col4(); // float16
+        for (c, ok) in [(8, true), (24, true), (56, true), (4, false), (12, false), (1, false)] {
+            s.channels_per_pixel = c;
+            if ok {
+                assert_ok(&s);
+            } else {
+                assert_rule(&s, "channelsPerPixel * elementSize must be a multiple of 16 bytes");
+            }
+        }
+    }
+
+    #[test]
     fn tensormap_rule_inner_box_within_swizzle_span() {
         for (sw, span) in [(TensorMapSwizzle::B32, 32u32), (TensorMapSwizzle::B64, 64), (TensorMapSwizzle::B128, 128)] {
             let mut s = seed_tiled(); // int32
@@ -2027,7 +2095,8 @@ mod tests {
             s.swizzle = sw;
             s.channels_per_pixel = span / 2;
             assert_ok(&s);
-            s.channels_per_pixel = span / 2 + 1;
+            // one 16-byte pixel more (whole 16-byte pixels are a rule of their own)
+            s.channels_per_pixel = span / 2 + 8;
             assert_rule(&s, &format!("channelsPerPixel * elementSize must be <= {span} bytes when swizzle is {span}B"));
         }
         // Not applied with an interleave mode: 16B interleave, 32B swizzle, 64 float16 = 128 B.
