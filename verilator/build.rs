@@ -182,9 +182,10 @@ fn main() {
 
 /// The sizes of the engine's MbarrierUnit banks (sim/src/units.rs `MbarUnit::new`).
 const ENGINE_MBAR_WORDS_LOG2: [usize; 3] = [9, 12, 15];
-/// sim/configs/sm90.toml's try_wait limit in cycles: `default_suspend_ns` (1000) x `mhz` (1980)
-/// / 1000. verilator/tests/engine.rs checks it against `SmConfig::sm90()`.
-const ENGINE_SUSPEND_CYCLES: u32 = 1980;
+/// sim/configs/sm90.toml's try_wait limit in cycles: `default_suspend_ns` (0, measured on the
+/// H200) x `mhz` (1980) / 1000. The test `engine_models_use_the_sm90_try_wait_limit` (verilator/src/engine.rs)
+/// checks it against `SmConfig::sm90()`, and the engine refuses another configuration.
+const ENGINE_SUSPEND_CYCLES: u32 = 0;
 
 /// Marks internal signals `/*verilator public_flat_rd*/` at their declaration in the generated
 /// Verilog so Verilator keeps them as readable members. (A `.vlt` `public_flat_rd -var` did not

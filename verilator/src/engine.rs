@@ -606,7 +606,7 @@ mod tests {
         let c = SmConfig::sm90();
         assert_eq!(c.ns_to_cycles(c.sync.default_suspend_ns), ENGINE_SUSPEND_CYCLES as u64);
         let mut other = SmConfig::sm90();
-        other.sync.default_suspend_ns *= 2.0;
+        other.sync.default_suspend_ns += 1000.0;
         let e = VerilatorBackend::new(&other, None).err().unwrap();
         assert!(e.starts_with("unsupported:"), "{e}");
     }
