@@ -960,7 +960,7 @@ impl TensorMapSpec {
         // box above 233472 bytes (228 KiB, an SM's shared memory), counted with every
         // elementStrides entry, elementStrides[0] included (150 probes, threshold exact).
         if !im2col {
-            let bytes: u64 = self.box_dim.iter().zip(&self.element_strides).map(|(&b, &e)| u64::from(b).div_ceil(u64::from(e))).product::<u64>() * esize;
+            let bytes = self.box_bytes(esize);
             if bytes > MAX_BOX_BYTES {
                 return Err(TensorMapError::new(
                     format!("the box must be at most {MAX_BOX_BYTES} bytes (prod(ceil(boxDim[i] / elementStrides[i])) * elementSize)"),
@@ -1012,6 +1012,12 @@ impl TensorMapSpec {
         }
 
         Ok(())
+    }
+
+    /// The bytes of a tiled box as the driver counts them against [`MAX_BOX_BYTES`]:
+    /// `prod(ceil(boxDim[i] / elementStrides[i])) * elementSize`, elementStrides[0] included.
+    fn box_bytes(&self, esize: u64) -> u64 {
+        self.box_dim.iter().zip(&self.element_strides).map(|(&b, &e)| u64::from(b).div_ceil(u64::from(e))).product::<u64>() * esize
     }
 
     /// Im2col box rules (rank, lengths and globalDim already checked).
@@ -1739,8 +1745,7 @@ mod tests {
                     };
                     spec.box_dim =
                         std::iter::once(box0 as u32).chain((1..rank).map(|_| 1 + rng.below(256) as u32)).collect();
-                    let bytes: u64 = spec.box_dim.iter().zip(&spec.element_strides).map(|(&b, &e)| u64::from(b).div_ceil(u64::from(e))).product::<u64>() * esize;
-                    if bytes > MAX_BOX_BYTES {
+                    if spec.box_bytes(esize) > MAX_BOX_BYTES {
                         continue 'retry;
                     }
                 }

@@ -190,16 +190,7 @@ fn timing_rows(silicon: &[ClockInstr], engine: &[ClockInstr]) -> Vec<TimingRow> 
         .map(|k| {
             let empty = Histogram::default();
             let (hs, he) = (s.get(k).unwrap_or(&empty), e.get(k).unwrap_or(&empty));
-            TimingRow {
-                opcode: k.clone(),
-                programs: 1,
-                silicon_samples: hs.samples(),
-                silicon_median: hs.median(),
-                engine_samples: he.samples(),
-                engine_median: he.median(),
-                silicon_deltas: hs.text(),
-                engine_deltas: he.text(),
-            }
+            TimingRow::of(k.clone(), 1, hs, he)
         })
         .collect()
 }
@@ -217,7 +208,14 @@ pub fn timing_by_opcode(reports: &[ProgramReplay]) -> Vec<TimingRow> {
         }
     }
     m.into_iter()
-        .map(|(opcode, (programs, hs, he))| TimingRow {
+        .map(|(opcode, (programs, hs, he))| TimingRow::of(opcode, programs, &hs, &he))
+        .collect()
+}
+
+impl TimingRow {
+    /// The row of `opcode` over `programs` programs from its silicon and engine histograms.
+    fn of(opcode: String, programs: u32, hs: &Histogram, he: &Histogram) -> TimingRow {
+        TimingRow {
             opcode,
             programs,
             silicon_samples: hs.samples(),
@@ -226,8 +224,8 @@ pub fn timing_by_opcode(reports: &[ProgramReplay]) -> Vec<TimingRow> {
             engine_median: he.median(),
             silicon_deltas: hs.text(),
             engine_deltas: he.text(),
-        })
-        .collect()
+        }
+    }
 }
 
 /// What an engine's run of an instrumented program gives replay.
