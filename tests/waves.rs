@@ -111,7 +111,7 @@ fn vcd_of_a_seed_parses_with_scopes_and_signals() {
     }
     assert!(seen["instr"].iter().any(|t| t.starts_with("mbarrier.")), "warp 0 runs mbarrier instructions");
     assert!(seen["stall"].iter().all(|s| stalls.contains(s.as_str())), "{:?}", seen["stall"]);
-    assert!(seen["stall"].contains("Issued") && seen["stall"].contains("Exited"));
+    assert!(seen["stall"].contains("Issued") && seen["stall"].contains("Exited"), "{:?}", seen["stall"]);
     assert!(seen["state"].iter().all(|s| states.contains(s.as_str())), "{:?}", seen["state"]);
     assert!(seen["op"].contains("Init") && seen["op"].iter().any(|o| o.starts_with("Arrive")), "{:?}", seen["op"]);
     assert!(valid_high >= 2, "the mbarrier unit's local port gets requests");

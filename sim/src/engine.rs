@@ -2101,6 +2101,9 @@ impl<'p> Engine<'p> {
     fn observe(&mut self) {
         let mut views = std::mem::take(&mut self.views);
         views.clear();
+        // The run's last sample is the one the waveform holds to its end: it shows the warps
+        // that exited as Exited, the last one's `ret` of this cycle included.
+        let run_done = self.finished();
         for (ci, c) in self.ctas.iter().enumerate() {
             for (wi, w) in c.warps.iter().enumerate() {
                 let mw = &self.m.ctas[ci].warps[wi];
@@ -2122,7 +2125,8 @@ impl<'p> Engine<'p> {
                         None => WarpActivity::Exited,
                     }
                 };
-                views.push(WarpView { cta: ci as u32, warp: wi as u32, pc, stall: w.stall, state, live });
+                let stall = if run_done && w.exited { Stall::Exited } else { w.stall };
+                views.push(WarpView { cta: ci as u32, warp: wi as u32, pc, stall, state, live });
             }
         }
         let mut cluster_of = vec![0u32; self.ctas.len()];
