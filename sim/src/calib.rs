@@ -479,13 +479,14 @@ What the silicon figures show (H200, sm_90; two runs of the batch agreed within 
   clock after the first use of the result: the same `try_wait` answers `false` after **40 cycles**
   without a hint (a `true` answer on a completed phase also takes 40: no suspension at all) and
   after **3936 cycles** with the 2000 ns hint (3960 cycles at 1980 MHz: silicon waits the whole
-  hint out, as the RTL engine does, 3966). So silicon's default time limit is about zero
-  (`sync.default_suspend_ns`, 1000 ns in the RTL engine). Whether these two figures should be
-  re-measured with the predicate used first is the calibration programs' owner's call.
+  hint out, as the RTL engine does, 3966). So silicon's default time limit is about zero, and
+  sm90.toml's `sync.default_suspend_ns` is 0 since 2026-11-22. The two figures above still
+  compare issue times with answers: calibration/mbarrier.ptx should use the predicate before its
+  second clock read and be recorded again.
 - A remote `mbarrier.arrive` ping-pong round trip (913 cycles) is almost three times an
   `st.async` one (325 cycles), though both cross the DSMEM network twice; the RTL engine has one
   `dsmem.latency` for both, so no single value fits both.
-- Error statistics leave out the figures the RTL engine cannot run (TMA: no TMA unit yet).
+- Error statistics leave out the figures the RTL engine cannot run.
 
 ";
 
@@ -502,9 +503,9 @@ pub struct FitParam {
 
 /// The parameters `hopsync calibrate fit` searches, in search order: the sync paths and the memory
 /// latencies the calibration programs exercise. Physical facts (clock, schedulers, banks) and
-/// modelling limits are not fitted. Neither is `sync.default_suspend_ns`: silicon says a few
-/// cycles, but a try_wait limit that short makes the RTL engine's try_wait results diverge from
-/// the golden model's under `hopsync cosim` (the lockstep compares a timing-dependent answer).
+/// modelling limits are not fitted. Neither is `sync.default_suspend_ns`: it comes from the
+/// per-instruction GPU traces (0: silicon answers an incomplete try_wait without a hint as fast
+/// as a complete one), and the calibration figures for it measure issue time only.
 /// Nor `latency.sreg`: every figure reads `%clock64` twice, so it would absorb any other error.
 pub const FIT_PARAMS: &[FitParam] = &[
     FitParam { key: "sync.named_barrier_request_cycles", min: 1.0, max: 200.0 },
