@@ -472,17 +472,13 @@ What the silicon figures show (H200, sm_90; two runs of the batch agreed within 
   issues the next instruction before it blocks, so the `%clock64` read right after the barrier
   comes 2..21 cycles after the one before it, even with 32 warps. The barrier's cost shows in the
   loop period (`bar.sync loop period`), which includes the loop's own instructions.
-- `try_wait` whose phase is not complete: the two `try_wait false` figures (2 cycles without a
-  suspendTimeHint, 13 with a 2000 ns hint) are **issue times, not answers**: the program reads
-  `%clock64` right after the `try_wait` and never uses its predicate before, and sm_90 does not
-  hold a clock read for an outstanding result. The GPU traces (format 2, section below) read the
-  clock after the first use of the result: the same `try_wait` answers `false` after **40 cycles**
-  without a hint (a `true` answer on a completed phase also takes 40: no suspension at all) and
-  after **3936 cycles** with the 2000 ns hint (3960 cycles at 1980 MHz: silicon waits the whole
-  hint out, as the RTL engine does, 3966). So silicon's default time limit is about zero, and
-  sm90.toml's `sync.default_suspend_ns` is 0 since 2026-11-22. The two figures above still
-  compare issue times with answers: calibration/mbarrier.ptx should use the predicate before its
-  second clock read and be recorded again.
+- `try_wait` whose phase is not complete: the first recording read `%clock64` right after the
+  `try_wait` without using its predicate, and sm_90 does not hold a clock read for an outstanding
+  result, so it measured issue time (2 cycles without a suspendTimeHint, 13 with 2000 ns).
+  calibration/mbarrier.ptx now uses the predicate first (re-recorded 2026-11-22 08:03 UTC, same
+  H200): `false` after **41 cycles** without a hint (as long as a `true` answer: no suspension,
+  so sm90.toml's `sync.default_suspend_ns` is 0) and after **4025 cycles** with the 2000 ns hint
+  (silicon waits the whole hint out, as the RTL engine does).
 - A remote `mbarrier.arrive` ping-pong round trip (913 cycles) is almost three times an
   `st.async` one (325 cycles), though both cross the DSMEM network twice; the RTL engine has one
   `dsmem.latency` for both, so no single value fits both.
@@ -503,9 +499,9 @@ pub struct FitParam {
 
 /// The parameters `hopsync calibrate fit` searches, in search order: the sync paths and the memory
 /// latencies the calibration programs exercise. Physical facts (clock, schedulers, banks) and
-/// modelling limits are not fitted. Neither is `sync.default_suspend_ns`: it comes from the
-/// per-instruction GPU traces (0: silicon answers an incomplete try_wait without a hint as fast
-/// as a complete one), and the calibration figures for it measure issue time only.
+/// modelling limits are not fitted. Neither is `sync.default_suspend_ns`: it is set from
+/// silicon directly (0: an incomplete try_wait without a hint answers as fast as a complete one,
+/// 41 cycles, calibration/mbarrier.ptx).
 /// Nor `latency.sreg`: every figure reads `%clock64` twice, so it would absorb any other error.
 pub const FIT_PARAMS: &[FitParam] = &[
     FitParam { key: "sync.named_barrier_request_cycles", min: 1.0, max: 200.0 },
