@@ -162,20 +162,34 @@ fn rtl_reports_cycles_and_golden_does_not() {
     assert_eq!(rj["outputs"], gj["outputs"]);
 }
 
+/// The RTL engine's event stream of a program that runs to completion.
+fn recorded_events(rel: &str) -> (Program, Vec<hopsync_sim::engine::Event>) {
+    let prog = Program::load(&programs_dir().join(rel)).unwrap();
+    let events = {
+        let mut e = hopsync_sim::engine::Engine::new(&prog, Config::default(), SmConfig::sm90());
+        e.record_events();
+        let outcome = e.run();
+        assert_eq!(e.report(&outcome).status, "ok", "{rel}");
+        e.take_events()
+    };
+    (prog, events)
+}
+
+/// Replays an event stream into a fresh golden model, as the lockstep does; the first divergence.
+fn replay(prog: &Program, events: Vec<hopsync_sim::engine::Event>) -> Result<(), hopsync_cosim::lockstep::Divergence> {
+    let mut g = hopsync_cosim::lockstep::Golden::new(prog, Config::default(), SmConfig::sm90().period_ps());
+    for ev in events {
+        hopsync_sim::lockstep::apply(&mut g, ev)?;
+    }
+    Ok(())
+}
+
 #[test]
 fn rtl_cosim_catches_a_corrupted_retire_record() {
-    use hopsync_cosim::lockstep::Golden;
-    use hopsync_sim::engine::{Engine, Event};
+    use hopsync_sim::engine::Event;
     // Run the RTL engine with its event stream, corrupt the first register write of an
     // mbarrier.arrive's token, and replay: the golden side must name that instruction.
-    let p = programs_dir().join("demo/pipeline.ptx");
-    let prog = Program::load(&p).unwrap();
-    let sm = SmConfig::sm90();
-    let mut e = Engine::new(&prog, Config::default(), sm.clone());
-    e.record_events();
-    let outcome = e.run();
-    assert_eq!(e.report(&outcome).status, "ok");
-    let mut events = e.take_events();
+    let (prog, mut events) = recorded_events("demo/pipeline.ptx");
     let k = events
         .iter()
         .position(|ev| matches!(ev, Event::Retire { rec, .. } if !rec.regs.is_empty() && prog.module.kernel.body[rec.pc as usize].op == hopsync_firmware::Opcode::MbarrierArrive))
@@ -184,25 +198,7 @@ fn rtl_cosim_catches_a_corrupted_retire_record() {
         let l = rec.regs[0].mask.trailing_zeros() as usize;
         rec.regs[0].values[l] ^= 1 << 63;
     }
-    let mut g = Golden::new(&prog, Config::default(), sm.period_ps());
-    let mut result = Ok(());
-    for ev in events {
-        result = match ev {
-            Event::Retire { cycle, rec } => {
-                g.set_time(cycle);
-                g.step(&rec)
-            }
-            Event::Complete { cycle, seq } => {
-                g.set_time(cycle);
-                g.complete_async(seq)
-            }
-            other => hopsync_sim::lockstep::apply(&mut g, other),
-        };
-        if result.is_err() {
-            break;
-        }
-    }
-    let d = result.expect_err("the corrupted token diverges");
+    let d = replay(&prog, events).expect_err("the corrupted token diverges");
     assert!(d.what.starts_with("register"), "{d}");
     assert!(d.instr.starts_with("mbarrier.arrive"), "{d}");
     assert!(d.line > 0 && d.waves.to_cycle > d.waves.from_cycle, "{d}");
@@ -226,26 +222,12 @@ fn rtl_cosim_report_has_compared_and_divergences() {
 
 #[test]
 fn rtl_cosim_catches_a_corrupted_tma_landing() {
-    use hopsync_cosim::lockstep::Golden;
-    use hopsync_sim::engine::{Engine, Event};
+    use hopsync_sim::engine::Event;
     // Corrupt one byte the engine reports for a TMA copy's landing, then the complete-tx word:
     // the golden side must name the copy instruction, both values and the waveform window.
-    let p = programs_dir().join("tma/multicast_2cta.ptx");
-    let prog = Program::load(&p).unwrap();
-    let sm = SmConfig::sm90();
-    let mut e = Engine::new(&prog, Config::default(), sm.clone());
-    e.record_events();
-    let outcome = e.run();
-    assert_eq!(e.report(&outcome).status, "ok");
-    let events = e.take_events();
+    let (prog, events) = recorded_events("tma/multicast_2cta.ptx");
     let k = events.iter().position(|ev| matches!(ev, Event::TmaComplete { cta: Some(_), effect, .. } if !effect.bytes.is_empty())).expect("a TMA landing");
-    let replay = |events: Vec<Event>| {
-        let mut g = Golden::new(&prog, Config::default(), sm.period_ps());
-        for ev in events {
-            hopsync_sim::lockstep::apply(&mut g, ev)?;
-        }
-        Ok::<(), hopsync_cosim::lockstep::Divergence>(())
-    };
+    let replay = |events| replay(&prog, events);
     replay(events.clone()).expect("the stream as recorded passes");
     let mut bad = events.clone();
     if let Event::TmaComplete { effect, .. } = &mut bad[k] {
