@@ -1,24 +1,12 @@
 #!/usr/bin/env python3
 """Probe list for `runner --encode` (cosim/gpu/runner/README.md) that pins down where the driver
-starts refusing the two kinds of tensor map hopsync's encoder accepts
+starts refusing two kinds of tensor map hopsync's encoder accepted (it now enforces the limits found)
 (docs/SILICON_DISAGREEMENTS.md §2): im2col with few bytes per pixel, and large tiled boxes.
 
 Usage: python3 tensormap_thresholds.py > thresholds.txt ; runner --encode thresholds.txt out.txt
 """
 
-# The line format of tensormap_probes.py (which prints its own list when imported).
-def line(name, m):
-    r = m["rank"]
-    s = (f"tensormap {name} {m['mode']} @{m['addr']:#x} 0 type {m['type']} rank {r} interleave {m['interleave']} "
-         f"swizzle {m['swizzle']} l2 {m['l2']} oob {m['oob']} dim {' '.join(map(str, m['dim'][:r]))} "
-         f"stride {' '.join(map(str, m['stride'][:r - 1]))}")
-    if m["mode"] == "tiled":
-        s += f" box {' '.join(map(str, m['box'][:r]))}"
-    else:
-        s += (f" lower {' '.join(map(str, m['lower'][:r - 2]))} upper {' '.join(map(str, m['upper'][:r - 2]))}"
-              f" channels {m['channels']} pixels {m['pixels']}")
-    return s + f" estride {' '.join(map(str, m['estride'][:r]))}"
-
+from tensormap_probes import line  # the runner's probe line format
 
 # CUtensorMapDataType: UINT8 0, UINT16 1, UINT32 2, INT32 3, UINT64 4, INT64 5, FLOAT16 6,
 # FLOAT32 7, FLOAT64 8, BFLOAT16 9 (element bytes below).
