@@ -7,7 +7,9 @@
 //! The `verilated` crate could not be used: it targets Verilator 4 and its shim fails to build
 //! against Verilator 5 (`VerilatedVoidCb`); Debian ships 5.006 (see README.md).
 
-use hopsync_hdl::verilog::{generate, module_name, ports, Port, Sizes, UNITS};
+use hopsync_hdl::tma_engine::TmaEngine;
+use hopsync_hdl::verilog::{generate, generate_body, module_name, ports, rename_top, Port, Sizes, UNITS};
+use rust_hdl::prelude::{check_all, generate_verilog_unchecked, Block};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -112,6 +114,27 @@ fn main() {
         let text = make_public(&text, &taps);
         models.push((format!("mbarrier_unit_a{a}"), "mbarrier_unit", text, taps));
     }
+    // The engine's TmaEngine at sm90.toml's parameters: the lockstep model when they are its
+    // parameters (the same Verilog), else a model of its own.
+    let tma_model = {
+        let mut u = TmaEngine::new(ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE);
+        u.connect_all();
+        check_all(&u).unwrap_or_else(|e| panic!("tma_engine at the engine's parameters: {e:?}"));
+        let body = rename_top(&generate_verilog_unchecked(&u), &module_name("tma_engine"));
+        if body == generate_body("tma_engine", &sizes).unwrap() {
+            "tma_engine".to_string()
+        } else {
+            let name = format!("tma_engine_t{ENGINE_TMA_READ_TAGS}_b{ENGINE_TMA_BYTES_PER_CYCLE}");
+            models.push((name.clone(), "tma_engine", body, vec![]));
+            name
+        }
+    };
+    writeln!(rs, "/// The model of the engine's TmaEngine (its parameters: [`ENGINE_TMA_READ_TAGS`], [`ENGINE_TMA_BYTES_PER_CYCLE`]).").unwrap();
+    writeln!(rs, "pub const ENGINE_TMA_MODEL: &str = {tma_model:?};").unwrap();
+    writeln!(rs, "/// Global reads in flight of the engine's TmaEngine model (sm90.toml `[tma] read_tags`).").unwrap();
+    writeln!(rs, "pub const ENGINE_TMA_READ_TAGS: u32 = {ENGINE_TMA_READ_TAGS};").unwrap();
+    writeln!(rs, "/// Request bytes per cycle of the engine's TmaEngine model (sm90.toml `[global] bytes_per_cycle`, at most 32).").unwrap();
+    writeln!(rs, "pub const ENGINE_TMA_BYTES_PER_CYCLE: u32 = {ENGINE_TMA_BYTES_PER_CYCLE};").unwrap();
     writeln!(rs, "/// The try_wait limit (cycles) the engine's MbarrierUnit models were built with.").unwrap();
     writeln!(rs, "pub const ENGINE_SUSPEND_CYCLES: u32 = {ENGINE_SUSPEND_CYCLES};").unwrap();
     rs += "mod ffi {\n    use std::os::raw::{c_char, c_int, c_void};\n    extern \"C\" {\n";
@@ -186,6 +209,14 @@ const ENGINE_MBAR_WORDS_LOG2: [usize; 3] = [9, 12, 15];
 /// H200) x `mhz` (1980) / 1000. The test `engine_models_use_the_sm90_try_wait_limit` (verilator/src/engine.rs)
 /// checks it against `SmConfig::sm90()`, and the engine refuses another configuration.
 const ENGINE_SUSPEND_CYCLES: u32 = 0;
+
+/// sim/configs/sm90.toml's TmaEngine parameters (sim/src/units.rs `tma_engine_params`): `[tma]
+/// read_tags` and `[global] bytes_per_cycle` (at most 32). The test
+/// `engine_models_use_the_sm90_tma_parameters` (verilator/src/engine.rs) checks them against
+/// `SmConfig::sm90()`, and the engine refuses another configuration.
+const ENGINE_TMA_READ_TAGS: u32 = 256;
+/// See [`ENGINE_TMA_READ_TAGS`].
+const ENGINE_TMA_BYTES_PER_CYCLE: u32 = 32;
 
 /// Marks internal signals `/*verilator public_flat_rd*/` at their declaration in the generated
 /// Verilog so Verilator keeps them as readable members. (A `.vlt` `public_flat_rd -var` did not

@@ -42,7 +42,7 @@
 use crate::config::SmConfig;
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
 use crate::timing::{self, Class, InstrInfo};
-use crate::units::{ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaUnit};
+use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
 use hopsync_cosim::finding::FindingKind;
@@ -408,10 +408,10 @@ impl<'p> Engine<'p> {
         let mut ctas = ctas;
         let uses_tma_unit = prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor));
         let backend_unsupported = if uses_tma_unit { cfg.backend.unsupported("tma_engine") } else { None };
-        if uses_tma_unit {
-            let per = (cfg.global.bytes_per_cycle as u32).clamp(1, 32);
+        if uses_tma_unit && backend_unsupported.is_none() {
+            let (tags, per) = tma_engine_params(&cfg);
             for c in &mut ctas {
-                c.tma = Some(TmaUnit::new(cfg.tma.read_tags, per));
+                c.tma = Some(TmaUnit::with_backend(&cfg.backend, tags, per));
             }
         }
         let mut clusters: Vec<ClusterState> = Vec::new();

@@ -17,9 +17,9 @@
 //!
 //! [`SmConfig::backend`]: crate::SmConfig::backend
 //!
-//! The TmaEngine ([`TmaUnit`]) is clocked the same way; its ports are plain values here
-//! ([`TmaInputs`], [`TmaOutputs`]) and the engine plays global memory, shared memory and the
-//! mbarrier paths around it.
+//! The TmaEngine ([`TmaUnit`]) is clocked the same way, through the same seam ([`TmaSim`],
+//! [`UnitBackend::tma`]); its ports are plain values here ([`TmaInputs`], [`TmaOutputs`]) and the
+//! engine plays global memory, shared memory and the mbarrier paths around it.
 
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierReq, ClusterBarrierResp, ClusterBarrierUnit, ClusterLaunch, ClusterWarpExit};
 use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord};
@@ -48,6 +48,13 @@ pub trait ClusterSim {
     fn cycle(&mut self, p: &ClusterInputs) -> ClusterOutputs;
 }
 
+/// Another simulator of one SM's TmaEngine (same ports, same cycle contract: combinational
+/// outputs sampled with the clock low, `fault` / `idle` / `groups_pending` after the edge).
+pub trait TmaSim {
+    /// One clock cycle.
+    fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs;
+}
+
 /// A factory of unit simulators other than rust-hdl's.
 pub trait UnitBackend: Send + Sync {
     /// Its name (the JSON report's `engine`).
@@ -59,6 +66,9 @@ pub trait UnitBackend: Send + Sync {
     fn named(&self) -> Box<dyn NamedSim>;
     /// A ClusterBarrierUnit.
     fn cluster(&self) -> Box<dyn ClusterSim>;
+    /// A TmaEngine with `read_tags` global reads in flight and `bytes_per_cycle` bytes of
+    /// requests per cycle ([`tma_engine_params`]; the backend checked both when it was made).
+    fn tma(&self, read_tags: u32, bytes_per_cycle: u32) -> Box<dyn TmaSim>;
     /// `Some("unsupported: ...")` when the backend has no model of `unit` (a name of
     /// hopsync_hdl::verilog::UNITS): the engine must stop rather than fall back to rust-hdl.
     fn unsupported(&self, unit: &str) -> Option<String>;
@@ -530,28 +540,20 @@ pub struct TmaOutputs {
     pub idle: bool,
 }
 
-/// One SM's TmaEngine.
-pub struct TmaUnit {
+/// The TmaEngine parameters of configuration `cfg`: (global reads in flight: `[tma]
+/// read_tags`, bytes of requests per cycle: `[global] bytes_per_cycle`, at most the engine's
+/// 32-byte sector).
+pub fn tma_engine_params(cfg: &crate::SmConfig) -> (u32, u32) {
+    (cfg.tma.read_tags, (cfg.global.bytes_per_cycle as u32).clamp(1, 32))
+}
+
+/// The rust-hdl simulation of a TmaEngine.
+struct TmaHdl {
     uut: Box<TmaEngine>,
 }
 
-impl TmaUnit {
-    /// An engine with at most `max_outstanding` (1..=256) global requests in flight and
-    /// `bytes_per_cycle` (1..=32) bytes per cycle of requests.
-    pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
-        let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle));
-        uut.connect_all();
-        assert!(simulate(&mut *uut, 400));
-        let mut t = TmaUnit { uut };
-        // Registers are defined after two edges (as the unit's own testbench warms up).
-        for _ in 0..2 {
-            t.cycle(&TmaInputs::default());
-        }
-        t
-    }
-
-    /// One clock cycle.
-    pub fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs {
+impl TmaSim for TmaHdl {
+    fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs {
         let u = &mut *self.uut;
         u.cta_rank.next = (p.cta_rank as u64).into();
         let (cm, cd) = p.cmd.unwrap_or_default();
@@ -585,10 +587,64 @@ impl TmaUnit {
         o.groups_pending = u.groups_pending.val().to_u64() as u32;
         o
     }
+}
 
-    /// Visits every signal of the unit.
+enum TmaAny {
+    Hdl(TmaHdl),
+    Other(Box<dyn TmaSim>),
+}
+
+/// One SM's TmaEngine.
+pub struct TmaUnit {
+    inner: TmaAny,
+    /// Clock edges simulated.
+    edges: u64,
+}
+
+impl TmaUnit {
+    /// An engine with at most `max_outstanding` (1..=256) global requests in flight and
+    /// `bytes_per_cycle` (1..=32) bytes per cycle of requests.
+    pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
+        let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle));
+        uut.connect_all();
+        assert!(simulate(&mut *uut, 400));
+        let mut t = TmaUnit { inner: TmaAny::Hdl(TmaHdl { uut }), edges: 0 };
+        // Registers are defined after two edges (as the unit's own testbench warms up).
+        for _ in 0..2 {
+            t.cycle(&TmaInputs::default());
+        }
+        t.edges = 0;
+        t
+    }
+
+    /// [`TmaUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
+    pub fn with_backend(backend: &Backend, max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
+        match &backend.0 {
+            None => TmaUnit::new(max_outstanding, bytes_per_cycle),
+            Some(b) => TmaUnit { inner: TmaAny::Other(b.tma(max_outstanding, bytes_per_cycle)), edges: 0 },
+        }
+    }
+
+    /// Clock edges simulated so far (the two warm-up edges of [`TmaUnit::new`] not counted).
+    pub fn edges(&self) -> u64 {
+        self.edges
+    }
+
+    /// Visits every signal of the unit (nothing on another backend).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
-        self.uut.accept(name, probe)
+        if let TmaAny::Hdl(h) = &self.inner {
+            h.uut.accept(name, probe)
+        }
+    }
+}
+
+impl TmaSim for TmaUnit {
+    fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs {
+        self.edges += 1;
+        match &mut self.inner {
+            TmaAny::Hdl(u) => u.cycle(p),
+            TmaAny::Other(u) => u.cycle(p),
+        }
     }
 }
 

@@ -13,15 +13,20 @@
 //! parameter); the MbarrierUnit is built at each bank size the engine uses (2^9, 2^12, 2^15
 //! words) with sm90.toml's try_wait limit ([`ENGINE_SUSPEND_CYCLES`]), its bank write port made
 //! readable (`ram$write_enable`, `ram$write_address`, `ram$write_data`, `shadow$write_data`).
-//! The TMA engine is not modelled here yet: [`UnitBackend::unsupported`] says so.
+//! The TmaEngine is built at sm90.toml's parameters ([`ENGINE_TMA_READ_TAGS`] read tags,
+//! [`ENGINE_TMA_BYTES_PER_CYCLE`] bytes per cycle: the lockstep model when those are its own);
+//! its ports are declared once each ([`input_ports`] / [`output_ports`]: name, type, value),
+//! and structs cross whole, so a new struct field needs no change here and a new port is one
+//! line.
 //!
 //! VCD: with a folder, every unit instance writes Verilator's own VCD there (`mbarrier_<n>.vcd`,
-//! `named_<n>.vcd`, `cluster_<n>.vcd`, n in creation order: CTA order, cluster order). Time
+//! `named_<n>.vcd`, `cluster_<n>.vcd`, `tma_<n>.vcd`, n in creation order: CTA order, cluster
+//! order). Time
 //! advances 10 units per clock edge the engine gives that unit; cycles in which the engine leaves
 //! the unit alone (idle) are not in the file.
 
 use crate::lockstep::words;
-use crate::{Model, ENGINE_SUSPEND_CYCLES};
+use crate::{Model, ENGINE_SUSPEND_CYCLES, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_MODEL, ENGINE_TMA_READ_TAGS};
 use hopsync_hdl::cluster_barrier_unit::{
     ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierFinding, ClusterBarrierReq,
     ClusterBarrierResp, ClusterLaunch, ClusterWarpExit,
@@ -34,9 +39,14 @@ use hopsync_hdl::named_barrier_unit::{
     NamedBarrierFault, NamedBarrierFinding, NamedBarrierLaunch, NamedBarrierRelease,
     NamedBarrierReq, WarpExit,
 };
+use hopsync_hdl::mbarrier_unit::MbarrierOp;
+use hopsync_hdl::tma_engine::{
+    TmaCmd, TmaData16, TmaDescImage, TmaFault, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaSmemWrite,
+};
 use hopsync_sim::units::{
-    Backend, ClusterInputs, ClusterOutputs, ClusterSim, MbarInputs, MbarOutputs, MbarSim,
-    NamedInputs, NamedOutputs, NamedSim, UnitBackend,
+    tma_engine_params, Backend, ClusterInputs, ClusterOutputs, ClusterSim, MbarInputs,
+    MbarOutputs, MbarSim, NamedInputs, NamedOutputs, NamedSim, TmaInputs, TmaOutputs, TmaSim,
+    UnitBackend,
 };
 use hopsync_sim::SmConfig;
 use rust_hdl::prelude::{Bits, Synth};
@@ -47,7 +57,7 @@ use std::sync::Arc;
 /// The engine's unit factory for Verilator models.
 pub struct VerilatorBackend {
     vcd: Option<PathBuf>,
-    made: [AtomicU32; 3],
+    made: [AtomicU32; 4],
 }
 
 impl VerilatorBackend {
@@ -60,6 +70,15 @@ impl VerilatorBackend {
                 "unsupported: the Verilator MbarrierUnit models are built with a try_wait limit of \
                  {ENGINE_SUSPEND_CYCLES} cycles (sim/configs/sm90.toml); this configuration asks \
                  for {suspend} (change ENGINE_SUSPEND_CYCLES in verilator/build.rs)"
+            ));
+        }
+        let (tags, per) = tma_engine_params(cfg);
+        if (tags, per) != (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE) {
+            return Err(format!(
+                "unsupported: the Verilator TmaEngine model is built with {ENGINE_TMA_READ_TAGS} \
+                 read tags and {ENGINE_TMA_BYTES_PER_CYCLE} bytes per cycle \
+                 (sim/configs/sm90.toml); this configuration asks for {tags} and {per} (change \
+                 ENGINE_TMA_READ_TAGS / ENGINE_TMA_BYTES_PER_CYCLE in verilator/build.rs)"
             ));
         }
         if let Some(d) = &vcd {
@@ -113,9 +132,14 @@ impl UnitBackend for VerilatorBackend {
     fn cluster(&self) -> Box<dyn ClusterSim> {
         Box::new(VCluster::new(self.model("cluster_barrier_unit", 2, "cluster")))
     }
+    fn tma(&self, read_tags: u32, bytes_per_cycle: u32) -> Box<dyn TmaSim> {
+        // VerilatorBackend::new checked the parameters against the configuration
+        debug_assert_eq!((read_tags, bytes_per_cycle), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE));
+        Box::new(VTma::new(self.model(ENGINE_TMA_MODEL, 3, "tma")))
+    }
     fn unsupported(&self, unit: &str) -> Option<String> {
         match unit {
-            "mbarrier_unit" | "named_barrier_unit" | "cluster_barrier_unit" => None,
+            "mbarrier_unit" | "named_barrier_unit" | "cluster_barrier_unit" | "tma_engine" => None,
             _ => Some(format!(
                 "unsupported: the Verilator engine has no model of the {unit} in the SM engine yet \
                  (use --engine rtl)"
@@ -167,6 +191,103 @@ impl<'a> Rd<'a> {
             panic!("Verilator model output: {} has no variant {i}", T::descriptor().name)
         })
     }
+}
+
+/// A value decoded from its packed bits (rust-hdl's `LogicStruct` layout: fields LSB-first in
+/// declaration order; a `LogicState` enum is its variant index).
+trait Unpack: Synth {
+    fn unpack(r: &mut Rd) -> Self;
+}
+
+impl Unpack for bool {
+    fn unpack(r: &mut Rd) -> Self {
+        r.flag()
+    }
+}
+
+impl<const N: usize> Unpack for Bits<N> {
+    fn unpack(r: &mut Rd) -> Self {
+        if N <= 64 {
+            return r.take(N).into();
+        }
+        let mut v = Bits::<N>::default();
+        for i in 0..N {
+            v.set_bits::<1>(i, r.take(1).into());
+        }
+        v
+    }
+}
+
+/// A whole packed value.
+fn decode<T: Unpack>(w: &[u32]) -> T {
+    T::unpack(&mut Rd::new(w))
+}
+
+/// Struct decoders: the fields in declaration order (the test `unpack_field_lists_follow_the_
+/// declarations` checks the order against rust-hdl's descriptor; a field missing here stops the
+/// build at the struct literal).
+macro_rules! unpack_struct {
+    ($($T:ty { $($f:ident),* $(,)? })*) => { $(
+        impl Unpack for $T {
+            fn unpack(r: &mut Rd) -> Self {
+                // struct-literal fields are evaluated in the order written
+                Self { $($f: Unpack::unpack(r)),* }
+            }
+        }
+        #[cfg(test)]
+        impl Fields for $T {
+            const FIELDS: &'static [&'static str] = &[$(stringify!($f)),*];
+        }
+    )* };
+}
+
+/// Enum decoders: every variant in declaration order (a variant missing here stops the build at
+/// the exhaustive match; the test `variant_tables_are_complete` checks the order).
+macro_rules! unpack_enum {
+    ($($T:ident [$($v:ident),* $(,)?])*) => { $(
+        impl Unpack for $T {
+            fn unpack(r: &mut Rd) -> Self {
+                r.state(<$T as Variants>::ALL)
+            }
+        }
+        impl Variants for $T {
+            const ALL: &'static [$T] = &[$($T::$v),*];
+        }
+        const _: fn($T) = |x| match x { $($T::$v => ()),* };
+    )* };
+}
+
+/// A struct's fields as [`unpack_struct`] reads them.
+#[cfg(test)]
+trait Fields {
+    const FIELDS: &'static [&'static str];
+}
+
+/// An enum's variants as [`unpack_enum`] reads them.
+trait Variants: Sized + 'static {
+    const ALL: &'static [Self];
+}
+
+impl Unpack for MbarrierWord {
+    fn unpack(r: &mut Rd) -> Self {
+        r.word()
+    }
+}
+
+unpack_struct! {
+    MbarrierReq { op, word, count, tx_count, token, phase_parity, warp, suspend_time_hint, has_suspend_time_hint }
+    TmaData16 { w0, w1, w2, w3 }
+    TmaGmemReq { addr_lo, addr_hi, tag, write, data_lo, data_hi, mask_lo, mask_hi }
+    TmaSmemWrite { cta, addr, data, mask }
+    TmaFault { valid, kind }
+}
+
+unpack_enum! {
+    MbarrierOp [Init, Inval, Arrive, ArriveNoComplete, ArriveExpectTx, ArriveDrop,
+        ArriveDropNoComplete, ArriveDropExpectTx, ExpectTx, CompleteTx, TestWait, TestWaitParity,
+        TryWait, TryWaitParity, PendingCount, CpAsyncArriveInc]
+    TmaFaultKind [NoFault, TensorMapInvalid, TmaCoordOutOfRange, TmaMisaligned,
+        ClusterRankOutOfRange, UnsupportedIm2col, UnsupportedInterleave]
 }
 
 const MBAR_FINDINGS: [MbarrierFinding; 9] = [
@@ -442,6 +563,143 @@ impl ClusterSim for VCluster {
     }
 }
 
+/// Declares a unit's input ports, each in one place: its Verilog name (the rust-hdl field
+/// name), its type (sent as a whole packed value) and its value from the engine's inputs.
+macro_rules! input_ports {
+    ($(#[$m:meta])* $name:ident($x:ident: $X:ty) { $($port:ident: $T:ty = $e:expr),* $(,)? }) => {
+        $(#[$m])*
+        struct $name {
+            idx: Vec<usize>,
+        }
+        impl $name {
+            const NAMES: &'static [&'static str] = &[$(stringify!($port)),*];
+            fn new(m: &Model) -> Self {
+                $name { idx: Self::NAMES.iter().map(|n| m.port(n)).collect() }
+            }
+            fn write(&self, m: &mut Model, buf: &mut Vec<u32>, $x: &$X) {
+                let mut k = 0;
+                $(
+                    words::<{ <$T as Synth>::BITS }, $T>($e, buf);
+                    m.set(self.idx[k], buf);
+                    k += 1;
+                )*
+                let _ = k;
+            }
+        }
+    };
+}
+
+/// Declares a unit's output ports, each in one place: its name and type (decoded whole by
+/// [`Unpack`]); a method per port reads it.
+macro_rules! output_ports {
+    ($(#[$m:meta])* $name:ident { $($port:ident: $T:ty),* $(,)? }) => {
+        $(#[$m])*
+        struct $name {
+            $($port: usize,)*
+        }
+        impl $name {
+            #[cfg(test)]
+            const NAMES: &'static [&'static str] = &[$(stringify!($port)),*];
+            fn new(m: &Model) -> Self {
+                $name { $($port: m.port(stringify!($port)),)* }
+            }
+            $(
+                fn $port(&self, m: &Model, buf: &mut Vec<u32>) -> $T {
+                    m.get(self.$port, buf);
+                    decode(buf)
+                }
+            )*
+        }
+    };
+}
+
+input_ports! {
+    /// The TmaEngine's inputs.
+    TmaIn(x: TmaInputs) {
+        cta_rank: Bits<4> = (x.cta_rank as u64).into(),
+        cmd: TmaCmd = x.cmd.unwrap_or_default().0,
+        cmd_desc: TmaDescImage = x.cmd.unwrap_or_default().1,
+        cmd_valid: bool = x.cmd.is_some(),
+        gmem_req_ready: bool = x.gmem_req_ready,
+        gmem_resp: TmaGmemResp = x.gmem_resp.unwrap_or_default(),
+        gmem_resp_valid: bool = x.gmem_resp.is_some(),
+        smem_wr_ready: bool = x.smem_wr_ready,
+        smem_rd_ready: bool = x.smem_rd_ready,
+        smem_rd_data: TmaData16 = x.smem_rd_data,
+        mbar_ready: bool = x.mbar_ready,
+        wait_n: Bits<8> = (x.wait_n as u64).into(),
+        wait_read: bool = x.wait_read,
+    }
+}
+
+output_ports! {
+    /// The TmaEngine's outputs.
+    TmaOut {
+        cmd_ready: bool,
+        gmem_req: TmaGmemReq,
+        gmem_req_valid: bool,
+        gmem_resp_ready: bool,
+        smem_wr: TmaSmemWrite,
+        smem_wr_valid: bool,
+        smem_rd_addr: Bits<18>,
+        smem_rd_valid: bool,
+        mbar_req: MbarrierReq,
+        mbar_cta: Bits<4>,
+        mbar_remote: bool,
+        mbar_valid: bool,
+        wait_done: bool,
+        groups_pending: Bits<4>,
+        fault: TmaFault,
+        idle: bool,
+    }
+}
+
+/// A TmaEngine model.
+struct VTma {
+    m: Model,
+    i: TmaIn,
+    o: TmaOut,
+    buf: Vec<u32>,
+}
+
+impl VTma {
+    fn new(m: Model) -> VTma {
+        let (i, o) = (TmaIn::new(&m), TmaOut::new(&m));
+        let mut u = VTma { m, i, o, buf: Vec::with_capacity(16) };
+        // as TmaUnit::new: registers are defined after two edges
+        for _ in 0..2 {
+            u.cycle(&TmaInputs::default());
+        }
+        u
+    }
+}
+
+impl TmaSim for VTma {
+    fn cycle(&mut self, x: &TmaInputs) -> TmaOutputs {
+        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
+        self.i.write(m, b, x);
+        m.set_clock(false);
+        m.eval();
+        // the engine answers every read response the cycle it arrives (hdl: "always")
+        debug_assert!(x.gmem_resp.is_none() || o.gmem_resp_ready(m, b));
+        let mut r = TmaOutputs {
+            cmd_ready: o.cmd_ready(m, b),
+            gmem_req: o.gmem_req_valid(m, b).then(|| o.gmem_req(m, b)),
+            smem_wr: o.smem_wr_valid(m, b).then(|| o.smem_wr(m, b)),
+            smem_rd: o.smem_rd_valid(m, b).then(|| o.smem_rd_addr(m, b).to_u64() as u32),
+            mbar: o.mbar_valid(m, b).then(|| (o.mbar_req(m, b), o.mbar_cta(m, b).to_u64() as u32, o.mbar_remote(m, b))),
+            wait_done: o.wait_done(m, b),
+            ..Default::default()
+        };
+        m.set_clock(true);
+        m.eval();
+        r.fault = o.fault(m, b);
+        r.idle = o.idle(m, b);
+        r.groups_pending = o.groups_pending(m, b).to_u64() as u32;
+        r
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,6 +856,126 @@ mod tests {
                 "cluster cycle {c}"
             );
         }
+    }
+
+    /// The unpack field lists are the structs' declarations, in order.
+    #[test]
+    fn unpack_field_lists_follow_the_declarations() {
+        fn check<T: Fields + Synth>() {
+            let TypeKind::Composite(fs) = T::descriptor().kind else { panic!("not a struct") };
+            let names: Vec<&str> = fs.iter().map(|f| f.fieldname.as_str()).collect();
+            assert_eq!(names, T::FIELDS, "{}", T::descriptor().name);
+        }
+        check::<MbarrierReq>();
+        check::<TmaData16>();
+        check::<TmaGmemReq>();
+        check::<TmaSmemWrite>();
+        check::<TmaFault>();
+        for (i, v) in <TmaFaultKind as Variants>::ALL.iter().enumerate() {
+            let b: Bits<{ TmaFaultKind::BITS }> = (*v).into();
+            assert_eq!(b.index(), i);
+        }
+        for (i, v) in <MbarrierOp as Variants>::ALL.iter().enumerate() {
+            let b: Bits<{ MbarrierOp::BITS }> = (*v).into();
+            assert_eq!(b.index(), i);
+        }
+        assert_eq!(<TmaFaultKind as Variants>::ALL.len(), variants::<TmaFaultKind>());
+        assert_eq!(<MbarrierOp as Variants>::ALL.len(), variants::<MbarrierOp>());
+    }
+
+    /// The TMA outputs decode what the encoder packed (random values).
+    #[test]
+    fn tma_decoders_invert_the_packing() {
+        use crate::lockstep::data16;
+        let mut rng = Rng::new(5);
+        let mut w = Vec::new();
+        for _ in 0..2000 {
+            let g = TmaGmemReq {
+                addr_lo: rng.bits(),
+                addr_hi: rng.bits(),
+                tag: rng.bits(),
+                write: rng.pct(50),
+                data_lo: data16(&mut rng),
+                data_hi: data16(&mut rng),
+                mask_lo: rng.bits(),
+                mask_hi: rng.bits(),
+            };
+            words::<{ TmaGmemReq::BITS }, TmaGmemReq>(g, &mut w);
+            assert_eq!(decode::<TmaGmemReq>(&w), g);
+            let s = TmaSmemWrite { cta: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits() };
+            words::<{ TmaSmemWrite::BITS }, TmaSmemWrite>(s, &mut w);
+            assert_eq!(decode::<TmaSmemWrite>(&w), s);
+            let remote = rng.pct(50);
+            let r = mbar_req(&mut rng, remote);
+            words::<{ MbarrierReq::BITS }, MbarrierReq>(r, &mut w);
+            assert_eq!(decode::<MbarrierReq>(&w), r);
+            let all = <TmaFaultKind as Variants>::ALL;
+            let f = TmaFault { valid: rng.pct(50), kind: all[rng.below(all.len() as u64) as usize] };
+            words::<{ TmaFault::BITS }, TmaFault>(f, &mut w);
+            assert_eq!(decode::<TmaFault>(&w), f);
+        }
+    }
+
+    /// Every port of the engine's TmaEngine model is driven or read by the backend.
+    #[test]
+    fn tma_ports_cover_the_model() {
+        let m = Model::new(ENGINE_TMA_MODEL);
+        let mut named: Vec<&str> = TmaIn::NAMES.iter().chain(TmaOut::NAMES).copied().collect();
+        named.push("clock");
+        for p in m.desc().ports {
+            assert!(named.contains(&p.name), "port `{}` of {ENGINE_TMA_MODEL} is not in TmaIn / TmaOut", p.name);
+        }
+        assert_eq!(named.len(), m.desc().ports.len());
+    }
+
+    /// The backend's TmaEngine and the engine's rust-hdl one give the same outputs every cycle
+    /// (the lockstep's command mix and global-memory responder; shared-memory reads answered
+    /// with random data).
+    #[test]
+    fn backend_tma_matches_rust_hdl_tma() {
+        use crate::lockstep::{data16, tma_cmd, GmemResponder};
+        use hopsync_sim::units::TmaUnit;
+        let cfg = SmConfig::sm90();
+        let be = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, None).unwrap())));
+        let (tags, per) = tma_engine_params(&cfg);
+        let mut a = TmaUnit::new(tags, per);
+        let mut b = TmaUnit::with_backend(&be, tags, per);
+        let mut rng = Rng::new(3);
+        let mut gmem = GmemResponder::default();
+        let mut busy = 0;
+        for c in 0..4000 {
+            let (v, r) = gmem.respond(&mut rng);
+            let x = TmaInputs {
+                cta_rank: (c / 1000) % 2,
+                cmd: rng.pct(30).then(|| tma_cmd(&mut rng, ((c / 1000) % 2) as u64)),
+                gmem_req_ready: rng.pct(80),
+                gmem_resp: v.then_some(r),
+                smem_wr_ready: rng.pct(85),
+                smem_rd_ready: rng.pct(85),
+                smem_rd_data: data16(&mut rng),
+                mbar_ready: rng.pct(80),
+                wait_n: rng.below(4) as u8,
+                wait_read: rng.pct(50),
+            };
+            let (oa, ob) = (a.cycle(&x), b.cycle(&x));
+            assert_eq!(format!("{oa:?}"), format!("{ob:?}"), "cycle {c}");
+            if let Some(q) = oa.gmem_req {
+                gmem.accept(true, x.gmem_req_ready, q.tag.to_u64(), q.write);
+            }
+            busy += !oa.idle as u32;
+        }
+        assert!(busy > 1000 && gmem.answered > 100, "the stimulus keeps the engine busy: {busy} cycles, {} responses", gmem.answered);
+    }
+
+    /// The TmaEngine model's parameters are sm90.toml's.
+    #[test]
+    fn engine_models_use_the_sm90_tma_parameters() {
+        let c = SmConfig::sm90();
+        assert_eq!(tma_engine_params(&c), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE));
+        let mut other = SmConfig::sm90();
+        other.tma.read_tags = ENGINE_TMA_READ_TAGS / 2;
+        let e = VerilatorBackend::new(&other, None).err().unwrap();
+        assert!(e.starts_with("unsupported:"), "{e}");
     }
 
     /// The models' try_wait limit is sm90.toml's.
