@@ -14,10 +14,13 @@
 //! words) with sm90.toml's try_wait limit ([`ENGINE_SUSPEND_CYCLES`]), its bank write port made
 //! readable (`ram$write_enable`, `ram$write_address`, `ram$write_data`, `shadow$write_data`).
 //! The TmaEngine is built at sm90.toml's parameters ([`ENGINE_TMA_READ_TAGS`] read tags,
-//! [`ENGINE_TMA_BYTES_PER_CYCLE`] bytes per cycle: the lockstep model when those are its own);
-//! its ports are declared once each ([`input_ports`] / [`output_ports`]: name, type, value),
-//! and structs cross whole, so a new struct field needs no change here and a new port is one
-//! line.
+//! [`ENGINE_TMA_BYTES_PER_CYCLE`] bytes per cycle: the lockstep model when those are its own).
+//!
+//! Ports: each unit's ports are declared once ([`input_ports`]: name, type, value from the
+//! engine's inputs; [`output_ports`]: name, type), their widths checked against the Verilog when
+//! a model is made; structs cross whole ([`Unpack`] decodes outputs from one field list per
+//! struct, checked against rust-hdl's descriptor), so a new port is one line and a new struct
+//! field one name in its [`unpack_struct`] list (or none, for an input).
 //!
 //! VCD: with a folder, every unit instance writes Verilator's own VCD there (`mbarrier_<n>.vcd`,
 //! `named_<n>.vcd`, `cluster_<n>.vcd`, `tma_<n>.vcd`, n in creation order: CTA order, cluster
@@ -127,10 +130,14 @@ impl UnitBackend for VerilatorBackend {
         Box::new(VMbar::new(m, a))
     }
     fn named(&self) -> Box<dyn NamedSim> {
-        Box::new(VNamed::new(self.model("named_barrier_unit", 1, "named")))
+        let m = self.model("named_barrier_unit", 1, "named");
+        let (i, o) = (NamedIn::new(&m), NamedOut::new(&m));
+        Box::new(VNamed { m, i, o, buf: Vec::with_capacity(4) })
     }
     fn cluster(&self) -> Box<dyn ClusterSim> {
-        Box::new(VCluster::new(self.model("cluster_barrier_unit", 2, "cluster")))
+        let m = self.model("cluster_barrier_unit", 2, "cluster");
+        let (i, o) = (ClusterIn::new(&m), ClusterOut::new(&m));
+        Box::new(VCluster { m, i, o, buf: Vec::with_capacity(4) })
     }
     fn tma(&self, read_tags: u32, bytes_per_cycle: u32) -> Box<dyn TmaSim> {
         // VerilatorBackend::new checked the parameters against the configuration
@@ -177,9 +184,6 @@ impl<'a> Rd<'a> {
     }
     fn flag(&mut self) -> bool {
         self.take(1) == 1
-    }
-    fn bits<const N: usize>(&mut self) -> Bits<N> {
-        self.take(N).into()
     }
     fn word(&mut self) -> MbarrierWord {
         MbarrierWord::from_u64(self.take(64))
@@ -264,7 +268,7 @@ trait Fields {
 }
 
 /// An enum's variants as [`unpack_enum`] reads them.
-trait Variants: Sized + 'static {
+trait Variants: Sized + std::fmt::Debug + 'static {
     const ALL: &'static [Self];
 }
 
@@ -290,277 +294,33 @@ unpack_enum! {
         ClusterRankOutOfRange, UnsupportedIm2col, UnsupportedInterleave]
 }
 
-const MBAR_FINDINGS: [MbarrierFinding; 9] = [
-    MbarrierFinding::NoFinding,
-    MbarrierFinding::MbarrierUninitialized,
-    MbarrierFinding::MbarrierInitOnValid,
-    MbarrierFinding::MbarrierCountOutOfRange,
-    MbarrierFinding::MbarrierPendingUnderflow,
-    MbarrierFinding::MbarrierTxCountOutOfRange,
-    MbarrierFinding::MbarrierNoCompleteCompleted,
-    MbarrierFinding::MbarrierClusterAddressUnsupported,
-    MbarrierFinding::MbarrierNotShared,
-];
-const MBAR_SOURCES: [MbarrierSource; 3] =
-    [MbarrierSource::Local, MbarrierSource::Tma, MbarrierSource::Cluster];
-const NAMED_FINDINGS: [NamedBarrierFinding; 8] = [
-    NamedBarrierFinding::NoFinding,
-    NamedBarrierFinding::BarrierCountNotMultipleOfWarp,
-    NamedBarrierFinding::BarrierCountAboveCta,
-    NamedBarrierFinding::UnsupportedArriveWithoutCount,
-    NamedBarrierFinding::BarrierWarpArrivedTwice,
-    NamedBarrierFinding::BarrierCountMismatch,
-    NamedBarrierFinding::BarrierRedMixed,
-    NamedBarrierFinding::BarrierCountTooSmall,
-];
-const CLUSTER_FINDINGS: [ClusterBarrierFinding; 3] = [
-    ClusterBarrierFinding::NoFinding,
-    ClusterBarrierFinding::ClusterBarrierWaitWithoutArrive,
-    ClusterBarrierFinding::ClusterBarrierArriveTwice,
-];
-
-fn mbar_resp(w: &[u32]) -> MbarrierResp {
-    let mut r = Rd::new(w);
-    MbarrierResp {
-        valid: r.flag(),
-        warp: r.bits(),
-        state: r.word(),
-        wait_complete: r.flag(),
-        suspended: r.flag(),
-        pending_count: r.bits(),
-    }
+unpack_struct! {
+    MbarrierResp { valid, warp, state, wait_complete, suspended, pending_count }
+    MbarrierWake { valid, warp, completed }
+    MbarrierFault { valid, kind, word, source, warp }
+    NamedBarrierRelease { valid, barrier, warps, popc, all_true, any_true }
+    NamedBarrierFault { valid, kind, barrier, warp }
+    ClusterBarrierResp { valid, cta, warp, blocked }
+    ClusterBarrierDone { valid, phase }
+    ClusterBarrierFault { valid, kind, cta, warp }
 }
 
-fn mbar_wake(w: &[u32]) -> MbarrierWake {
-    let mut r = Rd::new(w);
-    MbarrierWake { valid: r.flag(), warp: r.bits(), completed: r.flag() }
+unpack_enum! {
+    MbarrierFinding [NoFinding, MbarrierUninitialized, MbarrierInitOnValid,
+        MbarrierCountOutOfRange, MbarrierPendingUnderflow, MbarrierTxCountOutOfRange,
+        MbarrierNoCompleteCompleted, MbarrierClusterAddressUnsupported, MbarrierNotShared]
+    MbarrierSource [Local, Tma, Cluster]
+    NamedBarrierFinding [NoFinding, BarrierCountNotMultipleOfWarp, BarrierCountAboveCta,
+        UnsupportedArriveWithoutCount, BarrierWarpArrivedTwice, BarrierCountMismatch,
+        BarrierRedMixed, BarrierCountTooSmall]
+    ClusterBarrierFinding [NoFinding, ClusterBarrierWaitWithoutArrive, ClusterBarrierArriveTwice]
 }
 
-fn mbar_fault(w: &[u32]) -> MbarrierFault {
-    let mut r = Rd::new(w);
-    MbarrierFault {
-        valid: r.flag(),
-        kind: r.state(&MBAR_FINDINGS),
-        word: r.bits(),
-        source: r.state(&MBAR_SOURCES),
-        warp: r.bits(),
-    }
-}
-
-fn named_done(w: &[u32]) -> NamedBarrierRelease {
-    let mut r = Rd::new(w);
-    NamedBarrierRelease {
-        valid: r.flag(),
-        barrier: r.bits(),
-        warps: r.bits(),
-        popc: r.bits(),
-        all_true: r.flag(),
-        any_true: r.flag(),
-    }
-}
-
-fn named_fault(w: &[u32]) -> NamedBarrierFault {
-    let mut r = Rd::new(w);
-    NamedBarrierFault {
-        valid: r.flag(),
-        kind: r.state(&NAMED_FINDINGS),
-        barrier: r.bits(),
-        warp: r.bits(),
-    }
-}
-
-fn cluster_resp(w: &[u32]) -> ClusterBarrierResp {
-    let mut r = Rd::new(w);
-    ClusterBarrierResp { valid: r.flag(), cta: r.bits(), warp: r.bits(), blocked: r.flag() }
-}
-
-fn cluster_done(w: &[u32]) -> ClusterBarrierDone {
-    let mut r = Rd::new(w);
-    ClusterBarrierDone { valid: r.flag(), phase: r.bits() }
-}
-
-fn cluster_fault(w: &[u32]) -> ClusterBarrierFault {
-    let mut r = Rd::new(w);
-    ClusterBarrierFault {
-        valid: r.flag(),
-        kind: r.state(&CLUSTER_FINDINGS),
-        cta: r.bits(),
-        warp: r.bits(),
-    }
-}
-
-/// A model with its port indices looked up once, and a scratch buffer.
-struct Ports<const I: usize, const O: usize> {
-    m: Model,
-    i: [usize; I],
-    o: [usize; O],
-    buf: Vec<u32>,
-}
-
-impl<const I: usize, const O: usize> Ports<I, O> {
-    fn new(m: Model, inputs: [&str; I], outputs: [&str; O]) -> Self {
-        let i = inputs.map(|n| m.port(n));
-        let o = outputs.map(|n| m.port(n));
-        Ports { m, i, o, buf: Vec::with_capacity(8) }
-    }
-    fn set(&mut self, k: usize, words: &[u32]) {
-        self.m.set(self.i[k], words);
-    }
-    fn flag(&mut self, k: usize, v: bool) {
-        self.m.set(self.i[k], &[v as u32]);
-    }
-    fn get(&mut self, k: usize) -> &[u32] {
-        self.m.get(self.o[k], &mut self.buf);
-        &self.buf
-    }
-}
-
-/// An MbarrierUnit model.
-struct VMbar {
-    p: Ports<6, 6>,
-    taps: [usize; 4],
-    a: usize,
-    buf: Vec<u32>,
-}
-
-impl VMbar {
-    fn new(m: Model, a: usize) -> VMbar {
-        let taps = ["ram$write_enable", "ram$write_address", "ram$write_data", "shadow$write_data"]
-            .map(|n| m.tap(n));
-        let p = Ports::new(
-            m,
-            ["local_req", "local_valid", "tma_req", "tma_valid", "cluster_req", "cluster_valid"],
-            ["local_ready", "tma_ready", "cluster_ready", "resp", "wake", "fault"],
-        );
-        let mut u = VMbar { p, taps, a, buf: Vec::with_capacity(4) };
-        // as MbarUnit::new: the RAM read registers are defined after two edges
-        for _ in 0..2 {
-            u.cycle(&MbarInputs::default());
-        }
-        u
-    }
-    fn tap(&mut self, k: usize) -> u64 {
-        self.p.m.get(self.taps[k], &mut self.buf);
-        self.buf[0] as u64 | self.buf.get(1).map_or(0, |x| (*x as u64) << 32)
-    }
-}
-
-fn req_words(r: Option<MbarrierReq>, out: &mut Vec<u32>) {
-    words::<{ MbarrierReq::BITS }, MbarrierReq>(r.unwrap_or_default(), out);
-}
-
-impl MbarSim for VMbar {
-    fn cycle(&mut self, x: &MbarInputs) -> MbarOutputs {
-        let mut w = std::mem::take(&mut self.buf);
-        for (k, r) in [x.local, x.tma, x.cluster].into_iter().enumerate() {
-            req_words(r, &mut w);
-            self.p.set(2 * k, &w);
-            self.p.flag(2 * k + 1, r.is_some());
-        }
-        self.buf = w;
-        self.p.m.set_clock(false);
-        self.p.m.eval();
-        let local_ready = self.p.get(0)[0] == 1;
-        let tma_ready = self.p.get(1)[0] == 1;
-        let cluster_ready = self.p.get(2)[0] == 1;
-        let write = (self.tap(0) == 1).then(|| (self.tap(1) as u32, self.tap(2), self.tap(3) == 1));
-        self.p.m.set_clock(true);
-        self.p.m.eval();
-        MbarOutputs {
-            local_ready,
-            tma_ready,
-            cluster_ready,
-            write,
-            resp: mbar_resp(self.p.get(3)),
-            wake: mbar_wake(self.p.get(4)),
-            fault: mbar_fault(self.p.get(5)),
-        }
-    }
-    fn words(&self) -> u32 {
-        1 << self.a
-    }
-}
-
-/// A NamedBarrierUnit model.
-struct VNamed {
-    p: Ports<4, 3>,
-    buf: Vec<u32>,
-}
-
-impl VNamed {
-    fn new(m: Model) -> VNamed {
-        let p = Ports::new(m, ["req", "req_valid", "exit", "launch"], ["req_ready", "done", "fault"]);
-        VNamed { p, buf: Vec::with_capacity(4) }
-    }
-}
-
-impl NamedSim for VNamed {
-    fn cycle(&mut self, x: &NamedInputs) -> NamedOutputs {
-        let mut w = std::mem::take(&mut self.buf);
-        words::<{ NamedBarrierReq::BITS }, NamedBarrierReq>(x.req.unwrap_or_default(), &mut w);
-        self.p.set(0, &w);
-        self.p.flag(1, x.req.is_some());
-        let exit = WarpExit { valid: x.exit.is_some(), warp: (x.exit.unwrap_or(0) as u64).into() };
-        words::<{ WarpExit::BITS }, WarpExit>(exit, &mut w);
-        self.p.set(2, &w);
-        let launch =
-            NamedBarrierLaunch { valid: x.launch.is_some(), warps: (x.launch.unwrap_or(0) as u64).into() };
-        words::<{ NamedBarrierLaunch::BITS }, NamedBarrierLaunch>(launch, &mut w);
-        self.p.set(3, &w);
-        self.buf = w;
-        self.p.m.set_clock(false);
-        self.p.m.eval();
-        let ready = self.p.get(0)[0] == 1;
-        self.p.m.set_clock(true);
-        self.p.m.eval();
-        NamedOutputs { ready, done: named_done(self.p.get(1)), fault: named_fault(self.p.get(2)) }
-    }
-}
-
-/// A ClusterBarrierUnit model.
-struct VCluster {
-    p: Ports<4, 4>,
-    buf: Vec<u32>,
-}
-
-impl VCluster {
-    fn new(m: Model) -> VCluster {
-        let p = Ports::new(
-            m,
-            ["req", "req_valid", "exit", "launch"],
-            ["req_ready", "resp", "done", "fault"],
-        );
-        VCluster { p, buf: Vec::with_capacity(4) }
-    }
-}
-
-impl ClusterSim for VCluster {
-    fn cycle(&mut self, x: &ClusterInputs) -> ClusterOutputs {
-        let mut w = std::mem::take(&mut self.buf);
-        words::<{ ClusterBarrierReq::BITS }, ClusterBarrierReq>(x.req.unwrap_or_default(), &mut w);
-        self.p.set(0, &w);
-        self.p.flag(1, x.req.is_some());
-        let (xc, xw) = x.exit.unwrap_or((0, 0));
-        let exit = ClusterWarpExit { valid: x.exit.is_some(), cta: (xc as u64).into(), warp: (xw as u64).into() };
-        words::<{ ClusterWarpExit::BITS }, ClusterWarpExit>(exit, &mut w);
-        self.p.set(2, &w);
-        let (lc, lw) = x.launch.unwrap_or((0, 0));
-        let launch = ClusterLaunch { valid: x.launch.is_some(), cta: (lc as u64).into(), warps: (lw as u64).into() };
-        words::<{ ClusterLaunch::BITS }, ClusterLaunch>(launch, &mut w);
-        self.p.set(3, &w);
-        self.buf = w;
-        self.p.m.set_clock(false);
-        self.p.m.eval();
-        let ready = self.p.get(0)[0] == 1;
-        self.p.m.set_clock(true);
-        self.p.m.eval();
-        ClusterOutputs {
-            ready,
-            resp: cluster_resp(self.p.get(1)),
-            done: cluster_done(self.p.get(2)),
-            fault: cluster_fault(self.p.get(3)),
-        }
-    }
+/// A port's width in the model is its type's (a port declared with the wrong type stops here,
+/// not as silently truncated bits).
+fn check_width(m: &Model, i: usize, bits: usize) {
+    let p = &m.desc().ports[i];
+    assert_eq!(p.width, bits, "{}: port `{}` is {} bits in the Verilog, {bits} in its declaration", m.desc().unit, p.name, p.width);
 }
 
 /// Declares a unit's input ports, each in one place: its Verilog name (the rust-hdl field
@@ -574,7 +334,12 @@ macro_rules! input_ports {
         impl $name {
             const NAMES: &'static [&'static str] = &[$(stringify!($port)),*];
             fn new(m: &Model) -> Self {
-                $name { idx: Self::NAMES.iter().map(|n| m.port(n)).collect() }
+                let idx: Vec<usize> = Self::NAMES.iter().map(|n| m.port(n)).collect();
+                let bits = [$(<$T as Synth>::BITS),*];
+                for (k, &i) in idx.iter().enumerate() {
+                    check_width(m, i, bits[k]);
+                }
+                $name { idx }
             }
             fn write(&self, m: &mut Model, buf: &mut Vec<u32>, $x: &$X) {
                 let mut k = 0;
@@ -601,7 +366,11 @@ macro_rules! output_ports {
             #[cfg(test)]
             const NAMES: &'static [&'static str] = &[$(stringify!($port)),*];
             fn new(m: &Model) -> Self {
-                $name { $($port: m.port(stringify!($port)),)* }
+                $name { $($port: {
+                    let i = m.port(stringify!($port));
+                    check_width(m, i, <$T as Synth>::BITS);
+                    i
+                },)* }
             }
             $(
                 fn $port(&self, m: &Model, buf: &mut Vec<u32>) -> $T {
@@ -611,6 +380,165 @@ macro_rules! output_ports {
             )*
         }
     };
+}
+
+input_ports! {
+    /// The MbarrierUnit's inputs.
+    MbarIn(x: MbarInputs) {
+        local_req: MbarrierReq = x.local.unwrap_or_default(),
+        local_valid: bool = x.local.is_some(),
+        tma_req: MbarrierReq = x.tma.unwrap_or_default(),
+        tma_valid: bool = x.tma.is_some(),
+        cluster_req: MbarrierReq = x.cluster.unwrap_or_default(),
+        cluster_valid: bool = x.cluster.is_some(),
+    }
+}
+
+output_ports! {
+    /// The MbarrierUnit's outputs.
+    MbarOut {
+        local_ready: bool,
+        tma_ready: bool,
+        cluster_ready: bool,
+        resp: MbarrierResp,
+        wake: MbarrierWake,
+        fault: MbarrierFault,
+    }
+}
+
+/// An MbarrierUnit model.
+struct VMbar {
+    m: Model,
+    i: MbarIn,
+    o: MbarOut,
+    /// the bank's write port: enable, address, data, shadow-valid data
+    taps: [usize; 4],
+    a: usize,
+    buf: Vec<u32>,
+}
+
+impl VMbar {
+    fn new(m: Model, a: usize) -> VMbar {
+        let taps = ["ram$write_enable", "ram$write_address", "ram$write_data", "shadow$write_data"]
+            .map(|n| m.tap(n));
+        let (i, o) = (MbarIn::new(&m), MbarOut::new(&m));
+        let mut u = VMbar { m, i, o, taps, a, buf: Vec::with_capacity(4) };
+        // as MbarUnit::new: the RAM read registers are defined after two edges
+        for _ in 0..2 {
+            u.cycle(&MbarInputs::default());
+        }
+        u
+    }
+    fn tap(&mut self, k: usize) -> u64 {
+        self.m.get(self.taps[k], &mut self.buf);
+        self.buf[0] as u64 | self.buf.get(1).map_or(0, |x| (*x as u64) << 32)
+    }
+}
+
+impl MbarSim for VMbar {
+    fn cycle(&mut self, x: &MbarInputs) -> MbarOutputs {
+        self.i.write(&mut self.m, &mut self.buf, x);
+        self.m.set_clock(false);
+        self.m.eval();
+        let (m, o, b) = (&self.m, &self.o, &mut self.buf);
+        let (local_ready, tma_ready, cluster_ready) = (o.local_ready(m, b), o.tma_ready(m, b), o.cluster_ready(m, b));
+        let write = (self.tap(0) == 1).then(|| (self.tap(1) as u32, self.tap(2), self.tap(3) == 1));
+        self.m.set_clock(true);
+        self.m.eval();
+        let (m, o, b) = (&self.m, &self.o, &mut self.buf);
+        MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp: o.resp(m, b), wake: o.wake(m, b), fault: o.fault(m, b) }
+    }
+    fn words(&self) -> u32 {
+        1 << self.a
+    }
+}
+
+input_ports! {
+    /// The NamedBarrierUnit's inputs.
+    NamedIn(x: NamedInputs) {
+        req: NamedBarrierReq = x.req.unwrap_or_default(),
+        req_valid: bool = x.req.is_some(),
+        exit: WarpExit = WarpExit { valid: x.exit.is_some(), warp: (x.exit.unwrap_or(0) as u64).into() },
+        launch: NamedBarrierLaunch =
+            NamedBarrierLaunch { valid: x.launch.is_some(), warps: (x.launch.unwrap_or(0) as u64).into() },
+    }
+}
+
+output_ports! {
+    /// The NamedBarrierUnit's outputs.
+    NamedOut {
+        req_ready: bool,
+        done: NamedBarrierRelease,
+        fault: NamedBarrierFault,
+    }
+}
+
+/// A NamedBarrierUnit model.
+struct VNamed {
+    m: Model,
+    i: NamedIn,
+    o: NamedOut,
+    buf: Vec<u32>,
+}
+
+impl NamedSim for VNamed {
+    fn cycle(&mut self, x: &NamedInputs) -> NamedOutputs {
+        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
+        self.i.write(m, b, x);
+        m.set_clock(false);
+        m.eval();
+        let ready = o.req_ready(m, b);
+        m.set_clock(true);
+        m.eval();
+        NamedOutputs { ready, done: o.done(m, b), fault: o.fault(m, b) }
+    }
+}
+
+input_ports! {
+    /// The ClusterBarrierUnit's inputs.
+    ClusterIn(x: ClusterInputs) {
+        req: ClusterBarrierReq = x.req.unwrap_or_default(),
+        req_valid: bool = x.req.is_some(),
+        exit: ClusterWarpExit = {
+            let (cta, warp) = x.exit.unwrap_or((0, 0));
+            ClusterWarpExit { valid: x.exit.is_some(), cta: (cta as u64).into(), warp: (warp as u64).into() }
+        },
+        launch: ClusterLaunch = {
+            let (cta, warps) = x.launch.unwrap_or((0, 0));
+            ClusterLaunch { valid: x.launch.is_some(), cta: (cta as u64).into(), warps: (warps as u64).into() }
+        },
+    }
+}
+
+output_ports! {
+    /// The ClusterBarrierUnit's outputs.
+    ClusterOut {
+        req_ready: bool,
+        resp: ClusterBarrierResp,
+        done: ClusterBarrierDone,
+        fault: ClusterBarrierFault,
+    }
+}
+
+/// A ClusterBarrierUnit model.
+struct VCluster {
+    m: Model,
+    i: ClusterIn,
+    o: ClusterOut,
+    buf: Vec<u32>,
+}
+
+impl ClusterSim for VCluster {
+    fn cycle(&mut self, x: &ClusterInputs) -> ClusterOutputs {
+        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
+        self.i.write(m, b, x);
+        m.set_clock(false);
+        m.eval();
+        let ready = o.req_ready(m, b);
+        m.set_clock(true);
+        m.eval();
+        ClusterOutputs { ready, resp: o.resp(m, b), done: o.done(m, b), fault: o.fault(m, b) }
+    }
 }
 
 input_ports! {
@@ -706,36 +634,21 @@ mod tests {
     use crate::lockstep::{cluster_req, mbar_req, named_req, Rng};
     use rust_hdl::prelude::TypeKind;
 
-    fn variants<T: Synth>() -> usize {
-        match T::descriptor().kind {
-            TypeKind::Enum(v) => v.len(),
-            _ => panic!("not an enum"),
-        }
+    /// The variant tables list every variant in declaration order.
+    fn check_variants<T: Variants + Synth>() {
+        let TypeKind::Enum(names) = T::descriptor().kind else { panic!("not an enum") };
+        let ours: Vec<String> = T::ALL.iter().map(|v| format!("{}::{v:?}", T::descriptor().name)).collect();
+        assert_eq!(ours, names);
     }
 
-    /// The variant tables list every variant in declaration order.
     #[test]
     fn variant_tables_are_complete() {
-        assert_eq!(MBAR_FINDINGS.len(), variants::<MbarrierFinding>());
-        assert_eq!(MBAR_SOURCES.len(), variants::<MbarrierSource>());
-        assert_eq!(NAMED_FINDINGS.len(), variants::<NamedBarrierFinding>());
-        assert_eq!(CLUSTER_FINDINGS.len(), variants::<ClusterBarrierFinding>());
-        for (i, f) in MBAR_FINDINGS.iter().enumerate() {
-            let b: Bits<{ MbarrierFinding::BITS }> = (*f).into();
-            assert_eq!(b.index(), i);
-        }
-        for (i, f) in NAMED_FINDINGS.iter().enumerate() {
-            let b: Bits<{ NamedBarrierFinding::BITS }> = (*f).into();
-            assert_eq!(b.index(), i);
-        }
-        for (i, f) in CLUSTER_FINDINGS.iter().enumerate() {
-            let b: Bits<{ ClusterBarrierFinding::BITS }> = (*f).into();
-            assert_eq!(b.index(), i);
-        }
-        for (i, f) in MBAR_SOURCES.iter().enumerate() {
-            let b: Bits<{ MbarrierSource::BITS }> = (*f).into();
-            assert_eq!(b.index(), i);
-        }
+        check_variants::<MbarrierFinding>();
+        check_variants::<MbarrierSource>();
+        check_variants::<MbarrierOp>();
+        check_variants::<NamedBarrierFinding>();
+        check_variants::<ClusterBarrierFinding>();
+        check_variants::<TmaFaultKind>();
     }
 
     /// Decoding what the encoder packed gives the value back (random values of every output
@@ -754,19 +667,19 @@ mod tests {
                 pending_count: rng.bits(),
             };
             words::<{ MbarrierResp::BITS }, MbarrierResp>(resp, &mut w);
-            assert_eq!(mbar_resp(&w), resp);
+            assert_eq!(decode::<MbarrierResp>(&w), resp);
             let wake = MbarrierWake { valid: rng.pct(50), warp: rng.bits(), completed: rng.pct(50) };
             words::<{ MbarrierWake::BITS }, MbarrierWake>(wake, &mut w);
-            assert_eq!(mbar_wake(&w), wake);
+            assert_eq!(decode::<MbarrierWake>(&w), wake);
             let f = MbarrierFault {
                 valid: rng.pct(50),
-                kind: MBAR_FINDINGS[rng.below(9) as usize],
+                kind: <MbarrierFinding as Variants>::ALL[rng.below(9) as usize],
                 word: rng.bits(),
-                source: MBAR_SOURCES[rng.below(3) as usize],
+                source: <MbarrierSource as Variants>::ALL[rng.below(3) as usize],
                 warp: rng.bits(),
             };
             words::<{ MbarrierFault::BITS }, MbarrierFault>(f, &mut w);
-            assert_eq!(mbar_fault(&w), f);
+            assert_eq!(decode::<MbarrierFault>(&w), f);
             let d = NamedBarrierRelease {
                 valid: rng.pct(50),
                 barrier: rng.bits(),
@@ -776,29 +689,29 @@ mod tests {
                 any_true: rng.pct(50),
             };
             words::<{ NamedBarrierRelease::BITS }, NamedBarrierRelease>(d, &mut w);
-            assert_eq!(named_done(&w), d);
+            assert_eq!(decode::<NamedBarrierRelease>(&w), d);
             let f = NamedBarrierFault {
                 valid: rng.pct(50),
-                kind: NAMED_FINDINGS[rng.below(8) as usize],
+                kind: <NamedBarrierFinding as Variants>::ALL[rng.below(8) as usize],
                 barrier: rng.bits(),
                 warp: rng.bits(),
             };
             words::<{ NamedBarrierFault::BITS }, NamedBarrierFault>(f, &mut w);
-            assert_eq!(named_fault(&w), f);
+            assert_eq!(decode::<NamedBarrierFault>(&w), f);
             let r = ClusterBarrierResp { valid: rng.pct(50), cta: rng.bits(), warp: rng.bits(), blocked: rng.pct(50) };
             words::<{ ClusterBarrierResp::BITS }, ClusterBarrierResp>(r, &mut w);
-            assert_eq!(cluster_resp(&w), r);
+            assert_eq!(decode::<ClusterBarrierResp>(&w), r);
             let d = ClusterBarrierDone { valid: rng.pct(50), phase: rng.bits() };
             words::<{ ClusterBarrierDone::BITS }, ClusterBarrierDone>(d, &mut w);
-            assert_eq!(cluster_done(&w), d);
+            assert_eq!(decode::<ClusterBarrierDone>(&w), d);
             let f = ClusterBarrierFault {
                 valid: rng.pct(50),
-                kind: CLUSTER_FINDINGS[rng.below(3) as usize],
+                kind: <ClusterBarrierFinding as Variants>::ALL[rng.below(3) as usize],
                 cta: rng.bits(),
                 warp: rng.bits(),
             };
             words::<{ ClusterBarrierFault::BITS }, ClusterBarrierFault>(f, &mut w);
-            assert_eq!(cluster_fault(&w), f);
+            assert_eq!(decode::<ClusterBarrierFault>(&w), f);
         }
     }
 
@@ -871,16 +784,14 @@ mod tests {
         check::<TmaGmemReq>();
         check::<TmaSmemWrite>();
         check::<TmaFault>();
-        for (i, v) in <TmaFaultKind as Variants>::ALL.iter().enumerate() {
-            let b: Bits<{ TmaFaultKind::BITS }> = (*v).into();
-            assert_eq!(b.index(), i);
-        }
-        for (i, v) in <MbarrierOp as Variants>::ALL.iter().enumerate() {
-            let b: Bits<{ MbarrierOp::BITS }> = (*v).into();
-            assert_eq!(b.index(), i);
-        }
-        assert_eq!(<TmaFaultKind as Variants>::ALL.len(), variants::<TmaFaultKind>());
-        assert_eq!(<MbarrierOp as Variants>::ALL.len(), variants::<MbarrierOp>());
+        check::<MbarrierResp>();
+        check::<MbarrierWake>();
+        check::<MbarrierFault>();
+        check::<NamedBarrierRelease>();
+        check::<NamedBarrierFault>();
+        check::<ClusterBarrierResp>();
+        check::<ClusterBarrierDone>();
+        check::<ClusterBarrierFault>();
     }
 
     /// The TMA outputs decode what the encoder packed (random values).
@@ -916,16 +827,23 @@ mod tests {
         }
     }
 
-    /// Every port of the engine's TmaEngine model is driven or read by the backend.
+    /// Every port of each engine model is driven or read by the backend (the declarations'
+    /// widths are checked against the Verilog by `new`, in the `backend_*` tests).
     #[test]
-    fn tma_ports_cover_the_model() {
-        let m = Model::new(ENGINE_TMA_MODEL);
-        let mut named: Vec<&str> = TmaIn::NAMES.iter().chain(TmaOut::NAMES).copied().collect();
-        named.push("clock");
-        for p in m.desc().ports {
-            assert!(named.contains(&p.name), "port `{}` of {ENGINE_TMA_MODEL} is not in TmaIn / TmaOut", p.name);
+    fn port_declarations_cover_the_models() {
+        fn covers(model: &str, inputs: &[&str], outputs: &[&str]) {
+            let m = Model::new(model);
+            let mut named: Vec<&str> = inputs.iter().chain(outputs).copied().collect();
+            named.push("clock");
+            for p in m.desc().ports {
+                assert!(named.contains(&p.name), "port `{}` of {model} is not declared", p.name);
+            }
+            assert_eq!(named.len(), m.desc().ports.len(), "{model}");
         }
-        assert_eq!(named.len(), m.desc().ports.len());
+        covers(ENGINE_TMA_MODEL, TmaIn::NAMES, TmaOut::NAMES);
+        covers("mbarrier_unit_a9", MbarIn::NAMES, MbarOut::NAMES);
+        covers("named_barrier_unit", NamedIn::NAMES, NamedOut::NAMES);
+        covers("cluster_barrier_unit", ClusterIn::NAMES, ClusterOut::NAMES);
     }
 
     /// The backend's TmaEngine and the engine's rust-hdl one give the same outputs every cycle
