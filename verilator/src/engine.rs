@@ -130,19 +130,15 @@ impl UnitBackend for VerilatorBackend {
         Box::new(VMbar::new(m, a))
     }
     fn named(&self) -> Box<dyn NamedSim> {
-        let m = self.model("named_barrier_unit", 1, "named");
-        let (i, o) = (NamedIn::new(&m), NamedOut::new(&m));
-        Box::new(VNamed { m, i, o, buf: Vec::with_capacity(4) })
+        Box::new(VUnit::new(self.model("named_barrier_unit", 1, "named"), |m| (NamedIn::new(m), NamedOut::new(m))))
     }
     fn cluster(&self) -> Box<dyn ClusterSim> {
-        let m = self.model("cluster_barrier_unit", 2, "cluster");
-        let (i, o) = (ClusterIn::new(&m), ClusterOut::new(&m));
-        Box::new(VCluster { m, i, o, buf: Vec::with_capacity(4) })
+        Box::new(VUnit::new(self.model("cluster_barrier_unit", 2, "cluster"), |m| (ClusterIn::new(m), ClusterOut::new(m))))
     }
     fn tma(&self, read_tags: u32, bytes_per_cycle: u32) -> Box<dyn TmaSim> {
         // VerilatorBackend::new checked the parameters against the configuration
         debug_assert_eq!((read_tags, bytes_per_cycle), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE));
-        Box::new(VTma::new(self.model(ENGINE_TMA_MODEL, 3, "tma")))
+        Box::new(vtma(self.model(ENGINE_TMA_MODEL, 3, "tma")))
     }
     fn unsupported(&self, unit: &str) -> Option<String> {
         match unit {
@@ -382,6 +378,39 @@ macro_rules! output_ports {
     };
 }
 
+/// A unit model with its port declarations and a scratch buffer.
+struct VUnit<I, O> {
+    m: Model,
+    i: I,
+    o: O,
+    buf: Vec<u32>,
+}
+
+impl<I, O> VUnit<I, O> {
+    fn new(m: Model, decl: impl FnOnce(&Model) -> (I, O)) -> Self {
+        let (i, o) = decl(&m);
+        VUnit { m, i, o, buf: Vec::with_capacity(16) }
+    }
+
+    /// One cycle (the seam's contract): `write` sets the inputs, `low` samples with the clock
+    /// low (readies, combinational outputs), `high` after the rising edge (registered outputs).
+    fn clock<A, R>(
+        &mut self,
+        write: impl FnOnce(&I, &mut Model, &mut Vec<u32>),
+        low: impl FnOnce(&O, &Model, &mut Vec<u32>) -> A,
+        high: impl FnOnce(&O, &Model, &mut Vec<u32>, A) -> R,
+    ) -> R {
+        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
+        write(&self.i, m, b);
+        m.set_clock(false);
+        m.eval();
+        let a = low(o, m, b);
+        m.set_clock(true);
+        m.eval();
+        high(o, m, b, a)
+    }
+}
+
 input_ports! {
     /// The MbarrierUnit's inputs.
     MbarIn(x: MbarInputs) {
@@ -408,45 +437,49 @@ output_ports! {
 
 /// An MbarrierUnit model.
 struct VMbar {
-    m: Model,
-    i: MbarIn,
-    o: MbarOut,
+    u: VUnit<MbarIn, MbarOut>,
     /// the bank's write port: enable, address, data, shadow-valid data
     taps: [usize; 4],
     a: usize,
-    buf: Vec<u32>,
 }
 
 impl VMbar {
     fn new(m: Model, a: usize) -> VMbar {
         let taps = ["ram$write_enable", "ram$write_address", "ram$write_data", "shadow$write_data"]
             .map(|n| m.tap(n));
-        let (i, o) = (MbarIn::new(&m), MbarOut::new(&m));
-        let mut u = VMbar { m, i, o, taps, a, buf: Vec::with_capacity(4) };
+        let u = VUnit::new(m, |m| (MbarIn::new(m), MbarOut::new(m)));
+        let mut v = VMbar { u, taps, a };
         // as MbarUnit::new: the RAM read registers are defined after two edges
         for _ in 0..2 {
-            u.cycle(&MbarInputs::default());
+            v.cycle(&MbarInputs::default());
         }
-        u
-    }
-    fn tap(&mut self, k: usize) -> u64 {
-        self.m.get(self.taps[k], &mut self.buf);
-        self.buf[0] as u64 | self.buf.get(1).map_or(0, |x| (*x as u64) << 32)
+        v
     }
 }
 
 impl MbarSim for VMbar {
     fn cycle(&mut self, x: &MbarInputs) -> MbarOutputs {
-        self.i.write(&mut self.m, &mut self.buf, x);
-        self.m.set_clock(false);
-        self.m.eval();
-        let (m, o, b) = (&self.m, &self.o, &mut self.buf);
-        let (local_ready, tma_ready, cluster_ready) = (o.local_ready(m, b), o.tma_ready(m, b), o.cluster_ready(m, b));
-        let write = (self.tap(0) == 1).then(|| (self.tap(1) as u32, self.tap(2), self.tap(3) == 1));
-        self.m.set_clock(true);
-        self.m.eval();
-        let (m, o, b) = (&self.m, &self.o, &mut self.buf);
-        MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp: o.resp(m, b), wake: o.wake(m, b), fault: o.fault(m, b) }
+        let taps = self.taps;
+        self.u.clock(
+            |i, m, b| i.write(m, b, x),
+            |o, m, b| {
+                let mut tap = |k: usize| {
+                    m.get(taps[k], b);
+                    b[0] as u64 | b.get(1).map_or(0, |x| (*x as u64) << 32)
+                };
+                let write = (tap(0) == 1).then(|| (tap(1) as u32, tap(2), tap(3) == 1));
+                (o.local_ready(m, b), o.tma_ready(m, b), o.cluster_ready(m, b), write)
+            },
+            |o, m, b, (local_ready, tma_ready, cluster_ready, write)| MbarOutputs {
+                local_ready,
+                tma_ready,
+                cluster_ready,
+                write,
+                resp: o.resp(m, b),
+                wake: o.wake(m, b),
+                fault: o.fault(m, b),
+            },
+        )
     }
     fn words(&self) -> u32 {
         1 << self.a
@@ -473,24 +506,13 @@ output_ports! {
     }
 }
 
-/// A NamedBarrierUnit model.
-struct VNamed {
-    m: Model,
-    i: NamedIn,
-    o: NamedOut,
-    buf: Vec<u32>,
-}
-
-impl NamedSim for VNamed {
+impl NamedSim for VUnit<NamedIn, NamedOut> {
     fn cycle(&mut self, x: &NamedInputs) -> NamedOutputs {
-        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
-        self.i.write(m, b, x);
-        m.set_clock(false);
-        m.eval();
-        let ready = o.req_ready(m, b);
-        m.set_clock(true);
-        m.eval();
-        NamedOutputs { ready, done: o.done(m, b), fault: o.fault(m, b) }
+        self.clock(
+            |i, m, b| i.write(m, b, x),
+            |o, m, b| o.req_ready(m, b),
+            |o, m, b, ready| NamedOutputs { ready, done: o.done(m, b), fault: o.fault(m, b) },
+        )
     }
 }
 
@@ -520,24 +542,13 @@ output_ports! {
     }
 }
 
-/// A ClusterBarrierUnit model.
-struct VCluster {
-    m: Model,
-    i: ClusterIn,
-    o: ClusterOut,
-    buf: Vec<u32>,
-}
-
-impl ClusterSim for VCluster {
+impl ClusterSim for VUnit<ClusterIn, ClusterOut> {
     fn cycle(&mut self, x: &ClusterInputs) -> ClusterOutputs {
-        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
-        self.i.write(m, b, x);
-        m.set_clock(false);
-        m.eval();
-        let ready = o.req_ready(m, b);
-        m.set_clock(true);
-        m.eval();
-        ClusterOutputs { ready, resp: o.resp(m, b), done: o.done(m, b), fault: o.fault(m, b) }
+        self.clock(
+            |i, m, b| i.write(m, b, x),
+            |o, m, b| o.req_ready(m, b),
+            |o, m, b, ready| ClusterOutputs { ready, resp: o.resp(m, b), done: o.done(m, b), fault: o.fault(m, b) },
+        )
     }
 }
 
@@ -583,48 +594,39 @@ output_ports! {
 }
 
 /// A TmaEngine model.
-struct VTma {
-    m: Model,
-    i: TmaIn,
-    o: TmaOut,
-    buf: Vec<u32>,
-}
-
-impl VTma {
-    fn new(m: Model) -> VTma {
-        let (i, o) = (TmaIn::new(&m), TmaOut::new(&m));
-        let mut u = VTma { m, i, o, buf: Vec::with_capacity(16) };
-        // as TmaUnit::new: registers are defined after two edges
-        for _ in 0..2 {
-            u.cycle(&TmaInputs::default());
-        }
-        u
+fn vtma(m: Model) -> VUnit<TmaIn, TmaOut> {
+    let mut u = VUnit::new(m, |m| (TmaIn::new(m), TmaOut::new(m)));
+    // as TmaUnit::new: registers are defined after two edges
+    for _ in 0..2 {
+        u.cycle(&TmaInputs::default());
     }
+    u
 }
 
-impl TmaSim for VTma {
+impl TmaSim for VUnit<TmaIn, TmaOut> {
     fn cycle(&mut self, x: &TmaInputs) -> TmaOutputs {
-        let (m, o, b) = (&mut self.m, &self.o, &mut self.buf);
-        self.i.write(m, b, x);
-        m.set_clock(false);
-        m.eval();
-        // the engine answers every read response the cycle it arrives (hdl: "always")
-        debug_assert!(x.gmem_resp.is_none() || o.gmem_resp_ready(m, b));
-        let mut r = TmaOutputs {
-            cmd_ready: o.cmd_ready(m, b),
-            gmem_req: o.gmem_req_valid(m, b).then(|| o.gmem_req(m, b)),
-            smem_wr: o.smem_wr_valid(m, b).then(|| o.smem_wr(m, b)),
-            smem_rd: o.smem_rd_valid(m, b).then(|| o.smem_rd_addr(m, b).to_u64() as u32),
-            mbar: o.mbar_valid(m, b).then(|| (o.mbar_req(m, b), o.mbar_cta(m, b).to_u64() as u32, o.mbar_remote(m, b))),
-            wait_done: o.wait_done(m, b),
-            ..Default::default()
-        };
-        m.set_clock(true);
-        m.eval();
-        r.fault = o.fault(m, b);
-        r.idle = o.idle(m, b);
-        r.groups_pending = o.groups_pending(m, b).to_u64() as u32;
-        r
+        self.clock(
+            |i, m, b| i.write(m, b, x),
+            |o, m, b| {
+                // the engine answers every read response the cycle it arrives (hdl: "always")
+                debug_assert!(x.gmem_resp.is_none() || o.gmem_resp_ready(m, b));
+                TmaOutputs {
+                    cmd_ready: o.cmd_ready(m, b),
+                    gmem_req: o.gmem_req_valid(m, b).then(|| o.gmem_req(m, b)),
+                    smem_wr: o.smem_wr_valid(m, b).then(|| o.smem_wr(m, b)),
+                    smem_rd: o.smem_rd_valid(m, b).then(|| o.smem_rd_addr(m, b).to_u64() as u32),
+                    mbar: o.mbar_valid(m, b).then(|| (o.mbar_req(m, b), o.mbar_cta(m, b).to_u64() as u32, o.mbar_remote(m, b))),
+                    wait_done: o.wait_done(m, b),
+                    ..Default::default()
+                }
+            },
+            |o, m, b, r| TmaOutputs {
+                fault: o.fault(m, b),
+                idle: o.idle(m, b),
+                groups_pending: o.groups_pending(m, b).to_u64() as u32,
+                ..r
+            },
+        )
     }
 }
 
