@@ -56,7 +56,7 @@ use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
 use hopsync_hdl::mbarrier_unit::{MbarrierOp, MbarrierReq, MbarrierResp, MbarrierWord};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierOp, NamedBarrierReq};
-use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaGmemResp, TmaRedOp, TmaRedType};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite};
 use std::collections::{HashMap, VecDeque};
 
 /// One change of architectural state, in the order the engine made it (the lockstep stream).
@@ -265,6 +265,9 @@ struct CtaState {
     /// A prefetch was accepted and the unit has not been idle since: it is clocked on (a
     /// prefetch has no job to wait for).
     tma_pf_busy: bool,
+    /// Its beats for other CTAs of the cluster crossing the DSMEM network: (cycle they land,
+    /// destination CTA, write), in emission order (one `[dsmem] latency`).
+    tma_dsmem: VecDeque<(u64, u32, TmaSmemWrite)>,
 }
 
 struct ClusterState {
@@ -414,6 +417,7 @@ impl<'p> Engine<'p> {
                 tma_gmem: Vec::new(),
                 tma_rd: None,
                 tma_pf_busy: false,
+                tma_dsmem: VecDeque::new(),
             })
             .collect();
         let mut ctas = ctas;
@@ -618,7 +622,7 @@ impl<'p> Engine<'p> {
         let now = self.cycle;
         let mut next = u64::MAX;
         for c in &self.ctas {
-            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() || c.tma_pf_busy {
+            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() || c.tma_pf_busy || !c.tma_dsmem.is_empty() {
                 return;
             }
             if c.suspended > 0 || c.s1.is_some() || c.mbar_busy_until > now || c.named_busy_until > now || c.named_launch.is_some() || !c.named_exit_q.is_empty() {
@@ -1308,9 +1312,18 @@ impl<'p> Engine<'p> {
     /// DSMEM latency).
     fn clock_tma(&mut self, c: u32, now: u64) -> Result<(), Stop> {
         let cs = &mut self.ctas[c as usize];
-        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty() && !cs.tma_pf_busy && cs.tma_rd.is_none()) {
+        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty() && !cs.tma_pf_busy && cs.tma_rd.is_none() && cs.tma_dsmem.is_empty()) {
             return Ok(());
         }
+        // Beats for other CTAs land after crossing the DSMEM network.
+        while let Some(&(at, d, wr)) = self.ctas[c as usize].tma_dsmem.front() {
+            if at > now {
+                break;
+            }
+            self.ctas[c as usize].tma_dsmem.pop_front();
+            self.land_tma_beat(c, d, &wr, now)?;
+        }
+        let cs = &mut self.ctas[c as usize];
         self.active_this_cycle = true;
         self.unit_edges += 1;
         let cmd = cs.tma_cmd_q.front().filter(|h| h.0 <= now).map(|h| (h.1, h.2));
@@ -1364,27 +1377,12 @@ impl<'p> Engine<'p> {
         if let Some(wr) = out.smem_wr {
             let d = self.m.clusters[cluster].ctas.get(wr.cta.index()).copied();
             let Some(d) = d else { return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {}, outside its cluster", wr.cta.index()))) };
-            let base = wr.addr.index();
-            let data = wr.data.to_bytes();
-            let m = wr.mask.to_u64();
-            if wr.red_op != TmaRedOp::Copy {
-                // cp.reduce.async.bulk into shared::cluster: the golden model's element-wise
-                // reduction, applied to the beat (whole beats: elements never straddle one).
-                let Some((o, t)) = red_mods(wr.red_op, wr.red_type) else { unreachable!("red_op is not Copy") };
-                if m != 0xFFFF || base + 16 > self.m.ctas[d as usize].smem.len() {
-                    return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} reduced a partial beat (mask {m:#x}) at {base:#x} of cta {d}")));
-                }
-                exec::tma_reduce_into(&mut self.m, Place::Shared(d, base), &data, o, t);
+            if d == c {
+                self.land_tma_beat(c, d, &wr, now)?;
             } else {
-                for (k, b) in data.iter().enumerate() {
-                    if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
-                        self.m.ctas[d as usize].smem[base + k] = *b;
-                    }
-                }
+                let at = now + self.cfg.dsmem.latency;
+                self.ctas[c as usize].tma_dsmem.push_back((at, d, wr));
             }
-            let ds = &mut self.ctas[d as usize];
-            ds.smem_free = ds.smem_free.max(now) + 1;
-            self.m.progress();
         }
         if let Some((req, to_rank, remote)) = out.mbar {
             let Some(d) = self.m.clusters[cluster].ctas.get(to_rank as usize).copied() else {
@@ -1435,6 +1433,33 @@ impl<'p> Engine<'p> {
             let name = out.fault.kind.name().unwrap_or("?");
             return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} refused a command the golden model accepted: {name}")));
         }
+        Ok(())
+    }
+
+    /// Writes (or reduces) a 16-byte beat of CTA `c`'s TmaEngine into CTA `d`'s shared memory at
+    /// cycle `now`, booking `d`'s shared-memory pipe.
+    fn land_tma_beat(&mut self, c: u32, d: u32, wr: &TmaSmemWrite, now: u64) -> Result<(), Stop> {
+        let base = wr.addr.index();
+        let data = wr.data.to_bytes();
+        let m = wr.mask.to_u64();
+        if wr.red_op != TmaRedOp::Copy {
+            // cp.reduce.async.bulk into shared::cluster: the golden model's element-wise
+            // reduction, applied to the beat (whole beats: elements never straddle one).
+            let Some((o, t)) = red_mods(wr.red_op, wr.red_type) else { unreachable!("red_op is not Copy") };
+            if m != 0xFFFF || base + 16 > self.m.ctas[d as usize].smem.len() {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} reduced a partial beat (mask {m:#x}) at {base:#x} of cta {d}")));
+            }
+            exec::tma_reduce_into(&mut self.m, Place::Shared(d, base), &data, o, t);
+        } else {
+            for (k, b) in data.iter().enumerate() {
+                if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
+                    self.m.ctas[d as usize].smem[base + k] = *b;
+                }
+            }
+        }
+        let ds = &mut self.ctas[d as usize];
+        ds.smem_free = ds.smem_free.max(now) + 1;
+        self.m.progress();
         Ok(())
     }
 
