@@ -246,6 +246,22 @@ fn rtl_cosim_catches_a_corrupted_tma_landing() {
 }
 
 #[test]
+fn rtl_prefetch_and_shared_to_cluster_copies_run_on_the_tma_engine_unit() {
+    use hopsync_sim::engine::Engine;
+    // Prefetches (reads, data dropped), shared::cta -> shared::cluster copies and their
+    // reductions go to the RTL TmaEngine: no operation of these programs is timed by the
+    // `[tma]` model (schedule_tma), and each program's outputs are its expected ones.
+    for (p, cmds) in [("tma/prefetch.ptx", 4), ("tma/bulk_shared_to_cluster.ptx", 0), ("tma/reduce_bulk_cluster.ptx", 0)] {
+        let prog = Program::load(&programs_dir().join(p)).unwrap();
+        let mut e = Engine::new(&prog, Config::default(), SmConfig::sm90());
+        let outcome = e.run();
+        assert_eq!(e.report(&outcome).status, "ok", "{p}");
+        assert_eq!(e.tma_model_ops, 0, "{p}: {} operations timed by schedule_tma", e.tma_model_ops);
+        assert!(e.tma_unit_commands >= cmds.max(1), "{p}: {} commands on the TmaEngine", e.tma_unit_commands);
+    }
+}
+
+#[test]
 fn rtl_tma_loads_run_on_the_tma_engine_unit() {
     use hopsync_sim::engine::Engine;
     // Bulk and tiled loads (multicast included) go to the RTL TmaEngine; the forms it does not

@@ -1,7 +1,9 @@
 //! TmaEngine: the Tensor Memory Accelerator of one SM (sm_90): bulk copies (`cp.async.bulk`,
 //! PTX 9.7.9.25.4.1), tiled tensor copies through a tensor map (`cp.async.bulk.tensor` tile mode,
 //! PTX 9.7.9.25.5.2, PTX 5.5.3), multicast over the cluster, mbarrier complete-tx, and bulk
-//! async-groups (`cp.async.bulk.commit_group` / `wait_group{.read}`, PTX 9.7.9.25.6).
+//! async-groups (`cp.async.bulk.commit_group` / `wait_group{.read}`, PTX 9.7.9.25.6), prefetches
+//! (`cp.async.bulk.prefetch{.tensor}.L2`, PTX 9.7.9.25.4.3 / 9.7.9.25.5.4) and the shared::cta ->
+//! shared::cluster bulk copy and reduction (PTX 9.7.9.25.4.1 / 9.7.9.25.4.2).
 //!
 //! # Pipeline
 //!
@@ -57,6 +59,16 @@
 //! - **complete_tx**: after the last beat of a load reached every destination CTA, CPL sends one
 //!   `MbarrierOp::CompleteTx` per CTA (`mbar_cta`, `mbar_remote` when it is not `cta_rank`) with
 //!   the full box bytes (`smem_box_bytes`, OOB fill included; the bulk size).
+//! - **Prefetch** (`BulkPrefetch`, `TensorPrefetch`): a load job with no destination: its
+//!   sector reads are issued (and counted against `max_outstanding` and the token bucket) as a
+//!   load's, BA pops and drops every chunk (no `smem_wr`), and no complete_tx follows. PTX gives
+//!   a prefetch no architectural effect; its cost is the global traffic and the engine's time.
+//! - **shared::cta → shared::cluster** (`BulkS2S`): read like a bulk store (one `smem_rd` beat per
+//!   slot, 16-byte aligned, no realignment), written like a load: each beat goes to OB with the
+//!   destination address (`dsmem` + offset) and the one destination rank of `cta_mask`, then
+//!   complete_tx of `size` bytes on that CTA's mbarrier (`mbar_remote` when it is another rank).
+//!   `red_op` / `red_type` ride along to `smem_wr`: the shared-memory side applies the reduction
+//!   (the SM engine uses the golden model's `reduce_into`). It joins no bulk group.
 //! - **Bulk groups** (stores only, as on sm_90): 8 group slots, per slot the store ops whose
 //!   shared-memory reads are pending, the ops whose writes are not all issued, and the writes
 //!   not yet acknowledged. `wait_done` answers `wait_group{.read} wait_n` combinationally;
@@ -82,7 +94,8 @@
 //!   (by tag, any order) and write acknowledgements (`write` set). `gmem_resp_ready` is always
 //!   high (every response has a reserved place).
 //! - `smem_wr` / `_valid` / `_ready`: 16-byte shared-memory writes (CTA rank, 16-byte aligned
-//!   shared::cta address, data, byte mask).
+//!   shared::cta address, data, byte mask, and the reduction to apply: `Copy` but for a
+//!   `cp.reduce.async.bulk` beat).
 //! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`, `smem_rd_data`: 16-byte reads of this
 //!   CTA's shared memory for stores; data arrives the cycle after the accepting edge.
 //! - `mbar_req` / `mbar_cta` / `mbar_remote` / `mbar_valid` / `mbar_ready`: complete_tx towards
@@ -100,9 +113,10 @@
 //! swizzle span, OOB NaN fill on an integer type), `TmaCoordOutOfRange` (`dims` != rank),
 //! `TensorMapInvalid` (load mode != map mode), then `unsupported: im2col load mode` and
 //! `unsupported: interleaved tensor layouts`, then `TmaMisaligned` (shared address not 128-byte
-//! aligned), then `ClusterRankOutOfRange` (empty `cta_mask` of a load). Bulk commands:
-//! `TmaMisaligned` (addresses not 16-byte aligned, size not a multiple of 16), then
-//! `ClusterRankOutOfRange`.
+//! aligned; not for a prefetch), then `ClusterRankOutOfRange` (empty `cta_mask` of a load).
+//! Bulk commands: `TmaMisaligned` (addresses, `dsmem` of an S2S copy included, not 16-byte
+//! aligned, size not a multiple of 16), then `ClusterRankOutOfRange` (empty `cta_mask` of a load
+//! or S2S copy). A prefetch ignores `smem` and `cta_mask`.
 //!
 //! Not checked here (documented): the tensor-map rules that need a wide multiply
 //! (`globalStrides[0] >= globalDim[0] * elementSize`, `globalStrides[i] >= globalStrides[i-1] *
@@ -113,10 +127,12 @@
 //!
 //! # Unsupported (documented)
 //!
-//! im2col mode (command `im2col` set: fault `unsupported: im2col load mode`), interleaved
-//! layouts (fault), `cp.reduce.async.bulk{.tensor}`, `cp.async.bulk.prefetch{.tensor}`, the
-//! shared::cta → shared::cluster bulk copy, and the sm_100 forms: no command kind exists for them
-//! (the front end stops with "unsupported: ..."). One bulk async-group sequence per engine (the
+//! im2col mode (command `im2col` set, loads and prefetches alike: fault `unsupported: im2col
+//! load mode`), interleaved layouts (fault), reductions into global memory
+//! (`cp.reduce.async.bulk{.tensor}.global`) and the sm_100 forms: no command kind exists for them
+//! (the SM engine times them with its `[tma]` model; the front end stops with "unsupported: ..."
+//! where the golden model does). The reduction of a `BulkS2S` beat is carried, not computed:
+//! the shared-memory side owns the ALU; `cta_top`'s SmemPort has none (it writes the beat). One bulk async-group sequence per engine (the
 //! common single-issuing-thread pattern; PTX keeps one per thread). Bulk sizes are below 2^20
 //! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
 //!
@@ -166,6 +182,58 @@ pub enum TmaCmdKind {
     TensorStore,
     /// `cp.async.bulk.commit_group`
     CommitGroup,
+    /// `cp.async.bulk.prefetch.L2.global` (PTX 9.7.9.25.4.3): a bulk read whose data is dropped
+    /// (no shared-memory write, no complete_tx: an L2 hint without architectural effect)
+    BulkPrefetch,
+    /// `cp.async.bulk.prefetch.tensor.Nd.L2.global.tile` (PTX 9.7.9.25.5.4): the sector reads
+    /// of the tiled box, data dropped
+    TensorPrefetch,
+    /// `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes` (PTX
+    /// 9.7.9.25.4.1) and, with `red_op` not `Copy`, `cp.reduce.async.bulk.shared::cluster
+    /// .shared::cta.mbarrier::complete_tx::bytes` (PTX 9.7.9.25.4.2): `size` bytes read from this
+    /// CTA's shared memory at `smem`, written (or reduced) at `dsmem` of the one CTA of
+    /// `cta_mask`, then complete_tx there
+    BulkS2S,
+}
+
+/// The reduction a shared-memory write applies (`cp.reduce.async.bulk` `.redOp`, PTX
+/// 9.7.9.25.4.2); the engine only carries it to the shared-memory port.
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum TmaRedOp {
+    /// a plain copy
+    Copy,
+    /// `.add`
+    Add,
+    /// `.min`
+    Min,
+    /// `.max`
+    Max,
+    /// `.inc`
+    Inc,
+    /// `.dec`
+    Dec,
+    /// `.and`
+    And,
+    /// `.or`
+    Or,
+    /// `.xor`
+    Xor,
+}
+
+/// The element type of a reduction into shared::cluster (PTX 9.7.9.25.4.2: `.b32 .u32 .s32
+/// .b64 .u64`).
+#[derive(Copy, Clone, Debug, PartialEq, LogicState)]
+pub enum TmaRedType {
+    /// `.b32`
+    B32,
+    /// `.u32`
+    U32,
+    /// `.s32`
+    S32,
+    /// `.b64`
+    B64,
+    /// `.u64`
+    U64,
 }
 
 /// Why a command was refused. Names are the golden model's `FindingKind` names, or the
@@ -492,6 +560,12 @@ pub struct TmaCmd {
     pub c3: Bits<32>,
     /// tensor: coordinate 4
     pub c4: Bits<32>,
+    /// `BulkS2S`: destination shared::cta byte address (in the CTA of `cta_mask`)
+    pub dsmem: Bits<18>,
+    /// `BulkS2S`: the reduction (`Copy` for `cp.async.bulk`)
+    pub red_op: TmaRedOp,
+    /// `BulkS2S`: the reduction's element type
+    pub red_type: TmaRedType,
 }
 
 /// A global-memory request: one 32-byte sector.
@@ -539,6 +613,10 @@ pub struct TmaSmemWrite {
     pub data: TmaData16,
     /// byte enables (a load writes whole beats: all set)
     pub mask: Bits<16>,
+    /// the reduction the write applies (`Copy`: a plain write)
+    pub red_op: TmaRedOp,
+    /// its element type
+    pub red_type: TmaRedType,
 }
 
 /// A refused command.
@@ -602,6 +680,13 @@ pub struct TmaSlot {
     pub ulast: bool,
     /// stores: the chunk is the high half of its sector (bit 4 of its address)
     pub par: bool,
+    /// a shared::cta -> shared::cluster copy: the beat goes to OB (read like a store, written
+    /// like a load)
+    pub s2s: bool,
+    /// the reduction of the beat
+    pub red_op: TmaRedOp,
+    /// its element type
+    pub red_type: TmaRedType,
 }
 
 /// Output-buffer entry (loads).
@@ -621,6 +706,10 @@ pub struct TmaObEntry {
     pub word: Bits<16>,
     /// the job's bytes (valid with `jlast`)
     pub tx: Bits<32>,
+    /// the reduction of the beat
+    pub red_op: TmaRedOp,
+    /// its element type
+    pub red_type: TmaRedType,
 }
 
 /// Write-buffer entry (stores).
@@ -753,6 +842,16 @@ pub struct TmaJob {
     pub d: bool,
     /// byte offset of chunk `ca` from the row start (16 * ca)
     pub offa: Bits<24>,
+    /// a prefetch: reads whose data is dropped (no beat, no complete_tx)
+    pub pf: bool,
+    /// a shared::cta -> shared::cluster copy (`store` is set too: the read side is a store's)
+    pub s2s: bool,
+    /// S2S: destination address - source address (shared::cta, modulo 2^18)
+    pub doff: Bits<18>,
+    /// S2S: the reduction
+    pub red_op: TmaRedOp,
+    /// S2S: its element type
+    pub red_type: TmaRedType,
 }
 
 /// The row iterator's state (dimensions 1..4).
@@ -1350,6 +1449,13 @@ pub struct TmaEngine {
     g_pc: [Signal<Local, Bits<4>>; 8],
     /// wait_n saturated to 7 (older groups than the 7 newest committed cannot exist)
     wn3: Signal<Local, Bits<3>>,
+    // ---- temporaries: prefetch and shared::cta -> shared::cluster
+    /// the head is a prefetch
+    d_pf: Signal<Local, bool>,
+    /// the head is a shared::cta -> shared::cluster copy
+    d_s2s: Signal<Local, bool>,
+    /// the slot's output buffer (WB for a store, else OB) has room, counting the entry Y may push
+    x_room: Signal<Local, bool>,
 }
 
 impl TmaEngine {
@@ -1558,6 +1664,9 @@ impl TmaEngine {
             g_inc: Default::default(),
             g_pc: Default::default(),
             wn3: Default::default(),
+            d_pf: Default::default(),
+            d_s2s: Default::default(),
+            x_room: Default::default(),
         }
     }
 }
@@ -1623,7 +1732,11 @@ impl Logic for TmaEngine {
         // ================= decoder: checks of the head command =================
         self.pop.next = false;
         self.d_tensor.next = (self.q0.q.val().kind == TmaCmdKind::TensorLoad)
-            || (self.q0.q.val().kind == TmaCmdKind::TensorStore);
+            || (self.q0.q.val().kind == TmaCmdKind::TensorStore)
+            || (self.q0.q.val().kind == TmaCmdKind::TensorPrefetch);
+        self.d_pf.next = (self.q0.q.val().kind == TmaCmdKind::BulkPrefetch)
+            || (self.q0.q.val().kind == TmaCmdKind::TensorPrefetch);
+        self.d_s2s.next = self.q0.q.val().kind == TmaCmdKind::BulkS2S;
         self.d_store.next = (self.q0.q.val().kind == TmaCmdKind::BulkStore)
             || (self.q0.q.val().kind == TmaCmdKind::TensorStore);
         self.d_es.next = 0.into();
@@ -1874,17 +1987,24 @@ impl Logic for TmaEngine {
                     self.d_kind.next = TmaFaultKind::UnsupportedIm2col;
                 } else if self.q0d.q.val().interleave != 0 {
                     self.d_kind.next = TmaFaultKind::UnsupportedInterleave;
-                } else if (self.q0.q.val().smem & 127) != 0 {
+                } else if !self.d_pf.val() && ((self.q0.q.val().smem & 127) != 0) {
                     self.d_kind.next = TmaFaultKind::TmaMisaligned;
-                } else if !self.d_store.val() && (self.q0.q.val().cta_mask == 0) {
+                } else if !self.d_store.val()
+                    && !self.d_pf.val()
+                    && (self.q0.q.val().cta_mask == 0)
+                {
                     self.d_kind.next = TmaFaultKind::ClusterRankOutOfRange;
                 }
             } else if ((self.q0.q.val().gaddr_lo & 15) != 0)
                 || ((self.q0.q.val().smem & 15) != 0)
                 || ((self.q0.q.val().size & 15) != 0)
+                || (self.d_s2s.val() && ((self.q0.q.val().dsmem & 15) != 0))
             {
                 self.d_kind.next = TmaFaultKind::TmaMisaligned;
-            } else if !self.d_store.val() && (self.q0.q.val().cta_mask == 0) {
+            } else if !self.d_store.val()
+                && !self.d_pf.val()
+                && (self.q0.q.val().cta_mask == 0)
+            {
                 self.d_kind.next = TmaFaultKind::ClusterRankOutOfRange;
             }
             // a refused store leaves its group: wait while Y or WB decrement a counter
@@ -1900,9 +2020,18 @@ impl Logic for TmaEngine {
             }
             // accepted: J's constant fields; neutral outer dimensions
             if self.d_kind.val() == TmaFaultKind::NoFault {
-                self.j.d.next.store = self.d_store.val();
+                // an S2S copy reads like a store; a prefetch has no destination
+                self.j.d.next.store = self.d_store.val() || self.d_s2s.val();
+                self.j.d.next.s2s = self.d_s2s.val();
+                self.j.d.next.pf = self.d_pf.val();
+                self.j.d.next.doff = self.q0.q.val().dsmem - self.q0.q.val().smem;
+                self.j.d.next.red_op = self.q0.q.val().red_op;
+                self.j.d.next.red_type = self.q0.q.val().red_type;
                 self.j.d.next.base = self.q0.q.val().smem;
                 self.j.d.next.ctam = self.q0.q.val().cta_mask;
+                if self.d_pf.val() {
+                    self.j.d.next.ctam = 0.into();
+                }
                 self.j.d.next.word = self.q0.q.val().mbar;
                 self.j.d.next.grp = self.q0g.q.val();
                 self.j.d.next.es = self.d_es.val();
@@ -2596,19 +2725,27 @@ impl Logic for TmaEngine {
         self.x_rend.next = (self.b.q.val().store && self.r.q.val().oob)
             || (self.r.q.val().s == self.b.q.val().ns_m1);
         // the slot moves when its input is there and its output buffer has room (counting
-        // the entry Y may push)
+        // the entry Y may push); an S2S beat goes to OB
+        if self.b.q.val().store && !self.b.q.val().s2s {
+            self.x_room.next = (self.wb_n.q.val() < 2)
+                || ((self.wb_n.q.val() == 2)
+                    && !(self.y.q.val().valid
+                        && self.y.q.val().store
+                        && !self.y.q.val().s2s));
+        } else {
+            self.x_room.next = (self.ob_n.q.val() < 2)
+                || ((self.ob_n.q.val() == 2)
+                    && !(self.y.q.val().valid
+                        && (!self.y.q.val().store || self.y.q.val().s2s)));
+        }
         if self.b.q.val().store {
             self.x_fire.next = self.r.q.val().vld
                 && (!self.x_need.val() || self.smem_rd_ready.val())
-                && ((self.wb_n.q.val() < 2)
-                    || ((self.wb_n.q.val() == 2)
-                        && !(self.y.q.val().valid && self.y.q.val().store)));
+                && self.x_room.val();
         } else {
             self.x_fire.next = self.r.q.val().vld
                 && (!self.x_need.val() || self.h_vld.val())
-                && ((self.ob_n.q.val() < 2)
-                    || ((self.ob_n.q.val() == 2)
-                        && !(self.y.q.val().valid && !self.y.q.val().store)));
+                && self.x_room.val();
         }
         self.x_inr.next = !self.r.q.val().oob
             && (self.x_u.val() >= self.b.q.val().jl)
@@ -2653,8 +2790,7 @@ impl Logic for TmaEngine {
         self.smem_rd_valid.next = self.r.q.val().vld
             && self.b.q.val().store
             && self.x_need.val()
-            && ((self.wb_n.q.val() < 2)
-                || ((self.wb_n.q.val() == 2) && !(self.y.q.val().valid && self.y.q.val().store)));
+            && self.x_room.val();
         self.smem_rd_addr.next = self.x_swa.val();
         if self.x_fire.val() {
             if self.x_rend.val() {
@@ -2685,19 +2821,28 @@ impl Logic for TmaEngine {
                 self.r.d.next.dense = self.r.q.val().dense + 16;
                 self.r.d.next.tx = self.r.q.val().tx + 16;
             }
+            if self.b.q.val().s2s && self.x_emit.val() {
+                self.r.d.next.tx = self.r.q.val().tx + 16;
+            }
             self.y.d.next.valid = true;
             self.y.d.next.store = self.b.q.val().store;
             self.y.d.next.need = self.x_need.val();
             self.y.d.next.half = self.x_half.val();
-            self.y.d.next.emit = self.x_emit.val();
+            // a prefetch's chunks are popped and dropped
+            self.y.d.next.emit = self.x_emit.val() && !self.b.q.val().pf;
             self.y.d.next.jlast = self.x_rend.val() && self.r.q.val().last;
             self.y.d.next.mask = self.x_mask.val();
-            self.y.d.next.addr = self.x_swa.val();
+            if self.b.q.val().s2s {
+                // bulk: no swizzle; the destination is at the same offset from `dsmem`
+                self.y.d.next.addr = self.x_dense.val() + self.b.q.val().doff;
+            } else {
+                self.y.d.next.addr = self.x_swa.val();
+            }
             self.y.d.next.off = self.b.q.val().off;
             self.y.d.next.fill = self.b.q.val().fill;
             self.y.d.next.ctam = self.b.q.val().ctam;
             self.y.d.next.word = self.b.q.val().word;
-            if !self.b.q.val().store && self.x_emit.val() {
+            if (!self.b.q.val().store || self.b.q.val().s2s) && self.x_emit.val() {
                 self.y.d.next.tx = self.r.q.val().tx + 16;
             } else {
                 self.y.d.next.tx = self.r.q.val().tx;
@@ -2707,6 +2852,9 @@ impl Logic for TmaEngine {
             self.y.d.next.ca_hi = self.r.q.val().ca_hi;
             self.y.d.next.ulast = self.r.q.val().s == self.b.q.val().cb;
             self.y.d.next.par = (self.r.q.val().ca_lo & 16) != 0;
+            self.y.d.next.s2s = self.b.q.val().s2s;
+            self.y.d.next.red_op = self.b.q.val().red_op;
+            self.y.d.next.red_type = self.b.q.val().red_type;
         }
         // job and row hand-over (BA takes J at its job's last slot: no bubble)
         self.take_job.next = self.j_valid.q.val()
@@ -2804,7 +2952,7 @@ impl Logic for TmaEngine {
             }
         }
         self.y_obpush.next = self.y.q.val().valid
-            && !self.y.q.val().store
+            && (!self.y.q.val().store || self.y.q.val().s2s)
             && (self.y.q.val().emit || self.y.q.val().jlast);
         // the sector packer (stores)
         self.y_wbpush.next = false;
@@ -2817,8 +2965,11 @@ impl Logic for TmaEngine {
         self.wbe.next.mask_hi = 0.into();
         self.wbe.next.grp = self.y.q.val().grp;
         self.wbe.next.op_last = self.y.q.val().jlast;
-        self.ev_yrd.next = self.y.q.val().valid && self.y.q.val().store && self.y.q.val().jlast;
-        if self.y.q.val().valid && self.y.q.val().store {
+        self.ev_yrd.next = self.y.q.val().valid
+            && self.y.q.val().store
+            && !self.y.q.val().s2s
+            && self.y.q.val().jlast;
+        if self.y.q.val().valid && self.y.q.val().store && !self.y.q.val().s2s {
             if self.y.q.val().emit {
                 if !self.y.q.val().par {
                     if self.y.q.val().ulast {
@@ -2865,6 +3016,8 @@ impl Logic for TmaEngine {
         self.smem_wr.next.addr = self.ob[0].q.val().addr;
         self.smem_wr.next.data = self.ob[0].q.val().data;
         self.smem_wr.next.mask = 0xFFFF.into();
+        self.smem_wr.next.red_op = self.ob[0].q.val().red_op;
+        self.smem_wr.next.red_type = self.ob[0].q.val().red_type;
         self.ob_pop.next = (self.ob_n.q.val() != 0)
             && !(self.ob[0].q.val().jlast && self.cpl_vld.q.val())
             && (!self.ob[0].q.val().data_valid
@@ -2892,6 +3045,8 @@ impl Logic for TmaEngine {
                 self.ob[0].d.next.jlast = self.y.q.val().jlast;
                 self.ob[0].d.next.word = self.y.q.val().word;
                 self.ob[0].d.next.tx = self.y.q.val().tx;
+                self.ob[0].d.next.red_op = self.y.q.val().red_op;
+                self.ob[0].d.next.red_type = self.y.q.val().red_type;
             } else if self.ob_after.val() == 1 {
                 self.ob[1].d.next.data_valid = self.y.q.val().emit;
                 self.ob[1].d.next.addr = self.y.q.val().addr;
@@ -2900,6 +3055,8 @@ impl Logic for TmaEngine {
                 self.ob[1].d.next.jlast = self.y.q.val().jlast;
                 self.ob[1].d.next.word = self.y.q.val().word;
                 self.ob[1].d.next.tx = self.y.q.val().tx;
+                self.ob[1].d.next.red_op = self.y.q.val().red_op;
+                self.ob[1].d.next.red_type = self.y.q.val().red_type;
             } else {
                 self.ob[2].d.next.data_valid = self.y.q.val().emit;
                 self.ob[2].d.next.addr = self.y.q.val().addr;
@@ -2908,6 +3065,8 @@ impl Logic for TmaEngine {
                 self.ob[2].d.next.jlast = self.y.q.val().jlast;
                 self.ob[2].d.next.word = self.y.q.val().word;
                 self.ob[2].d.next.tx = self.y.q.val().tx;
+                self.ob[2].d.next.red_op = self.y.q.val().red_op;
+                self.ob[2].d.next.red_type = self.y.q.val().red_type;
             }
         }
         // complete_tx: one request per destination CTA, lowest rank first
@@ -2930,7 +3089,8 @@ impl Logic for TmaEngine {
                 self.cpl_vld.d.next = false;
             }
         }
-        if self.ob_pop.val() && self.ob[0].q.val().jlast {
+        // (a prefetch has no destination: no complete_tx)
+        if self.ob_pop.val() && self.ob[0].q.val().jlast && (self.ob[0].q.val().ctam != 0) {
             self.cpl_vld.d.next = true;
             self.cpl_rem.d.next = self.ob[0].q.val().ctam;
             self.cpl_word.d.next = self.ob[0].q.val().word;
@@ -3158,6 +3318,8 @@ mod tests {
         remaining: usize,
         /// (cta, word, tx) in the order the engine sends them
         cpl: Vec<(u8, u16, u32)>,
+        /// the reduction every write carries
+        red: (TmaRedOp, TmaRedType),
     }
 
     impl LoadExp {
@@ -3180,6 +3342,7 @@ mod tests {
                 bytes: vec![-1; span * n as usize],
                 remaining: nbytes as usize * n as usize,
                 cpl,
+                red: (TmaRedOp::Copy, TmaRedType::B32),
             }
         }
         fn set(&mut self, addr: u64, v: u8) {
@@ -3474,7 +3637,7 @@ mod tests {
         cpls: VecDeque<(u8, u16, u32)>,
         reads: VecDeque<u64>,
         writes: VecDeque<(u64, u32, [u8; 32], usize)>,
-        smem_reads: VecDeque<(u32, usize)>,
+        smem_reads: VecDeque<(u32, Option<usize>)>,
         faults: VecDeque<TmaFaultKind>,
         ops: Vec<StoreOp>,
         /// commits generated / accepted
@@ -3607,7 +3770,12 @@ mod tests {
                     self.writes.push_back((w.0, w.1, w.2, idx));
                 }
                 for &a in &e.smem_reads {
-                    self.smem_reads.push_back((a, idx));
+                    self.smem_reads.push_back((a, Some(idx)));
+                }
+            } else {
+                // an S2S copy's source reads belong to no bulk group
+                for &a in &e.smem_reads {
+                    self.smem_reads.push_back((a, None));
                 }
             }
             if e.commit {
@@ -3837,7 +4005,9 @@ mod tests {
                 let a = srd_a.to_u64() as u32;
                 let (ea, op) = self.smem_reads.pop_front().unwrap_or_else(|| panic!("cycle {c}: unexpected smem read {a:#x}"));
                 assert_eq!(a, ea, "cycle {c}: smem read address");
-                self.ops[op].reads_seen += 1;
+                if let Some(op) = op {
+                    self.ops[op].reads_seen += 1;
+                }
                 let bytes: Vec<u8> = (0..16).map(|i| sbyte(a + i)).collect();
                 self.rd_data = Some(TmaData16::from_bytes(&bytes));
             }
@@ -3855,6 +4025,9 @@ mod tests {
                 let a = swr.addr.to_u64();
                 let cta = swr.cta.index();
                 assert_eq!(swr.mask.to_u64(), 0xFFFF, "cycle {c}: loads write whole beats");
+                if let Some(l) = self.loads.front() {
+                    assert_eq!((swr.red_op, swr.red_type), l.red, "cycle {c}: the write's reduction");
+                }
                 assert_eq!(a % 16, 0);
                 let data = swr.data.to_bytes();
                 if let Some(log) = &mut self.wr_log {
@@ -3934,6 +4107,53 @@ mod tests {
     fn store_b(tb: &mut Tb, dst: u64, smem: u32, size: u32) {
         let e = exp_bulk_store(dst, smem, size);
         tb.push(bulk_store(dst, smem, size), TmaDescImage::default(), e);
+    }
+
+    fn s2s_cmd(src: u32, dst: u32, size: u32, cta: u8, word: u16, red: (TmaRedOp, TmaRedType)) -> TmaCmd {
+        TmaCmd {
+            kind: TmaCmdKind::BulkS2S,
+            smem: (src as u64).into(),
+            dsmem: (dst as u64).into(),
+            size: (size as u64).into(),
+            mbar: (word as u64).into(),
+            cta_mask: (1u64 << cta).into(),
+            red_op: red.0,
+            red_type: red.1,
+            ..Default::default()
+        }
+    }
+
+    /// shared::cta -> shared::cluster (PTX 9.7.9.25.4.1 / .4.2): the source beats read in
+    /// order, each written (carrying the reduction) at the same offset from `dst` in CTA
+    /// `cta`, then one complete_tx of `size` bytes there.
+    fn s2s_b(tb: &mut Tb, src: u32, dst: u32, size: u32, cta: u8, word: u16, red: (TmaRedOp, TmaRedType)) {
+        let mut le = LoadExp::new(dst, size as u64, 1 << cta, word);
+        le.red = red;
+        for i in 0..size {
+            le.set((dst + i) as u64, sbyte(src + i));
+        }
+        let e = Exp {
+            load: Some(le),
+            smem_reads: (0..size / 16).map(|j| src + 16 * j).collect(),
+            ..Default::default()
+        };
+        tb.push(s2s_cmd(src, dst, size, cta, word, red), TmaDescImage::default(), e);
+    }
+
+    /// A bulk prefetch (PTX 9.7.9.25.4.3): the sector reads of a load of the range, nothing
+    /// written, no complete_tx.
+    fn prefetch_b(tb: &mut Tb, src: u64, size: u32) {
+        let mut c = bulk_load(src, 0, size, 0, 0);
+        c.kind = TmaCmdKind::BulkPrefetch;
+        let reads = if size == 0 { vec![] } else { row_sectors(&[(src, src + size as u64 - 1)]) };
+        tb.push(c, TmaDescImage::default(), Exp { reads, ..Default::default() });
+    }
+
+    /// A tensor prefetch (PTX 9.7.9.25.5.4): the sector reads of the tiled load of the box.
+    fn prefetch_t(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64]) {
+        let mut e = exp_tensor_load(&m.0, coords, 0, 1, 0);
+        e.load = None;
+        tb.push(tensor(TmaCmdKind::TensorPrefetch, m.0.rank(), coords, 0, 0, 0), m.1, e);
     }
 
     // ------------------------------------------------------------------ random stimulus
@@ -4039,7 +4259,26 @@ mod tests {
         } else if r < 79 {
             let sr = if rng.pct(90) { 24 } else { 128 };
             let size = 16 * rng.below(sr) as u32;
-            load_b(tb, GBASE + 16 * rng.below(1 << 16), smem_b, size, random_mask(rng), word);
+            match rng.below(10) {
+                0 => prefetch_b(tb, GBASE + 16 * rng.below(1 << 16), size),
+                1 => {
+                    let m = random_map(rng);
+                    let c = random_coords(rng, &m.0);
+                    prefetch_t(tb, &m, &c);
+                }
+                2 | 3 => {
+                    const REDS: [(TmaRedOp, TmaRedType); 4] = [
+                        (TmaRedOp::Copy, TmaRedType::B32),
+                        (TmaRedOp::Add, TmaRedType::U32),
+                        (TmaRedOp::Max, TmaRedType::S32),
+                        (TmaRedOp::Xor, TmaRedType::B64),
+                    ];
+                    let red = REDS[rng.below(4) as usize];
+                    let dst = 16 * rng.below(8000) as u32;
+                    s2s_b(tb, smem_b, dst, size, rng.below(16) as u8, word, red);
+                }
+                _ => load_b(tb, GBASE + 16 * rng.below(1 << 16), smem_b, size, random_mask(rng), word),
+            }
         } else if r < 88 {
             let size = 16 * rng.below(24) as u32;
             store_b(tb, GBASE + 16 * rng.below(1 << 16), smem_b, size);
@@ -4388,6 +4627,58 @@ mod tests {
     /// Bulk async-groups: commit_group closes a group at acceptance; wait_group N holds once
     /// every committed group but the N newest completed (all writes acknowledged), .read once
     /// their shared-memory reads are done (before the acknowledgements with slow memory).
+    /// shared::cta -> shared::cluster copies and reductions (PTX 9.7.9.25.4.1, 9.7.9.25.4.2):
+    /// every source beat is read once, written (with its reduction) into the destination CTA at
+    /// the destination offset, and the destination's mbarrier gets one complete_tx of the size
+    /// (`mbar_remote` for another rank), also with a slow shared-memory port.
+    #[test]
+    fn shared_to_cluster_copies_and_reductions() {
+        for (seed, k) in [(7, FAST), (8, RANDOM)] {
+            let mut tb = Tb::new(k, seed);
+            let cases = [
+                (0x100u32, 0x8000u32, 16u32, 2u8, (TmaRedOp::Copy, TmaRedType::B32)),
+                (0x200, 0x9010, 48, 5, (TmaRedOp::Copy, TmaRedType::B32)),
+                (0x400, 0xA000, 1024, 0, (TmaRedOp::Add, TmaRedType::U32)),
+                (0x800, 0xB000, 0, 3, (TmaRedOp::Copy, TmaRedType::B32)),
+                (0x900, 0x900, 256, 15, (TmaRedOp::Min, TmaRedType::U64)),
+                (0xA00, 0xC000, 64, 2, (TmaRedOp::Xor, TmaRedType::B64)),
+            ];
+            for (i, &(src, dst, size, cta, red)) in cases.iter().enumerate() {
+                s2s_b(&mut tb, src, dst, size, cta, 7 + i as u16, red);
+                if i == 2 {
+                    // a global load between them keeps its order and its bytes
+                    load_b(&mut tb, GBASE + 0x40, 0x20000, 96, 1 << 2, 99);
+                }
+            }
+            tb.drain();
+            assert_eq!(tb.st.cpls, cases.len() as u64 + 1);
+            assert_eq!(tb.st.remote_cpls, 4, "ranks 5, 0, 3, 15 are remote to rank 2");
+            assert_eq!(tb.st.smem_bytes, cases.iter().map(|c| c.2 as u64).sum::<u64>() + 96);
+            assert_eq!(tb.st.reads, 3, "only the global load reads global memory (3 sectors)");
+            assert_eq!(tb.st.writes, 0);
+        }
+    }
+
+    /// Prefetches (PTX 9.7.9.25.4.3, 9.7.9.25.5.4) send exactly the sector reads of the
+    /// corresponding load, write nothing and complete nothing; loads around them are unchanged.
+    #[test]
+    fn prefetches_read_and_drop() {
+        let mut tb = Tb::new(RANDOM, 9);
+        let m = map(TensorMapSpec::tiled(Dt::Float32, GBASE, vec![64, 32], vec![256], vec![16, 8]));
+        prefetch_b(&mut tb, GBASE + 0x1000, 1024);
+        load_b(&mut tb, GBASE + 0x40, 0x400, 64, 1 << 2, 5);
+        prefetch_t(&mut tb, &m, &[-4, 30]);
+        prefetch_b(&mut tb, GBASE + 0x2010, 16);
+        prefetch_b(&mut tb, GBASE + 0x3000, 0);
+        load_t(&mut tb, &m, &[8, 2], 0x800, 1 << 2, 6);
+        tb.drain();
+        assert_eq!(tb.st.cpls, 2, "only the loads complete");
+        assert_eq!(tb.st.smem_bytes, 64 + 16 * 8 * 4, "only the loads write");
+        // 1024 B: 32 sectors; 64 B: 2; the prefetched box: rows 30, 31 in bounds, 48 bytes at
+        // c0 = -4 from the row start -> 2 sectors each; 16 B: 1; the loaded box: 8 rows x 2
+        assert_eq!(tb.st.reads, 32 + 2 + 4 + 1 + 16);
+    }
+
     #[test]
     fn bulk_groups_commit_and_wait() {
         let slow = Knobs {
@@ -4600,12 +4891,21 @@ mod tests {
             TmaDescImage::default(),
             F::TmaMisaligned,
         );
+        let cp = (TmaRedOp::Copy, TmaRedType::B32);
+        refused(&mut tb, s2s_cmd(0x100, 0x208, 64, 3, 1, cp), TmaDescImage::default(), F::TmaMisaligned);
+        refused(&mut tb, s2s_cmd(0x108, 0x200, 64, 3, 1, cp), TmaDescImage::default(), F::TmaMisaligned);
+        let mut nomask = s2s_cmd(0x100, 0x200, 64, 3, 1, cp);
+        nomask.cta_mask = 0.into();
+        refused(&mut tb, nomask, TmaDescImage::default(), F::ClusterRankOutOfRange);
+        let mut pf = bulk_load(GBASE + 8, 0, 64, 0, 0);
+        pf.kind = TmaCmdKind::BulkPrefetch;
+        refused(&mut tb, pf, TmaDescImage::default(), F::TmaMisaligned);
         // work continues, and refused stores left their bulk group
         load_t(&mut tb, &m, &[1, 1], 0x800, 4, 2);
         store_b(&mut tb, GBASE, 0x40, 64);
         tb.push_commit();
         tb.drain();
-        assert_eq!((tb.st.faults, tb.st.copies), (25, 1));
+        assert_eq!((tb.st.faults, tb.st.copies), (29, 1));
         for k in [
             F::TensorMapInvalid,
             F::UnsupportedIm2col,

@@ -56,7 +56,7 @@ use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
 use hopsync_hdl::mbarrier_unit::{MbarrierOp, MbarrierReq, MbarrierResp, MbarrierWord};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierOp, NamedBarrierReq};
-use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaGmemResp};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite};
 use std::collections::{HashMap, VecDeque};
 
 /// One change of architectural state, in the order the engine made it (the lockstep stream).
@@ -259,6 +259,15 @@ struct CtaState {
     tma_jobs: VecDeque<(u64, TmaOp, VecDeque<u32>)>,
     /// Its global reads in flight: (cycle the response is due, response).
     tma_gmem: Vec<(u64, TmaGmemResp)>,
+    /// The shared::cta address of the 16-byte read it made at the last edge (its data is the
+    /// next cycle's `smem_rd_data`).
+    tma_rd: Option<u32>,
+    /// A prefetch was accepted and the unit has not been idle since: it is clocked on (a
+    /// prefetch has no job to wait for).
+    tma_pf_busy: bool,
+    /// Its beats for other CTAs of the cluster crossing the DSMEM network: (cycle they land,
+    /// destination CTA, write), in emission order (one `[dsmem] latency`).
+    tma_dsmem: VecDeque<(u64, u32, TmaSmemWrite)>,
 }
 
 struct ClusterState {
@@ -323,6 +332,9 @@ pub struct Engine<'p> {
     backend_unsupported: Option<String>,
     /// TMA commands the RTL TmaEngines accepted (the other TMA operations ran on the model).
     pub tma_unit_commands: u64,
+    /// TMA operations timed by the `[tma]` model (`schedule_tma`: the forms the RTL TmaEngine
+    /// does not implement; a store counts its read and its write event).
+    pub tma_model_ops: u64,
     info: Vec<InstrInfo>,
     ctas: Vec<CtaState>,
     clusters: Vec<ClusterState>,
@@ -403,10 +415,15 @@ impl<'p> Engine<'p> {
                 tma_cmd_q: VecDeque::new(),
                 tma_jobs: VecDeque::new(),
                 tma_gmem: Vec::new(),
+                tma_rd: None,
+                tma_pf_busy: false,
+                tma_dsmem: VecDeque::new(),
             })
             .collect();
         let mut ctas = ctas;
-        let uses_tma_unit = prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor));
+        let uses_tma_unit = prog.module.kernel.body.iter().any(|i| {
+            matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulk | Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor)
+        });
         let backend_unsupported = if uses_tma_unit { cfg.backend.unsupported("tma_engine") } else { None };
         if uses_tma_unit && backend_unsupported.is_none() {
             let (tags, per) = tma_engine_params(&cfg);
@@ -433,6 +450,7 @@ impl<'p> Engine<'p> {
             unit_edges: 0,
             backend_unsupported,
             tma_unit_commands: 0,
+            tma_model_ops: 0,
             info,
             ctas,
             clusters,
@@ -604,7 +622,7 @@ impl<'p> Engine<'p> {
         let now = self.cycle;
         let mut next = u64::MAX;
         for c in &self.ctas {
-            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() {
+            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() || c.tma_pf_busy || !c.tma_dsmem.is_empty() {
                 return;
             }
             if c.suspended > 0 || c.s1.is_some() || c.mbar_busy_until > now || c.named_busy_until > now || c.named_launch.is_some() || !c.named_exit_q.is_empty() {
@@ -1164,7 +1182,7 @@ impl<'p> Engine<'p> {
     /// (hdl/src/tma_engine.rs "Unsupported": reductions, prefetches, im2col, shared::cta ->
     /// shared::cluster and the stores' bulk async-groups are left to the model).
     fn rtl_command(&mut self, op: &TmaOp) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
-        let TmaOp::ToShared { ctas, pieces, red: None, mbar, at, .. } = op else { return Ok(None) };
+        let TmaOp::ToShared { ctas, pieces, red, mbar, at, .. } = op else { return Ok(None) };
         let (c0, w0, lane, pc) = *at;
         if self.ctas[c0 as usize].tma.is_none() || mbar / 8 >= 1 << 16 {
             return Ok(None);
@@ -1177,7 +1195,28 @@ impl<'p> Engine<'p> {
         let mut cmd = TmaCmd { mbar: ((mbar / 8) as u64).into(), cta_mask: mask.into(), ..Default::default() };
         let mut desc = TmaDescImage::default();
         match ins.op {
-            Opcode::CpAsyncBulk => {
+            Opcode::CpAsyncBulk | Opcode::CpReduceAsyncBulk if matches!(pieces.as_slice(), [p] if matches!(p.src, Some(Place::Shared(..)))) => {
+                // shared::cta -> shared::cluster (PTX 9.7.9.25.4.1), or its reduction
+                // (cp.reduce.async.bulk, PTX 9.7.9.25.4.2): one destination CTA
+                let p = &pieces[0];
+                let (Some(Place::Shared(sc, soff)), Place::Shared(_, doff)) = (p.src, p.dst) else { return Ok(None) };
+                if sc != c0 || soff >= 1 << 18 || doff >= 1 << 18 || ctas.len() != 1 || p.len >= 1 << 20 {
+                    return Ok(None);
+                }
+                let Some((ro, rt)) = (match red {
+                    None => Some((TmaRedOp::Copy, TmaRedType::B32)),
+                    Some((o, t)) => red_codes(*o, *t),
+                }) else {
+                    return Ok(None);
+                };
+                cmd.kind = TmaCmdKind::BulkS2S;
+                cmd.smem = (soff as u64).into();
+                cmd.dsmem = (doff as u64).into();
+                cmd.size = (p.len as u64).into();
+                cmd.red_op = ro;
+                cmd.red_type = rt;
+            }
+            Opcode::CpAsyncBulk if red.is_none() => {
                 let [p] = pieces.as_slice() else { return Ok(None) };
                 let (Some(Place::Global(r, off)), Place::Shared(_, doff)) = (p.src, p.dst) else { return Ok(None) };
                 if doff >= 1 << 18 {
@@ -1190,7 +1229,7 @@ impl<'p> Engine<'p> {
                 cmd.gaddr_hi = (g >> 32).into();
                 cmd.size = (p.len as u64).into();
             }
-            Opcode::CpAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
+            Opcode::CpAsyncBulkTensor if red.is_none() && !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
                 // The golden body already made these checks at issue (and reported what they
                 // found): evaluate again without a second report.
                 let findings = self.m.findings.len();
@@ -1220,6 +1259,52 @@ impl<'p> Engine<'p> {
         Ok(Some((cmd, desc)))
     }
 
+    /// Sends the prefetches of `ins` (cp.async.bulk.prefetch.L2, PTX 9.7.9.25.4.3;
+    /// cp.async.bulk.prefetch.tensor tile mode, PTX 9.7.9.25.5.4) to CTA `c`'s TmaEngine: one
+    /// command per lane, whose sector reads reach the global-memory model and whose data the
+    /// unit drops (no architectural effect, no completion). An im2col-mode tensor prefetch is
+    /// not sent: the unit has no im2col mode (hdl/src/tma_engine.rs "Unsupported"), so it stays
+    /// a hint without cost, as in the golden model.
+    fn send_prefetch(&mut self, c: u32, w: u32, pc: u32, mask: u32, ins: &Instr) {
+        if self.ctas[c as usize].tma.is_none() {
+            return;
+        }
+        let at = self.cycle + self.cfg.tma.issue_cycles;
+        for lane in 0..WARP as u32 {
+            if mask >> lane & 1 == 0 {
+                continue;
+            }
+            let mut cmd = TmaCmd::default();
+            let mut desc = TmaDescImage::default();
+            if ins.op == Opcode::CpAsyncBulkPrefetch {
+                let cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
+                let (src, size) = (cx.addr(ins, 0, lane), cx.src(ins, 1, lane));
+                if size >= 1 << 20 {
+                    continue;
+                }
+                cmd.kind = TmaCmdKind::BulkPrefetch;
+                cmd.gaddr_lo = (src & 0xffff_ffff).into();
+                cmd.gaddr_hi = (src >> 32).into();
+                cmd.size = size.into();
+            } else {
+                let findings = self.m.findings.len();
+                let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
+                let r = exec::tma_tensor_operands(&mut cx, ins, 0, lane);
+                self.m.findings.truncate(findings);
+                let Ok((map, coords)) = r else { continue };
+                if ins.has(Mod::Im2col) || coords.len() > 5 {
+                    continue;
+                }
+                let k = |i: usize| -> u64 { coords.get(i).map(|&v| v as i32 as u32 as u64).unwrap_or(0) };
+                cmd.kind = TmaCmdKind::TensorPrefetch;
+                cmd.dims = (coords.len() as u64).into();
+                (cmd.c0, cmd.c1, cmd.c2, cmd.c3, cmd.c4) = (k(0).into(), k(1).into(), k(2).into(), k(3).into(), k(4).into());
+                desc = TmaDescImage::from_bytes(&map.encode());
+            }
+            self.ctas[c as usize].tma_cmd_q.push_back((at, cmd, desc, 0));
+        }
+    }
+
     /// Clocks CTA `c`'s TmaEngine when it has work: commands in, global reads answered after
     /// `[global] latency` from the engine's memory, 16-byte beats written into the destination
     /// CTAs' shared memory (booking their shared-memory pipes), complete-tx requests queued to
@@ -1227,20 +1312,50 @@ impl<'p> Engine<'p> {
     /// DSMEM latency).
     fn clock_tma(&mut self, c: u32, now: u64) -> Result<(), Stop> {
         let cs = &mut self.ctas[c as usize];
-        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty()) {
+        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty() && !cs.tma_pf_busy && cs.tma_rd.is_none() && cs.tma_dsmem.is_empty()) {
             return Ok(());
         }
+        // Beats for other CTAs land after crossing the DSMEM network.
+        while let Some(&(at, d, wr)) = self.ctas[c as usize].tma_dsmem.front() {
+            if at > now {
+                break;
+            }
+            self.ctas[c as usize].tma_dsmem.pop_front();
+            self.land_tma_beat(c, d, &wr, now)?;
+        }
+        let cs = &mut self.ctas[c as usize];
         self.active_this_cycle = true;
         self.unit_edges += 1;
         let cmd = cs.tma_cmd_q.front().filter(|h| h.0 <= now).map(|h| (h.1, h.2));
         let due = cs.tma_gmem.iter().enumerate().filter(|(_, r)| r.0 <= now).min_by_key(|(_, r)| r.0).map(|(k, _)| k);
         let resp = due.map(|k| cs.tma_gmem.swap_remove(k).1);
         let rank = self.m.ctas[c as usize].rank;
-        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: false, smem_rd_data: TmaData16::default(), mbar_ready: true, wait_n: 0, wait_read: false };
+        // The source beats of a shared::cta -> shared::cluster copy: read at the accepting
+        // edge, presented the cycle after (the unit's `smem_rd_data`).
+        let smem = &self.m.ctas[c as usize].smem;
+        let rd_data = cs.tma_rd.take().map(|a| {
+            let mut b = [0u8; 16];
+            for (k, x) in b.iter_mut().enumerate() {
+                *x = smem.get(a as usize + k).copied().unwrap_or(0);
+            }
+            TmaData16::from_bytes(&b)
+        });
+        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: true, smem_rd_data: rd_data.unwrap_or_default(), mbar_ready: true, wait_n: 0, wait_read: false };
         let out = cs.tma.as_mut().expect("checked").cycle(&inputs);
-        if cmd.is_some() && out.cmd_ready {
+        if let Some((cm, _)) = cmd.filter(|_| out.cmd_ready) {
             cs.tma_cmd_q.pop_front();
             self.tma_unit_commands += 1;
+            if matches!(cm.kind, TmaCmdKind::BulkPrefetch | TmaCmdKind::TensorPrefetch) {
+                cs.tma_pf_busy = true;
+            }
+        }
+        if out.idle && cs.tma_cmd_q.is_empty() {
+            cs.tma_pf_busy = false;
+        }
+        if let Some(a) = out.smem_rd {
+            // The read takes this CTA's shared-memory pipe for a cycle.
+            cs.tma_rd = Some(a);
+            cs.smem_free = cs.smem_free.max(now) + 1;
         }
         if let Some(q) = out.gmem_req {
             // Reads only: this engine sends the TmaEngine loads (rtl_command).
@@ -1262,17 +1377,12 @@ impl<'p> Engine<'p> {
         if let Some(wr) = out.smem_wr {
             let d = self.m.clusters[cluster].ctas.get(wr.cta.index()).copied();
             let Some(d) = d else { return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {}, outside its cluster", wr.cta.index()))) };
-            let base = wr.addr.index();
-            let data = wr.data.to_bytes();
-            let m = wr.mask.to_u64();
-            for (k, b) in data.iter().enumerate() {
-                if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
-                    self.m.ctas[d as usize].smem[base + k] = *b;
-                }
+            if d == c {
+                self.land_tma_beat(c, d, &wr, now)?;
+            } else {
+                let at = now + self.cfg.dsmem.latency;
+                self.ctas[c as usize].tma_dsmem.push_back((at, d, wr));
             }
-            let ds = &mut self.ctas[d as usize];
-            ds.smem_free = ds.smem_free.max(now) + 1;
-            self.m.progress();
         }
         if let Some((req, to_rank, remote)) = out.mbar {
             let Some(d) = self.m.clusters[cluster].ctas.get(to_rank as usize).copied() else {
@@ -1326,9 +1436,37 @@ impl<'p> Engine<'p> {
         Ok(())
     }
 
+    /// Writes (or reduces) a 16-byte beat of CTA `c`'s TmaEngine into CTA `d`'s shared memory at
+    /// cycle `now`, booking `d`'s shared-memory pipe.
+    fn land_tma_beat(&mut self, c: u32, d: u32, wr: &TmaSmemWrite, now: u64) -> Result<(), Stop> {
+        let base = wr.addr.index();
+        let data = wr.data.to_bytes();
+        let m = wr.mask.to_u64();
+        if wr.red_op != TmaRedOp::Copy {
+            // cp.reduce.async.bulk into shared::cluster: the golden model's element-wise
+            // reduction, applied to the beat (whole beats: elements never straddle one).
+            let Some((o, t)) = red_mods(wr.red_op, wr.red_type) else { unreachable!("red_op is not Copy") };
+            if m != 0xFFFF || base + 16 > self.m.ctas[d as usize].smem.len() {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} reduced a partial beat (mask {m:#x}) at {base:#x} of cta {d}")));
+            }
+            exec::tma_reduce_into(&mut self.m, Place::Shared(d, base), &data, o, t);
+        } else {
+            for (k, b) in data.iter().enumerate() {
+                if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
+                    self.m.ctas[d as usize].smem[base + k] = *b;
+                }
+            }
+        }
+        let ds = &mut self.ctas[d as usize];
+        ds.smem_free = ds.smem_free.max(now) + 1;
+        self.m.progress();
+        Ok(())
+    }
+
     /// Times TMA operation `seq` issued by CTA `c` and queues its completion events (module
     /// doc; the constants are `[tma]` of sim/configs/sm90.toml).
     fn schedule_tma(&mut self, c: u32, seq: u64, op: TmaOp) {
+        self.tma_model_ops += 1;
         let now = self.cycle;
         let cfg = self.cfg.clone();
         let t = &cfg.tma;
@@ -1410,9 +1548,26 @@ impl<'p> Engine<'p> {
         }
         let mut e = TmaEffect::default();
         match op {
-            TmaOp::ToShared { pieces, mbar, tx, .. } => {
+            TmaOp::ToShared { pieces, mbar, tx, red, id, .. } => {
                 let c = cta.unwrap_or(0);
-                for p in pieces {
+                // A reduction into bytes that another reduction not yet completed also reduces
+                // into: the TmaEngines interleave their beats (PTX orders neither), so these
+                // bytes may already hold part of the other's contribution, which the golden
+                // model adds at that one's completion. They are compared where the other
+                // completes, and where a thread reads them.
+                let span = |ps: &[exec::TmaPiece]| -> Vec<(usize, usize)> { ps.iter().filter_map(|p| if let Place::Shared(_, o) = p.dst { Some((o, o + p.len as usize)) } else { None }).collect() };
+                let mine = span(pieces);
+                let shared = red.is_some()
+                    && self.asyncs.iter().any(|a| match &a.kind {
+                        AsyncKind::Tma { op, cta: Some(d) } if *d == c => match &**op {
+                            TmaOp::ToShared { red: Some(_), id: other, pieces: ps, .. } if other != id => {
+                                span(ps).iter().any(|&(a0, a1)| mine.iter().any(|&(b0, b1)| a0 < b1 && b0 < a1))
+                            }
+                            _ => false,
+                        },
+                        _ => false,
+                    });
+                for p in pieces.iter().filter(|_| !shared) {
                     if let Place::Shared(_, off) = p.dst {
                         let place = Place::Shared(c, off);
                         e.bytes.push((place, self.m.read(place, p.len as usize).to_vec()));
@@ -1572,12 +1727,17 @@ impl<'p> Engine<'p> {
         if self.recording() {
             self.m.rec = Some(Retire { step: self.cycle, cta: c, warp: w, pc, mask, ..Default::default() });
         }
+        let findings = self.m.findings.len();
         let flow = if mask == 0 {
             Flow::Next
         } else {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
             exec::dispatch(&mut cx, ins)?
         };
+        // A prefetch the golden model accepted (no finding) goes to the TmaEngine as reads.
+        if mask != 0 && self.m.findings.len() == findings && matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
+            self.send_prefetch(c, w, pc, mask, ins);
+        }
         self.m.advance(c, w, pc, group, mask, flow);
         if !self.m.pending.is_empty() {
             self.take_pending(c, w, copy_done, store_done)?;
@@ -2517,4 +2677,52 @@ fn arrival_req(a: &Arrival, w: u32, live: u32, count: Option<u32>) -> NamedBarri
         lanes: (live as u64).into(),
         pred: (pred as u64).into(),
     }
+}
+
+/// The TmaEngine's codes of a shared::cluster reduction (PTX 9.7.9.25.4.2 `.redOp.type`), None
+/// for a combination it has no code for.
+fn red_codes(op: Mod, t: Mod) -> Option<(TmaRedOp, TmaRedType)> {
+    let o = match op {
+        Mod::Add => TmaRedOp::Add,
+        Mod::Min => TmaRedOp::Min,
+        Mod::Max => TmaRedOp::Max,
+        Mod::Inc => TmaRedOp::Inc,
+        Mod::Dec => TmaRedOp::Dec,
+        Mod::And => TmaRedOp::And,
+        Mod::Or => TmaRedOp::Or,
+        Mod::Xor => TmaRedOp::Xor,
+        _ => return None,
+    };
+    let t = match t {
+        Mod::B32 => TmaRedType::B32,
+        Mod::U32 => TmaRedType::U32,
+        Mod::S32 => TmaRedType::S32,
+        Mod::B64 => TmaRedType::B64,
+        Mod::U64 => TmaRedType::U64,
+        _ => return None,
+    };
+    Some((o, t))
+}
+
+/// The golden model's `(op, type)` of a reducing shared-memory write ([`red_codes`] inverted).
+fn red_mods(op: TmaRedOp, t: TmaRedType) -> Option<(Mod, Mod)> {
+    let o = match op {
+        TmaRedOp::Copy => return None,
+        TmaRedOp::Add => Mod::Add,
+        TmaRedOp::Min => Mod::Min,
+        TmaRedOp::Max => Mod::Max,
+        TmaRedOp::Inc => Mod::Inc,
+        TmaRedOp::Dec => Mod::Dec,
+        TmaRedOp::And => Mod::And,
+        TmaRedOp::Or => Mod::Or,
+        TmaRedOp::Xor => Mod::Xor,
+    };
+    let t = match t {
+        TmaRedType::B32 => Mod::B32,
+        TmaRedType::U32 => Mod::U32,
+        TmaRedType::S32 => Mod::S32,
+        TmaRedType::B64 => Mod::B64,
+        TmaRedType::U64 => Mod::U64,
+    };
+    Some((o, t))
 }

@@ -25,7 +25,7 @@ use hopsync_hdl::named_barrier_unit::{
 };
 use hopsync_hdl::smem_port::{SmemPort, SmemReq, SmemWrite};
 use hopsync_hdl::tma_engine::{
-    TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaEngine, TmaGmemResp, TmaSmemWrite,
+    TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaEngine, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
 };
 use hopsync_hdl::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING};
 use hopsync_hdl::verilog::{TEST_A, TEST_S, TEST_SUSPEND_CYCLES};
@@ -349,20 +349,36 @@ pub fn smem_write(rng: &mut Rng) -> SmemWrite {
     }
 }
 
-/// A TMA command: bulk loads / stores and commits with aligned operands mostly, tiled 2-D
-/// tensor loads / stores on a valid u8 tensor map (box 16 x 4, coordinates partly out of
-/// bounds) mostly, and now and then any bits (faults).
+/// A TMA command: bulk loads / stores / prefetches / shared::cta -> shared::cluster copies and
+/// reductions and commits with aligned operands mostly, tiled 2-D tensor loads / stores /
+/// prefetches on a valid u8 tensor map (box 16 x 4, coordinates partly out of bounds) mostly,
+/// and now and then any bits (faults).
 pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
     let kind = match rng.below(100) {
-        0..=29 => TmaCmdKind::BulkLoad,
-        30..=49 => TmaCmdKind::BulkStore,
-        50..=64 => TmaCmdKind::TensorLoad,
-        65..=74 => TmaCmdKind::TensorStore,
+        0..=26 => TmaCmdKind::BulkLoad,
+        27..=44 => TmaCmdKind::BulkStore,
+        45..=58 => TmaCmdKind::TensorLoad,
+        59..=67 => TmaCmdKind::TensorStore,
+        68..=74 => TmaCmdKind::BulkS2S,
+        75..=77 => TmaCmdKind::BulkPrefetch,
+        78..=80 => TmaCmdKind::TensorPrefetch,
         _ => TmaCmdKind::CommitGroup,
     };
+    const RED_OPS: [TmaRedOp; 9] = [
+        TmaRedOp::Copy,
+        TmaRedOp::Add,
+        TmaRedOp::Min,
+        TmaRedOp::Max,
+        TmaRedOp::Inc,
+        TmaRedOp::Dec,
+        TmaRedOp::And,
+        TmaRedOp::Or,
+        TmaRedOp::Xor,
+    ];
+    const RED_TYPES: [TmaRedType; 5] = [TmaRedType::B32, TmaRedType::U32, TmaRedType::S32, TmaRedType::B64, TmaRedType::U64];
     let junk = rng.pct(5);
     let align = |rng: &mut Rng, a: u64| if junk && rng.pct(50) { rng.next() } else { rng.next() & !(a - 1) };
-    let tensor = matches!(kind, TmaCmdKind::TensorLoad | TmaCmdKind::TensorStore);
+    let tensor = matches!(kind, TmaCmdKind::TensorLoad | TmaCmdKind::TensorStore | TmaCmdKind::TensorPrefetch);
     let cmd = TmaCmd {
         kind,
         im2col: rng.pct(2),
@@ -383,6 +399,9 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         c2: b(if rng.pct(95) { 0 } else { rng.next() }),
         c3: b(0),
         c4: b(0),
+        dsmem: b(align(rng, 16) & 0x3FF),
+        red_op: if rng.pct(50) { TmaRedOp::Copy } else { RED_OPS[rng.below(9) as usize] },
+        red_type: RED_TYPES[rng.below(5) as usize],
     };
     let mut d = TmaDescImage {
         version: b(1),
@@ -679,12 +698,16 @@ impl Dut for TmaEngineDut {
         self.gmem.accept(u.gmem_req_valid.val(), u.gmem_req_ready.val(), r.tag.to_u64(), r.write);
     }
     fn events(&self) -> Vec<(&'static str, bool)> {
-        tma_events(
+        let mut e = tma_events(
             self.u.smem_wr_valid.val() && self.u.smem_wr_ready.val(),
             self.u.gmem_req_valid.val(),
             self.u.mbar_valid.val(),
             self.u.fault.val(),
-        )
+        );
+        // shared::cta -> shared::cluster: source reads and reducing beats
+        e.push(("tma shared-memory read", self.u.smem_rd_valid.val() && self.u.smem_rd_ready.val()));
+        e.push(("tma reducing beat", self.u.smem_wr_valid.val() && self.u.smem_wr.val().red_op != TmaRedOp::Copy));
+        e
     }
     fn randomize(&mut self, rng: &mut Rng) {
         let rank = self.u.cta_rank.val().to_u64();

@@ -527,8 +527,9 @@ fn signal(m: &mut Machine<'_>, c: u32, mbar: u32, tx: u32, at: At) -> Result<(),
     }
 }
 
-/// Reduces `data` (elements of `t`) into `dst` with `op`.
-fn reduce_into(m: &mut Machine<'_>, dst: Place, data: &[u8], op: Mod, t: Mod) {
+/// Reduces `data` (elements of `t`) into `dst` with `op` (the SM engine applies it to the RTL
+/// TmaEngine's reducing shared-memory writes too).
+pub fn reduce_into(m: &mut Machine<'_>, dst: Place, data: &[u8], op: Mod, t: Mod) {
     let eb = t.type_bytes().unwrap_or(4) as usize;
     let mut out = m.read(dst, data.len()).to_vec();
     for (o, b) in out.chunks_mut(eb).zip(data.chunks(eb)) {
