@@ -117,6 +117,8 @@ pub struct CtaTop<const A: usize, const S: usize> {
     pub tma_wait_n: Signal<In, Bits<8>>,
     /// the `.read` form
     pub tma_wait_read: Signal<In, bool>,
+    /// the waiting thread (`warp * 32 + lane`)
+    pub tma_wait_thread: Signal<In, Bits<10>>,
     /// the wait holds
     pub tma_wait_done: Signal<Out, bool>,
     /// committed bulk async-groups not complete
@@ -219,6 +221,7 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             tma_gmem_resp_ready: Default::default(),
             tma_wait_n: Default::default(),
             tma_wait_read: Default::default(),
+            tma_wait_thread: Default::default(),
             tma_wait_done: Default::default(),
             tma_groups_pending: Default::default(),
             tma_fault: Default::default(),
@@ -310,6 +313,7 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         self.tma_gmem_resp_ready.next = self.tma.gmem_resp_ready.val();
         self.tma.wait_n.next = self.tma_wait_n.val();
         self.tma.wait_read.next = self.tma_wait_read.val();
+        self.tma.wait_thread.next = self.tma_wait_thread.val();
         self.tma_wait_done.next = self.tma.wait_done.val();
         self.tma_groups_pending.next = self.tma.groups_pending.val();
         self.tma_fault.next = self.tma.fault.val();

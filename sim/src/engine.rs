@@ -1236,7 +1236,7 @@ impl<'p> Engine<'p> {
         let due = cs.tma_gmem.iter().enumerate().filter(|(_, r)| r.0 <= now).min_by_key(|(_, r)| r.0).map(|(k, _)| k);
         let resp = due.map(|k| cs.tma_gmem.swap_remove(k).1);
         let rank = self.m.ctas[c as usize].rank;
-        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: false, smem_rd_data: TmaData16::default(), mbar_ready: true, wait_n: 0, wait_read: false };
+        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: false, smem_rd_data: TmaData16::default(), mbar_ready: true, wait_n: 0, wait_read: false, wait_thread: 0 };
         let out = cs.tma.as_mut().expect("checked").cycle(&inputs);
         if cmd.is_some() && out.cmd_ready {
             cs.tma_cmd_q.pop_front();

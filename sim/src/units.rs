@@ -504,6 +504,8 @@ pub struct TmaInputs {
     pub wait_n: u8,
     /// wait_group.read.
     pub wait_read: bool,
+    /// The waiting thread (CTA-local `warp * 32 + lane`).
+    pub wait_thread: u32,
 }
 
 /// What a TmaEngine did in one cycle (combinational outputs sampled before the edge; `fault`,
@@ -567,6 +569,7 @@ impl TmaUnit {
         u.mbar_ready.next = p.mbar_ready;
         u.wait_n.next = (p.wait_n as u64).into();
         u.wait_read.next = p.wait_read;
+        u.wait_thread.next = (p.wait_thread as u64).into();
         u.clock.next = false.into();
         assert!(simulate(u, 400), "TmaEngine did not settle");
         let mut o = TmaOutputs {

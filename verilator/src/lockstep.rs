@@ -383,6 +383,7 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         c2: b(if rng.pct(95) { 0 } else { rng.next() }),
         c3: b(0),
         c4: b(0),
+        thread: b(rng.below(6)),
     };
     let mut d = TmaDescImage {
         version: b(1),
@@ -660,7 +661,7 @@ impl Dut for TmaEngineDut {
         inputs [cta_rank: Bits<4>, cmd: TmaCmd, cmd_desc: TmaDescImage, cmd_valid: bool,
                 gmem_req_ready: bool, gmem_resp: TmaGmemResp, gmem_resp_valid: bool,
                 smem_wr_ready: bool, smem_rd_ready: bool, smem_rd_data: TmaData16,
-                mbar_ready: bool, wait_n: Bits<8>, wait_read: bool]
+                mbar_ready: bool, wait_n: Bits<8>, wait_read: bool, wait_thread: Bits<10>]
         outputs [cmd_ready: bool, gmem_req: hopsync_hdl::tma_engine::TmaGmemReq,
                  gmem_req_valid: bool, gmem_resp_ready: bool, smem_wr: TmaSmemWrite,
                  smem_wr_valid: bool, smem_rd_addr: Bits<18>, smem_rd_valid: bool,
@@ -706,6 +707,7 @@ impl Dut for TmaEngineDut {
         u.mbar_ready.next = rng.pct(80);
         u.wait_n.next = b(rng.below(4));
         u.wait_read.next = rng.pct(50);
+        u.wait_thread.next = b(rng.below(6));
     }
 }
 
@@ -726,7 +728,8 @@ impl Dut for CtaTopDut {
                 cbar_exit: ClusterWarpExit, cbar_launch: ClusterLaunch,
                 tma_cmd: TmaCmd, tma_cmd_desc: TmaDescImage, tma_cmd_valid: bool,
                 tma_gmem_req_ready: bool, tma_gmem_resp: TmaGmemResp, tma_gmem_resp_valid: bool,
-                tma_wait_n: Bits<8>, tma_wait_read: bool, tma_remote_mbar_ready: bool,
+                tma_wait_n: Bits<8>, tma_wait_read: bool, tma_wait_thread: Bits<10>,
+                tma_remote_mbar_ready: bool,
                 dsmem_out_ready: bool, dsmem_in: SmemWrite, dsmem_in_valid: bool,
                 smem_req: SmemReq, smem_valid: bool]
         outputs [mbar_local_ready: bool, mbar_cluster_ready: bool,
@@ -800,6 +803,7 @@ impl Dut for CtaTopDut {
         u.tma_gmem_resp.next = r;
         u.tma_wait_n.next = b(rng.below(4));
         u.tma_wait_read.next = rng.pct(50);
+        u.tma_wait_thread.next = b(rng.below(6));
         u.tma_remote_mbar_ready.next = rng.pct(80);
         u.dsmem_out_ready.next = rng.pct(80);
         u.dsmem_in_valid.next = rng.pct(10);
