@@ -18,7 +18,8 @@
 //!
 //! - **Q / commit**: `cmd` (with `cmd_desc`, the 128-byte tensor-map image of a tensor command)
 //!   enters a 2-entry queue. `CommitGroup` does not enter the queue: it closes the open bulk
-//!   async-group at acceptance, so it is ordered with the stores accepted before it.
+//!   async-group of its thread at acceptance, so it is ordered with the stores accepted before
+//!   it; it waits (`cmd_ready` low) while the thread's next slot still holds a group.
 //! - **D** decodes the head command into the job register J: it validates the descriptor image
 //!   (the hopsync image layout v1 of `firmware/src/tensormap.rs`, decoded field by field in RTL:
 //!   [`TmaDescImage`] is that layout, packed LSB-first), then spends one cycle per dimension on
@@ -57,10 +58,22 @@
 //! - **complete_tx**: after the last beat of a load reached every destination CTA, CPL sends one
 //!   `MbarrierOp::CompleteTx` per CTA (`mbar_cta`, `mbar_remote` when it is not `cta_rank`) with
 //!   the full box bytes (`smem_box_bytes`, OOB fill included; the bulk size).
-//! - **Bulk groups** (stores only, as on sm_90): 8 group slots, per slot the store ops whose
-//!   shared-memory reads are pending, the ops whose writes are not all issued, and the writes
-//!   not yet acknowledged. `wait_done` answers `wait_group{.read} wait_n` combinationally;
-//!   `groups_pending` counts committed groups not complete.
+//! - **Bulk groups** (stores only, as on sm_90; PTX 9.7.9.25.6.1/2 keeps them per thread):
+//!   `TMA_CTXS` (4) contexts, each holding one thread (`cmd.thread`, CTA-local `warp * 32 +
+//!   lane`) and `TMA_GROUPS` (4) group slots with its open-slot pointer; per slot the store ops
+//!   whose shared-memory reads are pending, the ops whose writes are not all issued, and the
+//!   writes not yet acknowledged. A context is busy while one of its counters is non-zero; a
+//!   store from a thread with no busy context takes a free one at acceptance, and when none is
+//!   free it is refused in command order (`UnsupportedThreads`). A commit_group of a thread
+//!   with no context closes an empty group: nothing to count. `wait_done` answers
+//!   `wait_group{.read} wait_n` of `wait_thread` combinationally (a thread with no context
+//!   waits for nothing); `groups_pending` counts that thread's committed groups not complete.
+//! - **Store events** (for the SM engine to follow each op, in command order):
+//!   `store_read_done` pulses when an op's last slot is in Y (every shared-memory read of it is
+//!   done: what `wait_group.read` waits for), `store_writes_issued` when its last WB entry
+//!   leaves (its last sector write is issued, or the end marker of an op with no in-bounds
+//!   byte). The op is complete once its writes are acknowledged; acknowledgements (tag = the
+//!   group slot) come in any order.
 //!
 //! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (per destination
 //! CTA stream: 16 / popcount(cta_mask)) when the row start is 16-byte aligned in global memory
@@ -87,13 +100,17 @@
 //!   CTA's shared memory for stores; data arrives the cycle after the accepting edge.
 //! - `mbar_req` / `mbar_cta` / `mbar_remote` / `mbar_valid` / `mbar_ready`: complete_tx towards
 //!   the mbarrier units (`MbarrierUnit::tma_req` locally, `cluster_req` of a remote CTA).
-//! - `wait_n`, `wait_read` → `wait_done`; `groups_pending`.
-//! - `fault`: a refused command ([`TmaFaultKind`], registered); the command is dropped.
+//! - `wait_n`, `wait_read`, `wait_thread` → `wait_done`, `groups_pending` (of that thread).
+//! - `store_read_done`, `store_writes_issued`: per-op store events (above).
+//! - `fault`: a refused command ([`TmaFaultKind`] and its `thread`, registered); the command is
+//!   dropped.
 //! - `idle`: nothing in flight.
 //!
 //! # Decode checks (fault kinds are the golden model's `FindingKind` names)
 //!
-//! Tensor commands, in the golden model's order: `TensorMapInvalid` (version, rank, enum values
+//! A store that found no bulk-group context: `unsupported: more than 4 threads with open bulk
+//! async-groups`, before any other check. Tensor commands, in the golden model's order:
+//! `TensorMapInvalid` (version, rank, enum values
 //! (sub-byte types and swizzle-atomicity modes included), reserved and unused fields non-zero,
 //! im2col fields in a tiled map, `globalAddress` not 16-byte aligned, `globalStrides` not
 //! multiples of 16, `boxDim[0] * elementSize` not a multiple of 16, inner box wider than the
@@ -116,8 +133,10 @@
 //! im2col mode (command `im2col` set: fault `unsupported: im2col load mode`), interleaved
 //! layouts (fault), `cp.reduce.async.bulk{.tensor}`, `cp.async.bulk.prefetch{.tensor}`, the
 //! shared::cta → shared::cluster bulk copy, and the sm_100 forms: no command kind exists for them
-//! (the front end stops with "unsupported: ..."). One bulk async-group sequence per engine (the
-//! common single-issuing-thread pattern; PTX keeps one per thread). Bulk sizes are below 2^20
+//! (the front end stops with "unsupported: ..."). More than `TMA_CTXS` (4) threads with bulk
+//! store ops in flight or committed groups not complete: the store of a 5th thread is refused
+//! (`unsupported: more than 4 threads with open bulk async-groups`). At most 3 committed
+//! incomplete groups per thread: a 4th commit_group waits. Bulk sizes are below 2^20
 //! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
 //!
 //! # Synthesizable form (how `update` is written, and why)
@@ -562,6 +581,8 @@ pub struct TmaFault {
     pub valid: bool,
     /// why
     pub kind: TmaFaultKind,
+    /// the refused command's `thread` (stores, commit_group; 0 for loads)
+    pub thread: Bits<10>,
 }
 
 /// Row-queue entry (RG → BA).
@@ -1004,6 +1025,12 @@ pub struct TmaEngine {
     pub wait_done: Signal<Out, bool>,
     /// committed bulk async-groups of `wait_thread` not yet complete
     pub groups_pending: Signal<Out, Bits<4>>,
+    /// a store op's shared-memory reads are done (its last slot is in stage Y): store ops in
+    /// command order (what `wait_group.read` waits for)
+    pub store_read_done: Signal<Out, bool>,
+    /// a store op's last sector write is issued this cycle, or its end marker left WB (an op
+    /// with no in-bounds byte): store ops in command order, after their `store_read_done`
+    pub store_writes_issued: Signal<Out, bool>,
     /// a refused command (registered)
     pub fault: Signal<Out, TmaFault>,
     /// nothing in flight
@@ -1444,6 +1471,8 @@ impl TmaEngine {
             wait_thread: Default::default(),
             wait_done: Default::default(),
             groups_pending: Default::default(),
+            store_read_done: Default::default(),
+            store_writes_issued: Default::default(),
             fault: Default::default(),
             idle: Default::default(),
             max_out: Constant::new((max_outstanding as u64).into()),
@@ -2035,6 +2064,7 @@ impl Logic for TmaEngine {
             if self.d_fault.val() {
                 self.fault_q.d.next.valid = true;
                 self.fault_q.d.next.kind = self.d_kind.val();
+                self.fault_q.d.next.thread = self.q0.q.val().thread;
                 self.pop.next = true;
             }
             // accepted: J's constant fields; neutral outer dimensions
@@ -3194,6 +3224,8 @@ impl Logic for TmaEngine {
             + self.g_pc[15].val();
 
         // ================= status =================
+        self.store_read_done.next = self.ev_yrd.val();
+        self.store_writes_issued.next = self.ev_wbi.val();
         self.fault.next = self.fault_q.q.val();
         self.idle.next = (self.qn.q.val() == 0)
             && (self.dstate.q.val() == TmaDecState::Idle)
@@ -3589,6 +3621,10 @@ mod tests {
         group: u64,
         /// the write tag (the group's slot), once seen
         tag: Option<u64>,
+        /// refused (never reads or writes)
+        refused: bool,
+        /// writes issued
+        writes_seen: usize,
         reads_total: usize,
         reads_seen: usize,
         writes_total: usize,
@@ -3658,6 +3694,9 @@ mod tests {
         wait_thread: Option<u64>,
         /// ops accepted so far (index into `ops` of the next store to be accepted)
         ops_acc: usize,
+        /// the next op to see `store_read_done` / `store_writes_issued`
+        rd_next: usize,
+        wi_next: usize,
         /// for each pending command: Some(op index) for a store
         pending_ops: VecDeque<Option<usize>>,
         st: Stats,
@@ -3706,6 +3745,8 @@ mod tests {
                 nthreads: 1,
                 wait_thread: None,
                 ops_acc: 0,
+                rd_next: 0,
+                wi_next: 0,
                 pending_ops: VecDeque::new(),
                 st: Stats::default(),
                 idle_streak: 0,
@@ -3751,6 +3792,8 @@ mod tests {
                 ("mbar_remote", 1),
                 ("mbar_valid", 1),
                 ("wait_done", 1),
+                ("store_read_done", 1),
+                ("store_writes_issued", 1),
             ];
             let post = vec![("fault", TmaFault::BITS), ("idle", 1), ("groups_pending", 4)];
             Tb::build(
@@ -3780,6 +3823,8 @@ mod tests {
                     thread: self.thread,
                     group: self.commits_gen[self.thread],
                     tag: None,
+                    refused: e.fault.is_some(),
+                    writes_seen: 0,
                     reads_total: e.smem_reads.len(),
                     reads_seen: 0,
                     writes_total: e.writes.len(),
@@ -3834,6 +3879,10 @@ mod tests {
                 n += 1;
                 assert!(n < 200_000, "no completion after {n} cycles");
             }
+            // every accepted store op signalled its reads and writes
+            let live = self.ops.iter().filter(|o| !o.refused).count();
+            let seen = |k: usize| self.ops[..k].iter().filter(|o| !o.refused).count();
+            assert_eq!((seen(self.rd_next), seen(self.wi_next)), (live, live), "store events");
             // idle: every group complete
             assert_eq!(self.uut.groups_pending.val().to_u64(), 0);
         }
@@ -3896,6 +3945,8 @@ mod tests {
             let mvalid = u.mbar_valid.val();
             let wdone = u.wait_done.val();
             let gpend = u.groups_pending.val();
+            let st_rd = u.store_read_done.val();
+            let st_wi = u.store_writes_issued.val();
             let fault = u.fault.val();
             let idle = u.idle.val();
             u.clock.next = true.into();
@@ -3933,6 +3984,8 @@ mod tests {
                         h(mremote),
                         h(mvalid),
                         h(wdone),
+                        h(st_rd),
+                        h(st_wi),
                         Trace::hex(u.fault.val()),
                         h(u.idle.val()),
                         Trace::hex(u.groups_pending.val()),
@@ -3996,6 +4049,7 @@ mod tests {
                     assert!(tag < 16, "cycle {c}: write tag {tag} is no group slot");
                     let (th, g) = (self.ops[op].thread, self.ops[op].group);
                     assert_eq!(*self.ops[op].tag.get_or_insert(tag), tag, "cycle {c}: op {op}'s writes change slot");
+                    self.ops[op].writes_seen += 1;
                     for (j, o) in self.ops.iter().enumerate() {
                         if o.tag == Some(tag) && (o.thread, o.group) != (th, g) {
                             assert_eq!(o.acks_seen, o.writes_total, "cycle {c}: op {op} (thread {th} group {g}) shares slot {tag} with incomplete op {j} (thread {} group {})", o.thread, o.group);
@@ -4039,6 +4093,25 @@ mod tests {
                 self.ops[op].reads_seen += 1;
                 let bytes: Vec<u8> = (0..16).map(|i| sbyte(a + i)).collect();
                 self.rd_data = Some(TmaData16::from_bytes(&bytes));
+            }
+            // per-op store events, in command order (refused ops have none)
+            if st_rd {
+                while self.ops.get(self.rd_next).is_some_and(|o| o.refused) {
+                    self.rd_next += 1;
+                }
+                let i = self.rd_next;
+                assert!(i < self.ops_acc, "cycle {c}: store_read_done with no store op");
+                assert_eq!(self.ops[i].reads_seen, self.ops[i].reads_total, "cycle {c}: store_read_done of op {i} before its reads");
+                self.rd_next += 1;
+            }
+            if st_wi {
+                while self.ops.get(self.wi_next).is_some_and(|o| o.refused) {
+                    self.wi_next += 1;
+                }
+                let i = self.wi_next;
+                assert!(i < self.rd_next, "cycle {c}: store_writes_issued of op {i} before its store_read_done");
+                assert_eq!(self.ops[i].writes_seen, self.ops[i].writes_total, "cycle {c}: store_writes_issued of op {i} before its writes");
+                self.wi_next += 1;
             }
             // loads retire in order; a copy without bytes retires at once
             while self.loads.front().map(|l| l.remaining == 0).unwrap_or(false) {

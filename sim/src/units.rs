@@ -526,6 +526,10 @@ pub struct TmaOutputs {
     pub wait_done: bool,
     /// Committed bulk groups not complete.
     pub groups_pending: u32,
+    /// A store op's shared-memory reads are done (ops in command order).
+    pub store_read_done: bool,
+    /// A store op's writes are all issued (ops in command order).
+    pub store_writes_issued: bool,
     /// A refused command (registered).
     pub fault: TmaFault,
     /// Nothing in flight.
@@ -579,6 +583,8 @@ impl TmaUnit {
             smem_rd: u.smem_rd_valid.val().then(|| u.smem_rd_addr.val().to_u64() as u32),
             mbar: u.mbar_valid.val().then(|| (u.mbar_req.val(), u.mbar_cta.val().to_u64() as u32, u.mbar_remote.val())),
             wait_done: u.wait_done.val(),
+            store_read_done: u.store_read_done.val(),
+            store_writes_issued: u.store_writes_issued.val(),
             ..Default::default()
         };
         u.clock.next = true.into();
@@ -587,6 +593,17 @@ impl TmaUnit {
         o.idle = u.idle.val();
         o.groups_pending = u.groups_pending.val().to_u64() as u32;
         o
+    }
+
+    /// The unit's answer to `wait_group{.read} n` of `thread` now, between edges (the wait port
+    /// is combinational; no edge): (wait_done, groups_pending of that thread).
+    pub fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32) {
+        let u = &mut *self.uut;
+        u.wait_n.next = (n as u64).into();
+        u.wait_read.next = read;
+        u.wait_thread.next = (thread as u64).into();
+        assert!(simulate(u, 400), "TmaEngine did not settle");
+        (u.wait_done.val(), u.groups_pending.val().to_u64() as u32)
     }
 
     /// Visits every signal of the unit.

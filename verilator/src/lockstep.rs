@@ -667,6 +667,7 @@ impl Dut for TmaEngineDut {
                  smem_wr_valid: bool, smem_rd_addr: Bits<18>, smem_rd_valid: bool,
                  mbar_req: MbarrierReq, mbar_cta: Bits<4>, mbar_remote: bool,
                  mbar_valid: bool, wait_done: bool, groups_pending: Bits<4>,
+                 store_read_done: bool, store_writes_issued: bool,
                  fault: hopsync_hdl::tma_engine::TmaFault, idle: bool]);
     fn create() -> Self {
         let mut u = Box::new(TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE));
@@ -745,7 +746,8 @@ impl Dut for CtaTopDut {
                  cbar_fault: hopsync_hdl::cluster_barrier_unit::ClusterBarrierFault,
                  tma_cmd_ready: bool, tma_gmem_req: hopsync_hdl::tma_engine::TmaGmemReq,
                  tma_gmem_req_valid: bool, tma_gmem_resp_ready: bool, tma_wait_done: bool,
-                 tma_groups_pending: Bits<4>, tma_fault: hopsync_hdl::tma_engine::TmaFault,
+                 tma_groups_pending: Bits<4>, tma_store_read_done: bool,
+                 tma_store_writes_issued: bool, tma_fault: hopsync_hdl::tma_engine::TmaFault,
                  tma_idle: bool, tma_remote_mbar_req: MbarrierReq, tma_remote_mbar_cta: Bits<4>,
                  tma_remote_mbar_valid: bool, dsmem_out: TmaSmemWrite, dsmem_out_valid: bool,
                  dsmem_in_ready: bool,

@@ -503,6 +503,43 @@ pub fn bulk_state(m: &Machine<'_>, c: u32, w: u32, l: u32) -> BulkState {
     m.tma.threads.get(&(c, w, l)).map(|t| (t.open, t.inflight.clone())).unwrap_or_default()
 }
 
+/// One thread's bulk async-groups as an engine that keeps only counters can show them too (the
+/// RTL TmaEngine's `wait_group` port): for N = 0..=3 whether `cp.async.bulk.wait_group N` and
+/// `wait_group.read N` hold, and how many committed groups are not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BulkView {
+    /// `wait_group N` holds, N = 0..=3.
+    pub done: [bool; 4],
+    /// `wait_group.read N` holds, N = 0..=3.
+    pub read_done: [bool; 4],
+    /// Committed groups with an operation in flight.
+    pub pending: u32,
+}
+
+/// One thread's [`BulkView`] from the bookkeeping.
+pub fn bulk_view(m: &Machine<'_>, c: u32, w: u32, l: u32) -> BulkView {
+    let mut v = BulkView::default();
+    for n in 0..4 {
+        v.done[n] = bulk_done(m, c, w, l, n as u32, false);
+        v.read_done[n] = bulk_done(m, c, w, l, n as u32, true);
+    }
+    if let Some(t) = m.tma.threads.get(&(c, w, l)) {
+        let mut groups: Vec<u64> = t.inflight.iter().map(|x| x.1).filter(|&g| g < t.open).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        v.pending = groups.len() as u32;
+    }
+    v
+}
+
+/// The write event of a [`TmaOp::ToGlobal`] (data read) whose bytes an engine wrote into global
+/// memory itself (the RTL TmaEngine's sector writes): only its bulk-group bookkeeping.
+pub fn complete_written(m: &mut Machine<'_>, op: &TmaOp) {
+    if let TmaOp::ToGlobal { data: Some(_), id, at, .. } = op {
+        bulk_progress(m, *at, *id, true);
+    }
+}
+
 /// complete-tx of `tx` bytes by the TMA engine on the mbarrier at `mbar` of CTA `c` ([PTX]
 /// §9.7.13.15.5.2).
 fn signal(m: &mut Machine<'_>, c: u32, mbar: u32, tx: u32, at: At) -> Result<(), Stop> {
