@@ -74,6 +74,9 @@
 //!   leaves (its last sector write is issued, or the end marker of an op with no in-bounds
 //!   byte). The op is complete once its writes are acknowledged; acknowledgements (tag = the
 //!   group slot) come in any order.
+//! - **Reductions to global** (`cp.reduce.async.bulk{.tensor}` .global, PTX 9.7.9.25.4.2 /
+//!   9.7.9.25.5.3): a store whose command names `red_op` / `red_type`; its writes carry them
+//!   (`TmaGmemReq::red`) and memory applies `old op new` per element (the L2 on silicon).
 //!
 //! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (per destination
 //! CTA stream: 16 / popcount(cta_mask)) when the row start is 16-byte aligned in global memory
@@ -131,8 +134,8 @@
 //! # Unsupported (documented)
 //!
 //! im2col mode (command `im2col` set: fault `unsupported: im2col load mode`), interleaved
-//! layouts (fault), `cp.reduce.async.bulk{.tensor}`, `cp.async.bulk.prefetch{.tensor}`, the
-//! shared::cta → shared::cluster bulk copy, and the sm_100 forms: no command kind exists for them
+//! layouts (fault), `cp.reduce.async.bulk` into shared::cluster, `cp.async.bulk.prefetch{.tensor}`,
+//! the shared::cta → shared::cluster bulk copy, and the sm_100 forms: no command kind exists for them
 //! (the front end stops with "unsupported: ..."). More than `TMA_CTXS` (4) threads with bulk
 //! store ops in flight or committed groups not complete: the store of a 5th thread is refused
 //! (`unsupported: more than 4 threads with open bulk async-groups`). At most 3 committed
@@ -524,6 +527,12 @@ pub struct TmaCmd {
     /// stores, commit_group: the issuing thread (CTA-local `warp * 32 + lane`), whose bulk
     /// async-groups the command joins or closes
     pub thread: Bits<10>,
+    /// stores: a reduction (`cp.reduce.async.bulk{.tensor}` to global, PTX 9.7.9.25.4.2 /
+    /// 9.7.9.25.5.3): `.redOp` code, 0 for a plain store; carried to the writes, which memory
+    /// (the L2 on silicon) applies
+    pub red_op: Bits<4>,
+    /// stores: the reduction's element type code (with `red_op`)
+    pub red_type: Bits<4>,
 }
 
 /// A global-memory request: one 32-byte sector.
@@ -546,6 +555,8 @@ pub struct TmaGmemReq {
     pub mask_lo: Bits<16>,
     /// write byte mask, bytes 16..=31
     pub mask_hi: Bits<16>,
+    /// writes: the store's reduction (`red_op << 4 | red_type` of its command; 0: plain write)
+    pub red: Bits<8>,
 }
 
 /// A global-memory response.
@@ -637,6 +648,8 @@ pub struct TmaSlot {
     pub ulast: bool,
     /// stores: the chunk is the high half of its sector (bit 4 of its address)
     pub par: bool,
+    /// stores: the op's reduction (`TmaGmemReq::red`)
+    pub red: Bits<8>,
 }
 
 /// Output-buffer entry (loads).
@@ -679,6 +692,8 @@ pub struct TmaWbEntry {
     pub grp: Bits<4>,
     /// the op's last entry
     pub op_last: bool,
+    /// the op's reduction (`TmaGmemReq::red`)
+    pub red: Bits<8>,
 }
 
 /// The job register J (and BA's copy of it): a decoded command.
@@ -700,6 +715,8 @@ pub struct TmaJob {
     pub word: Bits<16>,
     /// bulk-group slot (stores)
     pub grp: Bits<4>,
+    /// the reduction of a store (`TmaGmemReq::red`)
+    pub red: Bits<8>,
     /// OOB fill bytes
     pub fill: TmaData16,
     /// start address accumulator (global address of box element 0), low half
@@ -2074,6 +2091,8 @@ impl Logic for TmaEngine {
                 self.j.d.next.ctam = self.q0.q.val().cta_mask;
                 self.j.d.next.word = self.q0.q.val().mbar;
                 self.j.d.next.grp = self.q0g.q.val();
+                self.j.d.next.red = (bit_cast::<8, 4>(self.q0.q.val().red_op) << 4)
+                    | bit_cast::<8, 4>(self.q0.q.val().red_type);
                 self.j.d.next.es = self.d_es.val();
                 self.j.d.next.fill = self.d_fill.val();
                 self.j.d.next.box1 = 1.into();
@@ -2548,6 +2567,7 @@ impl Logic for TmaEngine {
             self.gmem_req.next.data_hi = self.wb[0].q.val().data_hi;
             self.gmem_req.next.mask_lo = self.wb[0].q.val().mask_lo;
             self.gmem_req.next.mask_hi = self.wb[0].q.val().mask_hi;
+            self.gmem_req.next.red = self.wb[0].q.val().red;
         } else {
             self.gmem_req.next.addr_lo = self.c.val().s_lo;
             self.gmem_req.next.addr_hi = self.c.val().s_hi;
@@ -2557,6 +2577,7 @@ impl Logic for TmaEngine {
             self.gmem_req.next.data_hi = self.zero16.val();
             self.gmem_req.next.mask_lo = 0.into();
             self.gmem_req.next.mask_hi = 0.into();
+            self.gmem_req.next.red = 0.into();
         }
         // the halves the sector's row wants, into rob_want[ra]
         // (a 1-bit Local: `!odd` inline would be widened and inverted in Verilog)
@@ -2875,6 +2896,7 @@ impl Logic for TmaEngine {
                 self.y.d.next.tx = self.r.q.val().tx;
             }
             self.y.d.next.grp = self.b.q.val().grp;
+            self.y.d.next.red = self.b.q.val().red;
             self.y.d.next.ca_lo = self.r.q.val().ca_lo;
             self.y.d.next.ca_hi = self.r.q.val().ca_hi;
             self.y.d.next.ulast = self.r.q.val().s == self.b.q.val().cb;
@@ -2988,6 +3010,7 @@ impl Logic for TmaEngine {
         self.wbe.next.mask_lo = self.y.q.val().mask;
         self.wbe.next.mask_hi = 0.into();
         self.wbe.next.grp = self.y.q.val().grp;
+        self.wbe.next.red = self.y.q.val().red;
         self.wbe.next.op_last = self.y.q.val().jlast;
         self.ev_yrd.next = self.y.q.val().valid && self.y.q.val().store && self.y.q.val().jlast;
         if self.y.q.val().valid && self.y.q.val().store {
@@ -3621,6 +3644,8 @@ mod tests {
         group: u64,
         /// the write tag (the group's slot), once seen
         tag: Option<u64>,
+        /// its writes' `red` (the command's reduction)
+        red: u64,
         /// refused (never reads or writes)
         refused: bool,
         /// writes issued
@@ -3823,6 +3848,7 @@ mod tests {
                     thread: self.thread,
                     group: self.commits_gen[self.thread],
                     tag: None,
+                    red: c.red_op.to_u64() << 4 | c.red_type.to_u64(),
                     refused: e.fault.is_some(),
                     writes_seen: 0,
                     reads_total: e.smem_reads.len(),
@@ -4050,6 +4076,7 @@ mod tests {
                     let (th, g) = (self.ops[op].thread, self.ops[op].group);
                     assert_eq!(*self.ops[op].tag.get_or_insert(tag), tag, "cycle {c}: op {op}'s writes change slot");
                     self.ops[op].writes_seen += 1;
+                    assert_eq!(greq.red.to_u64(), self.ops[op].red, "cycle {c}: op {op}'s writes carry its reduction");
                     for (j, o) in self.ops.iter().enumerate() {
                         if o.tag == Some(tag) && (o.thread, o.group) != (th, g) {
                             assert_eq!(o.acks_seen, o.writes_total, "cycle {c}: op {op} (thread {th} group {g}) shares slot {tag} with incomplete op {j} (thread {} group {})", o.thread, o.group);
@@ -4724,6 +4751,25 @@ mod tests {
         }
         assert_eq!(max_pending, 3);
         tb.drain();
+    }
+
+    /// Reductions to global memory are stores whose writes carry the command's `.redOp` and
+    /// type codes (memory applies them); plain stores' writes carry 0.
+    #[test]
+    fn reductions_carry_their_op_to_the_writes() {
+        let mut tb = Tb::new(RANDOM, 13);
+        let mut c = bulk_store(GBASE + 0x40, 0x100, 96);
+        c.red_op = 1u64.into();
+        c.red_type = 2u64.into();
+        tb.push(c, TmaDescImage::default(), exp_bulk_store(GBASE + 0x40, 0x100, 96));
+        store_b(&mut tb, GBASE + 0x1000, 0x200, 64);
+        let m = map(TensorMapSpec::tiled(Dt::Float32, GBASE, vec![40, 40], vec![160], vec![8, 4]));
+        let mut c = tensor(TmaCmdKind::TensorStore, 2, &[36, 2], 0x400, 0, 0);
+        c.red_op = 3u64.into();
+        c.red_type = 6u64.into();
+        tb.push(c, m.1, exp_tensor_store(&m.0, &[36, 2], 0x400));
+        tb.drain();
+        assert!(tb.ops.iter().all(|o| o.writes_seen == o.writes_total) && tb.st.writes > 0);
     }
 
     /// Bulk-group contexts (PTX 9.7.9.25.6: groups are per thread): two threads' groups are

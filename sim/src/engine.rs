@@ -15,8 +15,10 @@
 //! TMA (PTX 9.7.9.25): the golden body runs at issue (every check and finding is the golden
 //! model's), and its operation goes to the CTA's RTL `TmaEngine` when the unit implements the
 //! form (bulk and tiled tensor loads from global memory into shared::cluster, multicast
-//! included; bulk and tiled tensor stores from shared::cta to global memory, with the issuing
-//! thread, and every `cp.async.bulk.commit_group` of the CTA's threads): the engine feeds it the
+//! included; bulk and tiled tensor stores and reductions from shared::cta to global memory, with
+//! the issuing thread, and every `cp.async.bulk.commit_group` of the CTA's threads; a
+//! reduction's writes carry its `.redOp.type`, which global memory applies here with the golden
+//! model's element function, as the L2 does on silicon): the engine feeds it the
 //! command and the tensor-map image, answers its 32-byte global reads after `[global] latency`
 //! from global memory, applies its 16-byte shared-memory beats to each destination CTA and
 //! queues its complete-tx to the destination's MbarrierUnit (async-copy port locally, cluster
@@ -28,8 +30,8 @@
 //! the bytes are the unit's). `wait_group` still releases warps through the golden bookkeeping
 //! those events drive; each store event carries the unit's own answer to `wait_group{.read}
 //! 0..=3` for the issuing thread (`TmaEffect::bulk`), which the lockstep compares with the golden
-//! model's. The other forms (reductions, prefetches, im2col, shared::cta -> shared::cluster)
-//! are timed by the `[tma]` model and applied with the golden model's code at their completion
+//! model's. The other forms (reductions into shared::cluster, prefetches, im2col, shared::cta ->
+//! shared::cluster) are timed by the `[tma]` model and applied with the golden model's code at their completion
 //! events; their complete-tx still goes through the MbarrierUnits.
 //!
 //! Timing (all constants in [`SmConfig`]): per SM (one CTA per SM) `issue.schedulers` warp
@@ -278,6 +280,11 @@ struct CtaState {
     tma_stores_mixed: bool,
 }
 
+/// The `.redOp` of a reduction's writes (`TmaGmemReq::red` bits 4..8, code = index + 1).
+const TMA_RED_OPS: [Mod; 8] = [Mod::Add, Mod::Min, Mod::Max, Mod::Inc, Mod::Dec, Mod::And, Mod::Or, Mod::Xor];
+/// The element type of a reduction's writes (`TmaGmemReq::red` bits 0..4, code = index).
+const TMA_RED_TYPES: [Mod; 10] = [Mod::B32, Mod::B64, Mod::U32, Mod::U64, Mod::S32, Mod::S64, Mod::F32, Mod::F64, Mod::F16, Mod::Bf16];
+
 /// A store on the RTL TmaEngine.
 struct TmaStore {
     /// Issue number of the store (names it for its writes' acknowledgements).
@@ -444,7 +451,7 @@ impl<'p> Engine<'p> {
             })
             .collect();
         let mut ctas = ctas;
-        let uses_tma_unit = prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor));
+        let uses_tma_unit = prog.module.kernel.body.iter().any(|i| matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulk | Opcode::CpReduceAsyncBulkTensor));
         let backend_unsupported = if uses_tma_unit { cfg.backend.unsupported("tma_engine") } else { None };
         if uses_tma_unit {
             let per = (cfg.global.bytes_per_cycle as u32).clamp(1, 32);
@@ -1214,11 +1221,12 @@ impl<'p> Engine<'p> {
     /// The RTL TmaEngine's command for a TMA operation, or None for the forms it does not
     /// implement (those are timed by [`Self::schedule_tma`]): it takes the loads from global
     /// memory into shared::cluster, bulk or tiled tensor, with or without multicast, and the
-    /// stores from shared::cta to global memory (hdl/src/tma_engine.rs "Unsupported":
-    /// reductions, prefetches, im2col, shared::cta -> shared::cluster are left to the model).
+    /// stores and reductions from shared::cta to global memory (hdl/src/tma_engine.rs
+    /// "Unsupported": reductions into shared::cluster, prefetches, im2col, shared::cta ->
+    /// shared::cluster are left to the model).
     fn rtl_command(&mut self, op: &TmaOp) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
-        if let TmaOp::ToGlobal { pieces, data: None, red: None, at, .. } = op {
-            return self.rtl_store_command(pieces, *at);
+        if let TmaOp::ToGlobal { pieces, data: None, red, at, .. } = op {
+            return self.rtl_store_command(pieces, *red, *at);
         }
         let TmaOp::ToShared { ctas, pieces, red: None, mbar, at, .. } = op else { return Ok(None) };
         let (c0, w0, lane, pc) = *at;
@@ -1278,7 +1286,7 @@ impl<'p> Engine<'p> {
 
     /// The RTL TmaEngine's command for a store from shared::cta to global memory (bulk or tiled
     /// tensor, PTX 9.7.9.25.4.1 / 9.7.9.25.5.2), or None for the forms it does not implement.
-    fn rtl_store_command(&mut self, pieces: &[exec::TmaPiece], at: (u32, u32, u32, u32)) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
+    fn rtl_store_command(&mut self, pieces: &[exec::TmaPiece], red: Option<(Mod, Mod)>, at: (u32, u32, u32, u32)) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
         let (c0, w0, lane, pc) = at;
         let thread = w0 * 32 + lane;
         if self.ctas[c0 as usize].tma.is_none() || thread >= 1 << 10 {
@@ -1286,9 +1294,15 @@ impl<'p> Engine<'p> {
         }
         let ins = &self.m.module().kernel.body[pc as usize];
         let mut cmd = TmaCmd { thread: (thread as u64).into(), ..Default::default() };
+        if let Some((op, t)) = red {
+            // The writes carry the reduction; global memory applies it (`clock_tma`).
+            let (Some(o), Some(k)) = (TMA_RED_OPS.iter().position(|m| *m == op), TMA_RED_TYPES.iter().position(|m| *m == t)) else { return Ok(None) };
+            cmd.red_op = (o as u64 + 1).into();
+            cmd.red_type = (k as u64).into();
+        }
         let mut desc = TmaDescImage::default();
         match ins.op {
-            Opcode::CpAsyncBulk => {
+            Opcode::CpAsyncBulk | Opcode::CpReduceAsyncBulk => {
                 let [p] = pieces else { return Ok(None) };
                 let (Some(Place::Shared(_, soff)), Place::Global(r, off)) = (p.src, p.dst) else { return Ok(None) };
                 if soff >= 1 << 18 {
@@ -1301,7 +1315,7 @@ impl<'p> Engine<'p> {
                 cmd.gaddr_hi = (g >> 32).into();
                 cmd.size = (p.len as u64).into();
             }
-            Opcode::CpAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
+            Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
                 // As for loads: the golden body made (and reported) the checks at issue.
                 let findings = self.m.findings.len();
                 let ub = self.m.cfg.ub;
@@ -1372,12 +1386,27 @@ impl<'p> Engine<'p> {
             let mut data = [0u8; 32];
             data[..16].copy_from_slice(&q.data_lo.to_bytes());
             data[16..].copy_from_slice(&q.data_hi.to_bytes());
+            let red = q.red.to_u64() as usize;
+            // A reduction's write: each whole element of the mask is `old op new` (the L2's work on
+            // silicon; the golden model's element function).
+            let red = (red >> 4 != 0).then(|| (TMA_RED_OPS.get((red >> 4) - 1).copied(), TMA_RED_TYPES.get(red & 15).copied()));
+            let red = match red {
+                None => None,
+                Some((Some(o), Some(t))) => Some((o, t, t.type_bytes().unwrap_or(4) as usize)),
+                Some(_) => return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote with reduction code {:#x}, which names no .redOp.type", q.red.to_u64()))),
+            };
             for g in &mut self.m.global {
                 let (lo, hi) = (g.base, g.base + g.bytes.len() as u64);
-                for (k, b) in data.iter().enumerate() {
+                let step = red.map(|r| r.2).unwrap_or(1);
+                for k in (0..32).step_by(step) {
                     let x = a + k as u64;
-                    if mask >> k & 1 == 1 && x >= lo && x < hi {
-                        g.bytes[(x - lo) as usize] = *b;
+                    if mask >> k & 1 == 0 || x < lo || x + step as u64 > hi {
+                        continue;
+                    }
+                    let at = (x - lo) as usize;
+                    match red {
+                        None => g.bytes[at] = data[k],
+                        Some((o, t, eb)) => exec::tma_reduce_element(o, t, &mut g.bytes[at..at + eb], &data[k..k + eb]),
                     }
                 }
             }

@@ -384,6 +384,8 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         c3: b(0),
         c4: b(0),
         thread: b(rng.below(6)),
+        red_op: b(if rng.pct(80) { 0 } else { rng.below(16) }),
+        red_type: b(rng.below(16)),
     };
     let mut d = TmaDescImage {
         version: b(1),

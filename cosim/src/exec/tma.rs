@@ -569,15 +569,22 @@ fn reduce_into(m: &mut Machine<'_>, dst: Place, data: &[u8], op: Mod, t: Mod) {
     let eb = t.type_bytes().unwrap_or(4) as usize;
     let mut out = m.read(dst, data.len()).to_vec();
     for (o, b) in out.chunks_mut(eb).zip(data.chunks(eb)) {
-        let old = le(o);
-        let v = le(b);
-        let new = match t {
-            Mod::F16 | Mod::Bf16 => half_op(op, t, old as u16, v as u16) as u64,
-            _ => atomic_op(op, t, old, v, 0),
-        };
-        o.copy_from_slice(&new.to_le_bytes()[..eb]);
+        reduce_element(op, t, o, b);
     }
     m.write(dst, &out);
+}
+
+/// One element of a TMA reduction ([PTX] §9.7.9.25.4.2): `old = old op v`, both little-endian
+/// elements of type `t` (what memory applies for a reduction's write; shared by engines that
+/// apply the writes themselves).
+pub fn reduce_element(op: Mod, t: Mod, old: &mut [u8], v: &[u8]) {
+    let (o, x) = (le(old), le(v));
+    let new = match t {
+        Mod::F16 | Mod::Bf16 => half_op(op, t, o as u16, x as u16) as u64,
+        _ => atomic_op(op, t, o, x, 0),
+    };
+    let eb = old.len();
+    old.copy_from_slice(&new.to_le_bytes()[..eb]);
 }
 
 fn le(b: &[u8]) -> u64 {
