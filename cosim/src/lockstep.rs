@@ -144,8 +144,9 @@ pub struct TmaEffect {
     pub bytes: Vec<(Place, Vec<u8>)>,
     /// complete-tx: (CTA, mbarrier offset, bytes, the mbarrier word afterwards).
     pub complete_tx: Option<(u32, u32, u32, u64)>,
-    /// The issuing thread's bulk async-group state afterwards (`exec::bulk_state`).
-    pub bulk: Option<crate::exec::BulkState>,
+    /// The issuing thread's bulk async-groups afterwards as the engine's bulk-group unit answers
+    /// `wait_group` (`exec::BulkView`; None: not observed at this event).
+    pub bulk: Option<crate::exec::BulkView>,
 }
 
 struct Shared(Rc<RefCell<Vec<Retire>>>);
@@ -291,8 +292,8 @@ impl<'p> Golden<'p> {
         self.log.borrow_mut().clear();
         let (at, what) = match &op {
             TmaOp::ToShared { at, .. } => (*at, "copy into shared memory"),
-            TmaOp::ToGlobal { at, data: Some(_), .. } => (*at, "store's source reads"),
-            TmaOp::ToGlobal { at, .. } => (*at, "store's global writes"),
+            TmaOp::ToGlobal { at, data: Some(_), .. } => (*at, "store's global writes"),
+            TmaOp::ToGlobal { at, .. } => (*at, "store's source reads"),
         };
         let (c0, w0, l0, pc) = at;
         for (p, bytes) in &rtl.bytes {
@@ -316,7 +317,7 @@ impl<'p> Golden<'p> {
             return Err(self.divergence(c0, w0, pc, &format!("TMA complete-tx (operation {seq})"), "a complete-tx".into(), "none".into()));
         }
         if let Some(b) = &rtl.bulk {
-            let g = crate::exec::bulk_state(&self.m, c0, w0, l0);
+            let g = crate::exec::bulk_view(&self.m, c0, w0, l0);
             if &g != b {
                 return Err(self.divergence(c0, w0, pc, &format!("bulk async-groups of lane {l0} (operation {seq})"), format!("{g:?}"), format!("{b:?}")));
             }

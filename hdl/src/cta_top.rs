@@ -117,10 +117,16 @@ pub struct CtaTop<const A: usize, const S: usize> {
     pub tma_wait_n: Signal<In, Bits<8>>,
     /// the `.read` form
     pub tma_wait_read: Signal<In, bool>,
+    /// the waiting thread (`warp * 32 + lane`)
+    pub tma_wait_thread: Signal<In, Bits<10>>,
     /// the wait holds
     pub tma_wait_done: Signal<Out, bool>,
     /// committed bulk async-groups not complete
     pub tma_groups_pending: Signal<Out, Bits<4>>,
+    /// TmaEngine `store_read_done`
+    pub tma_store_read_done: Signal<Out, bool>,
+    /// TmaEngine `store_writes_issued`
+    pub tma_store_writes_issued: Signal<Out, bool>,
     /// a refused TMA command
     pub tma_fault: Signal<Out, TmaFault>,
     /// the TMA engine has nothing in flight
@@ -219,8 +225,11 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             tma_gmem_resp_ready: Default::default(),
             tma_wait_n: Default::default(),
             tma_wait_read: Default::default(),
+            tma_wait_thread: Default::default(),
             tma_wait_done: Default::default(),
             tma_groups_pending: Default::default(),
+            tma_store_read_done: Default::default(),
+            tma_store_writes_issued: Default::default(),
             tma_fault: Default::default(),
             tma_idle: Default::default(),
             tma_remote_mbar_req: Default::default(),
@@ -310,8 +319,11 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         self.tma_gmem_resp_ready.next = self.tma.gmem_resp_ready.val();
         self.tma.wait_n.next = self.tma_wait_n.val();
         self.tma.wait_read.next = self.tma_wait_read.val();
+        self.tma.wait_thread.next = self.tma_wait_thread.val();
         self.tma_wait_done.next = self.tma.wait_done.val();
         self.tma_groups_pending.next = self.tma.groups_pending.val();
+        self.tma_store_read_done.next = self.tma.store_read_done.val();
+        self.tma_store_writes_issued.next = self.tma.store_writes_issued.val();
         self.tma_fault.next = self.tma.fault.val();
         self.tma_idle.next = self.tma.idle.val();
 

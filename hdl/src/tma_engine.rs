@@ -20,7 +20,8 @@
 //!
 //! - **Q / commit**: `cmd` (with `cmd_desc`, the 128-byte tensor-map image of a tensor command)
 //!   enters a 2-entry queue. `CommitGroup` does not enter the queue: it closes the open bulk
-//!   async-group at acceptance, so it is ordered with the stores accepted before it.
+//!   async-group of its thread at acceptance, so it is ordered with the stores accepted before
+//!   it; it waits (`cmd_ready` low) while the thread's next slot still holds a group.
 //! - **D** decodes the head command into the job register J: it validates the descriptor image
 //!   (the hopsync image layout v1 of `firmware/src/tensormap.rs`, decoded field by field in RTL:
 //!   [`TmaDescImage`] is that layout, packed LSB-first), then spends one cycle per dimension on
@@ -69,10 +70,25 @@
 //!   complete_tx of `size` bytes on that CTA's mbarrier (`mbar_remote` when it is another rank).
 //!   `red_op` / `red_type` ride along to `smem_wr`: the shared-memory side applies the reduction
 //!   (the SM engine uses the golden model's `reduce_into`). It joins no bulk group.
-//! - **Bulk groups** (stores only, as on sm_90): 8 group slots, per slot the store ops whose
-//!   shared-memory reads are pending, the ops whose writes are not all issued, and the writes
-//!   not yet acknowledged. `wait_done` answers `wait_group{.read} wait_n` combinationally;
-//!   `groups_pending` counts committed groups not complete.
+//! - **Bulk groups** (stores only, as on sm_90; PTX 9.7.9.25.6.1/2 keeps them per thread):
+//!   `TMA_CTXS` (4) contexts, each holding one thread (`cmd.thread`, CTA-local `warp * 32 +
+//!   lane`) and `TMA_GROUPS` (4) group slots with its open-slot pointer; per slot the store ops
+//!   whose shared-memory reads are pending, the ops whose writes are not all issued, and the
+//!   writes not yet acknowledged. A context is busy while one of its counters is non-zero; a
+//!   store from a thread with no busy context takes a free one at acceptance, and when none is
+//!   free it is refused in command order (`UnsupportedThreads`). A commit_group of a thread
+//!   with no context closes an empty group: nothing to count. `wait_done` answers
+//!   `wait_group{.read} wait_n` of `wait_thread` combinationally (a thread with no context
+//!   waits for nothing); `groups_pending` counts that thread's committed groups not complete.
+//! - **Store events** (for the SM engine to follow each op, in command order):
+//!   `store_read_done` pulses when an op's last slot is in Y (every shared-memory read of it is
+//!   done: what `wait_group.read` waits for), `store_writes_issued` when its last WB entry
+//!   leaves (its last sector write is issued, or the end marker of an op with no in-bounds
+//!   byte). The op is complete once its writes are acknowledged; acknowledgements (tag = the
+//!   group slot) come in any order.
+//! - **Reductions to global** (`cp.reduce.async.bulk{.tensor}` .global, PTX 9.7.9.25.4.2 /
+//!   9.7.9.25.5.3): a store whose command names `red_op` / `red_type`; its writes carry them
+//!   (`TmaGmemReq::red_op` / `red_type`) and memory applies `old op new` per element (the L2 on silicon).
 //!
 //! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (per destination
 //! CTA stream: 16 / popcount(cta_mask)) when the row start is 16-byte aligned in global memory
@@ -100,13 +116,17 @@
 //!   CTA's shared memory for stores; data arrives the cycle after the accepting edge.
 //! - `mbar_req` / `mbar_cta` / `mbar_remote` / `mbar_valid` / `mbar_ready`: complete_tx towards
 //!   the mbarrier units (`MbarrierUnit::tma_req` locally, `cluster_req` of a remote CTA).
-//! - `wait_n`, `wait_read` → `wait_done`; `groups_pending`.
-//! - `fault`: a refused command ([`TmaFaultKind`], registered); the command is dropped.
+//! - `wait_n`, `wait_read`, `wait_thread` → `wait_done`, `groups_pending` (of that thread).
+//! - `store_read_done`, `store_writes_issued`: per-op store events (above).
+//! - `fault`: a refused command ([`TmaFaultKind`] and its `thread`, registered); the command is
+//!   dropped.
 //! - `idle`: nothing in flight.
 //!
 //! # Decode checks (fault kinds are the golden model's `FindingKind` names)
 //!
-//! Tensor commands, in the golden model's order: `TensorMapInvalid` (version, rank, enum values
+//! A store that found no bulk-group context: `unsupported: more than 4 threads with open bulk
+//! async-groups`, before any other check. Tensor commands, in the golden model's order:
+//! `TensorMapInvalid` (version, rank, enum values
 //! (sub-byte types and swizzle-atomicity modes included), reserved and unused fields non-zero,
 //! im2col fields in a tiled map, `globalAddress` not 16-byte aligned, `globalStrides` not
 //! multiples of 16, `boxDim[0] * elementSize` not a multiple of 16, inner box wider than the
@@ -128,12 +148,14 @@
 //! # Unsupported (documented)
 //!
 //! im2col mode (command `im2col` set, loads and prefetches alike: fault `unsupported: im2col
-//! load mode`), interleaved layouts (fault), reductions into global memory
-//! (`cp.reduce.async.bulk{.tensor}.global`) and the sm_100 forms: no command kind exists for them
-//! (the SM engine times them with its `[tma]` model; the front end stops with "unsupported: ..."
-//! where the golden model does). The reduction of a `BulkS2S` beat is carried, not computed:
-//! the shared-memory side owns the ALU; `cta_top`'s SmemPort has none (it writes the beat). One bulk async-group sequence per engine (the
-//! common single-issuing-thread pattern; PTX keeps one per thread). Bulk sizes are below 2^20
+//! load mode`), interleaved layouts (fault) and the sm_100 forms: no command kind exists for them
+//! (the SM engine times im2col with its `[tma]` model; the front end stops with "unsupported:
+//! ..." where the golden model does). The reduction of a `BulkS2S` beat is carried, not
+//! computed: the shared-memory side owns the ALU (`cta_top`'s SmemPort has none). More than
+//! `TMA_CTXS` (4) threads with bulk store ops in flight or committed groups not complete: the
+//! store of a 5th thread is refused (`unsupported: more than 4 threads with open bulk
+//! async-groups`). At most 3 committed incomplete groups per thread: a 4th commit_group waits.
+//! Bulk sizes are below 2^20
 //! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
 //!
 //! # Synthesizable form (how `update` is written, and why)
@@ -159,15 +181,22 @@ pub const TMA_TAG_BITS: usize = 8;
 /// this): 256 x 32 B = 8 KiB of reads in flight, more than the 16 B/cycle x 384 cycles (6 KiB)
 /// that issue 4 §3's 16 B/cycle needs against sm90.toml's `[global] latency`.
 pub const TMA_TAGS: usize = 1 << TMA_TAG_BITS;
-/// Bulk async-group slots (at most 7 committed incomplete groups plus the open one).
-pub const TMA_GROUPS: usize = 8;
+/// Bulk async-group slots per context (at most 3 committed incomplete groups plus the open one
+/// per thread; a 4th commit waits for the oldest group).
+pub const TMA_GROUPS: usize = 4;
+/// Bulk async-group contexts: threads that may have bulk operations in flight or committed
+/// groups not complete at once (PTX keeps bulk async-groups per thread, 9.7.9.25.6.1).
+pub const TMA_CTXS: usize = 4;
+/// Bits of a CTA-local thread index (`warp * 32 + lane`, up to 1024 threads).
+pub const TMA_THREAD_BITS: usize = 10;
 /// Address bits of the row queue.
 pub const TMA_ROWQ_BITS: usize = 8;
 /// Rows the request side may run ahead of the shared-memory side: as many as the ROB has tags,
 /// so a box of 32-byte rows still keeps every tag busy.
 pub const TMA_ROWQ: usize = 1 << TMA_ROWQ_BITS;
-// `update` names these as literals (256 tags, 8 group slots, 256 row-queue entries).
-const _: () = assert!(TMA_TAGS == 256 && TMA_GROUPS == 8 && TMA_ROWQ == 256);
+// `update` names these as literals (256 tags, 4 contexts x 4 group slots (a 4-bit slot id:
+// context in bits 2..4), 256 row-queue entries, 10-bit thread index).
+const _: () = assert!(TMA_TAGS == 256 && TMA_GROUPS == 4 && TMA_CTXS == 4 && TMA_ROWQ == 256 && TMA_THREAD_BITS == 10);
 
 /// Command kinds.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -220,8 +249,8 @@ pub enum TmaRedOp {
     Xor,
 }
 
-/// The element type of a reduction into shared::cluster (PTX 9.7.9.25.4.2: `.b32 .u32 .s32
-/// .b64 .u64`).
+/// The element type of a reduction (PTX 9.7.9.25.4.2: into shared::cluster `.b32 .u32 .s32
+/// .b64 .u64`; into global also `.s64 .f32 .f64 .f16 .bf16`).
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
 pub enum TmaRedType {
     /// `.b32`
@@ -234,6 +263,16 @@ pub enum TmaRedType {
     B64,
     /// `.u64`
     U64,
+    /// `.s64` (global only)
+    S64,
+    /// `.f32` (global only)
+    F32,
+    /// `.f64` (global only)
+    F64,
+    /// `.f16` (global only, `.add.noftz`)
+    F16,
+    /// `.bf16` (global only, `.add.noftz`)
+    Bf16,
 }
 
 /// Why a command was refused. Names are the golden model's `FindingKind` names, or the
@@ -256,6 +295,8 @@ pub enum TmaFaultKind {
     UnsupportedIm2col,
     /// a tensor map with interleave 16B / 32B
     UnsupportedInterleave,
+    /// a store from a thread with no bulk-group context while all `TMA_CTXS` are in use
+    UnsupportedThreads,
 }
 
 impl TmaFaultKind {
@@ -269,6 +310,7 @@ impl TmaFaultKind {
             TmaFaultKind::ClusterRankOutOfRange => Some("ClusterRankOutOfRange"),
             TmaFaultKind::UnsupportedIm2col => Some("unsupported: im2col load mode"),
             TmaFaultKind::UnsupportedInterleave => Some("unsupported: interleaved tensor layouts"),
+            TmaFaultKind::UnsupportedThreads => Some("unsupported: more than 4 threads with open bulk async-groups"),
         }
     }
 }
@@ -562,10 +604,15 @@ pub struct TmaCmd {
     pub c4: Bits<32>,
     /// `BulkS2S`: destination shared::cta byte address (in the CTA of `cta_mask`)
     pub dsmem: Bits<18>,
-    /// `BulkS2S`: the reduction (`Copy` for `cp.async.bulk`)
+    /// `BulkS2S` and stores: the reduction (`cp.reduce.async.bulk{.tensor}`, PTX 9.7.9.25.4.2 /
+    /// 9.7.9.25.5.3; `Copy` for a plain copy or store): a store's writes carry it to memory (the
+    /// L2 on silicon applies it), a `BulkS2S` beat to the shared-memory side
     pub red_op: TmaRedOp,
-    /// `BulkS2S`: the reduction's element type
+    /// the reduction's element type
     pub red_type: TmaRedType,
+    /// stores, commit_group: the issuing thread (CTA-local `warp * 32 + lane`), whose bulk
+    /// async-groups the command joins or closes
+    pub thread: Bits<10>,
 }
 
 /// A global-memory request: one 32-byte sector.
@@ -575,7 +622,8 @@ pub struct TmaGmemReq {
     pub addr_lo: Bits<32>,
     /// sector byte address, high half
     pub addr_hi: Bits<32>,
-    /// reads: the ROB entry (echoed by the response); writes: the bulk-group slot
+    /// reads: the ROB entry (echoed by the response); writes: the bulk-group slot (context in
+    /// bits 2..4, the context's slot in bits 0..2)
     pub tag: Bits<8>,
     /// a write (else a read)
     pub write: bool,
@@ -587,6 +635,10 @@ pub struct TmaGmemReq {
     pub mask_lo: Bits<16>,
     /// write byte mask, bytes 16..=31
     pub mask_hi: Bits<16>,
+    /// writes: the store's reduction (its command's `red_op`; `Copy`: a plain write)
+    pub red_op: TmaRedOp,
+    /// writes: the reduction's element type
+    pub red_type: TmaRedType,
 }
 
 /// A global-memory response.
@@ -626,6 +678,8 @@ pub struct TmaFault {
     pub valid: bool,
     /// why
     pub kind: TmaFaultKind,
+    /// the refused command's `thread` (stores, commit_group; 0 for loads)
+    pub thread: Bits<10>,
 }
 
 /// Row-queue entry (RG → BA).
@@ -671,7 +725,7 @@ pub struct TmaSlot {
     /// loads: the job's bytes so far, this slot included
     pub tx: Bits<32>,
     /// stores: bulk-group slot
-    pub grp: Bits<3>,
+    pub grp: Bits<4>,
     /// stores: global address of the output chunk, low half
     pub ca_lo: Bits<32>,
     /// high half
@@ -730,9 +784,13 @@ pub struct TmaWbEntry {
     /// byte mask 16..=31
     pub mask_hi: Bits<16>,
     /// bulk-group slot
-    pub grp: Bits<3>,
+    pub grp: Bits<4>,
     /// the op's last entry
     pub op_last: bool,
+    /// the op's reduction (`TmaGmemReq::red_op`)
+    pub red_op: TmaRedOp,
+    /// its element type
+    pub red_type: TmaRedType,
 }
 
 /// The job register J (and BA's copy of it): a decoded command.
@@ -753,7 +811,7 @@ pub struct TmaJob {
     /// mbarrier word (loads)
     pub word: Bits<16>,
     /// bulk-group slot (stores)
-    pub grp: Bits<3>,
+    pub grp: Bits<4>,
     /// OOB fill bytes
     pub fill: TmaData16,
     /// start address accumulator (global address of box element 0), low half
@@ -1082,11 +1140,19 @@ pub struct TmaEngine {
     pub wait_n: Signal<In, Bits<8>>,
     /// the `.read` form
     pub wait_read: Signal<In, bool>,
-    /// the wait holds (every committed group but the `wait_n` most recent is complete, or has
-    /// completed its reads with `.read`)
+    /// the waiting thread (CTA-local `warp * 32 + lane`)
+    pub wait_thread: Signal<In, Bits<10>>,
+    /// the wait holds (every committed group of `wait_thread` but the `wait_n` most recent is
+    /// complete, or has completed its reads with `.read`; a thread with no context: true)
     pub wait_done: Signal<Out, bool>,
-    /// committed bulk async-groups not yet complete
+    /// committed bulk async-groups of `wait_thread` not yet complete
     pub groups_pending: Signal<Out, Bits<4>>,
+    /// a store op's shared-memory reads are done (its last slot is in stage Y): store ops in
+    /// command order (what `wait_group.read` waits for)
+    pub store_read_done: Signal<Out, bool>,
+    /// a store op's last sector write is issued this cycle, or its end marker left WB (an op
+    /// with no in-bounds byte): store ops in command order, after their `store_read_done`
+    pub store_writes_issued: Signal<Out, bool>,
     /// a refused command (registered)
     pub fault: Signal<Out, TmaFault>,
     /// nothing in flight
@@ -1127,25 +1193,31 @@ pub struct TmaEngine {
     /// its descriptor image
     q0d: DFF<TmaDescImage>,
     /// its bulk-group slot
-    q0g: DFF<Bits<3>>,
+    q0g: DFF<Bits<4>>,
+    /// it is a store that found no bulk-group context (refused in order by the decoder)
+    q0x: DFF<bool>,
     /// queue entry 1
     q1: DFF<TmaCmd>,
     /// its descriptor image
     q1d: DFF<TmaDescImage>,
     /// its bulk-group slot
-    q1g: DFF<Bits<3>>,
+    q1g: DFF<Bits<4>>,
+    /// it is a store that found no bulk-group context
+    q1x: DFF<bool>,
     /// entries in the queue
     qn: DFF<Bits<2>>,
 
     // ---- bulk async-groups
-    /// the open group's slot
-    open: DFF<Bits<3>>,
-    /// per slot: store ops whose shared-memory reads are not done
-    g_rd: [DFF<Bits<8>>; 8],
+    /// per context: its open group's slot (0..4 within the context)
+    open: [DFF<Bits<2>>; 4],
+    /// per context: the thread it holds (valid while one of its slots is busy)
+    ctx_thread: [DFF<Bits<10>>; 4],
+    /// per slot (context * 4 + slot): store ops whose shared-memory reads are not done
+    g_rd: [DFF<Bits<8>>; 16],
     /// per slot: store ops whose writes are not all issued
-    g_wi: [DFF<Bits<8>>; 8],
+    g_wi: [DFF<Bits<8>>; 16],
     /// per slot: writes issued and not acknowledged
-    g_wp: [DFF<Bits<8>>; 8],
+    g_wp: [DFF<Bits<8>>; 16],
 
     // ---- decoder, J
     /// decoder state
@@ -1247,9 +1319,29 @@ pub struct TmaEngine {
     c_commit: Signal<Local, bool>,
     /// the command is a store
     c_store: Signal<Local, bool>,
-    /// the slot after the open group
-    nxt_open: Signal<Local, Bits<3>>,
-    /// that slot is free
+    /// per slot: a counter is non-zero
+    g_busy: [Signal<Local, bool>; 16],
+    /// per context: one of its slots is busy (the context holds `ctx_thread`)
+    x_busy: [Signal<Local, bool>; 4],
+    /// the command's thread holds a context
+    c_has: Signal<Local, bool>,
+    /// that context
+    c_hsel: Signal<Local, Bits<2>>,
+    /// some context is free
+    c_fany: Signal<Local, bool>,
+    /// a free context (the highest-numbered)
+    c_fsel: Signal<Local, Bits<2>>,
+    /// the command's context: its thread's, else the free one
+    c_sel: Signal<Local, Bits<2>>,
+    /// that context's open slot
+    c_open: Signal<Local, Bits<2>>,
+    /// the open group's slot id (context * 4 + slot)
+    c_gid: Signal<Local, Bits<4>>,
+    /// the slot id after it (same context)
+    c_ngid: Signal<Local, Bits<4>>,
+    /// the command is a store with no context (refused)
+    c_noctx: Signal<Local, bool>,
+    /// the next slot of the command's context is free
     commit_ok: Signal<Local, bool>,
     /// a command is accepted
     acc: Signal<Local, bool>,
@@ -1441,14 +1533,24 @@ pub struct TmaEngine {
     ev_ack: Signal<Local, bool>,
     /// the refused head is a store (leaves its group)
     ev_dfs: Signal<Local, bool>,
-    /// per slot: age (open - slot; 0 = the open group)
-    g_age: [Signal<Local, Bits<3>>; 8],
+    /// the waiting thread holds a context
+    w_hit: Signal<Local, bool>,
+    /// that context
+    w_ctx: Signal<Local, Bits<2>>,
+    /// its open slot
+    w_open: Signal<Local, Bits<2>>,
+    /// that context's open slot id (context * 4 + slot)
+    w_gid: Signal<Local, Bits<4>>,
+    /// per slot: age in the waiting thread's context (open - slot, 0..=3; 0 = the open group)
+    g_age: [Signal<Local, Bits<4>>; 16],
+    /// per slot: belongs to the waiting thread's context
+    g_mine: [Signal<Local, bool>; 16],
     /// per slot: not complete
-    g_inc: [Signal<Local, bool>; 8],
-    /// per slot: committed and not complete (0/1)
-    g_pc: [Signal<Local, Bits<4>>; 8],
-    /// wait_n saturated to 7 (older groups than the 7 newest committed cannot exist)
-    wn3: Signal<Local, Bits<3>>,
+    g_inc: [Signal<Local, bool>; 16],
+    /// per slot: committed, the waiting thread's and not complete (0/1)
+    g_pc: [Signal<Local, Bits<4>>; 16],
+    /// wait_n saturated to 3 (older groups than the 3 newest committed cannot exist)
+    wn3: Signal<Local, Bits<4>>,
     // ---- temporaries: prefetch and shared::cta -> shared::cluster
     /// the head is a prefetch
     d_pf: Signal<Local, bool>,
@@ -1495,8 +1597,11 @@ impl TmaEngine {
             mbar_ready: Default::default(),
             wait_n: Default::default(),
             wait_read: Default::default(),
+            wait_thread: Default::default(),
             wait_done: Default::default(),
             groups_pending: Default::default(),
+            store_read_done: Default::default(),
+            store_writes_issued: Default::default(),
             fault: Default::default(),
             idle: Default::default(),
             max_out: Constant::new((max_outstanding as u64).into()),
@@ -1514,11 +1619,14 @@ impl TmaEngine {
             q0: Default::default(),
             q0d: Default::default(),
             q0g: Default::default(),
+            q0x: Default::default(),
             q1: Default::default(),
             q1d: Default::default(),
             q1g: Default::default(),
+            q1x: Default::default(),
             qn: Default::default(),
             open: Default::default(),
+            ctx_thread: Default::default(),
             g_rd: Default::default(),
             g_wi: Default::default(),
             g_wp: Default::default(),
@@ -1567,7 +1675,17 @@ impl TmaEngine {
             fault_q: Default::default(),
             c_commit: Default::default(),
             c_store: Default::default(),
-            nxt_open: Default::default(),
+            g_busy: Default::default(),
+            x_busy: Default::default(),
+            c_has: Default::default(),
+            c_hsel: Default::default(),
+            c_fany: Default::default(),
+            c_fsel: Default::default(),
+            c_sel: Default::default(),
+            c_open: Default::default(),
+            c_gid: Default::default(),
+            c_ngid: Default::default(),
+            c_noctx: Default::default(),
             commit_ok: Default::default(),
             acc: Default::default(),
             pop: Default::default(),
@@ -1660,7 +1778,12 @@ impl TmaEngine {
             ev_wbi: Default::default(),
             ev_ack: Default::default(),
             ev_dfs: Default::default(),
+            w_hit: Default::default(),
+            w_ctx: Default::default(),
+            w_open: Default::default(),
+            w_gid: Default::default(),
             g_age: Default::default(),
+            g_mine: Default::default(),
             g_inc: Default::default(),
             g_pc: Default::default(),
             wn3: Default::default(),
@@ -1675,16 +1798,22 @@ impl Logic for TmaEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, q0, q0d, q0g, q1, q1d, q1g, qn, open, dstate, dk, j_valid, rg_done,
+            self, clock, q0, q0d, q0g, q0x, q1, q1d, q1g, q1x, qn, dstate, dk, j_valid, rg_done,
             ba_taken, j, rg_busy, rg, nr, iss, outstanding, bucket, ra, rh, rh_gen, rob_cnt,
             arr_fw, want_fw, want_fw_v, h_lo_done, rq_head, rq_tail, rq_cnt, rq_fw, rq_fwd, b_act,
             b, r, y, y_prev, pk_vld,
             pk_data, pk_mask, ob_n, mc_sent, cpl_vld, cpl_rem, cpl_word, cpl_tx, wb_n, fault_q
         );
-        for i in 0..8 {
+        for i in 0..16 {
             self.g_rd[i].clock.next = self.clock.val();
             self.g_wi[i].clock.next = self.clock.val();
             self.g_wp[i].clock.next = self.clock.val();
+        }
+        for k in 0..4 {
+            self.open[k].clock.next = self.clock.val();
+            self.ctx_thread[k].clock.next = self.clock.val();
+            self.open[k].d.next = self.open[k].q.val();
+            self.ctx_thread[k].d.next = self.ctx_thread[k].q.val();
         }
         for i in 0..3 {
             self.ob[i].clock.next = self.clock.val();
@@ -1709,14 +1838,63 @@ impl Logic for TmaEngine {
         self.c_commit.next = self.cmd.val().kind == TmaCmdKind::CommitGroup;
         self.c_store.next = (self.cmd.val().kind == TmaCmdKind::BulkStore)
             || (self.cmd.val().kind == TmaCmdKind::TensorStore);
-        self.nxt_open.next = self.open.q.val() + 1;
+        // bulk-group contexts: a context is busy while one of its slots counts an op or a
+        // write; the command's thread finds its own, else takes a free one
+        for i in 0..16 {
+            self.g_busy[i].next = (self.g_rd[i].q.val() != 0)
+                || (self.g_wi[i].q.val() != 0)
+                || (self.g_wp[i].q.val() != 0);
+        }
+        for k in 0..4 {
+            self.x_busy[k].next = false;
+        }
+        for i in 0..16 {
+            if self.g_busy[i].val() {
+                if (i.to_bits::<4>() & 12) == 0 {
+                    self.x_busy[0].next = true;
+                }
+                if (i.to_bits::<4>() & 12) == 4 {
+                    self.x_busy[1].next = true;
+                }
+                if (i.to_bits::<4>() & 12) == 8 {
+                    self.x_busy[2].next = true;
+                }
+                if (i.to_bits::<4>() & 12) == 12 {
+                    self.x_busy[3].next = true;
+                }
+            }
+        }
+        self.c_has.next = false;
+        self.c_hsel.next = 0.into();
+        self.c_fany.next = false;
+        self.c_fsel.next = 0.into();
+        for k in 0..4 {
+            if self.x_busy[k].val() && (self.ctx_thread[k].q.val() == self.cmd.val().thread) {
+                self.c_has.next = true;
+                self.c_hsel.next = k.to_bits::<2>();
+            }
+            if !self.x_busy[k].val() {
+                self.c_fany.next = true;
+                self.c_fsel.next = k.to_bits::<2>();
+            }
+        }
+        self.c_sel.next = self.c_fsel.val();
+        if self.c_has.val() {
+            self.c_sel.next = self.c_hsel.val();
+        }
+        self.c_open.next = 0.into();
+        for k in 0..4 {
+            if self.c_sel.val() == k.to_bits::<2>() {
+                self.c_open.next = self.open[k].q.val();
+            }
+        }
+        self.c_gid.next = (bit_cast::<4, 2>(self.c_sel.val()) << 2) | bit_cast::<4, 2>(self.c_open.val());
+        self.c_ngid.next = (self.c_gid.val() & 12) | ((self.c_gid.val() + 1) & 3);
+        self.c_noctx.next = self.c_store.val() && !self.c_has.val() && !self.c_fany.val();
+        // commit_group of a thread with no context closes an empty group: nothing to count
         self.commit_ok.next = true;
-        for i in 0..8 {
-            if (self.nxt_open.val().index() == i)
-                && ((self.g_rd[i].q.val() != 0)
-                    || (self.g_wi[i].q.val() != 0)
-                    || (self.g_wp[i].q.val() != 0))
-            {
+        for i in 0..16 {
+            if self.c_has.val() && (self.c_ngid.val().index() == i) && self.g_busy[i].val() {
                 self.commit_ok.next = false;
             }
         }
@@ -1725,9 +1903,18 @@ impl Logic for TmaEngine {
         self.acc.next = self.cmd_valid.val()
             && ((self.c_commit.val() && self.commit_ok.val())
                 || (!self.c_commit.val() && (self.qn.q.val() != 2)));
-        self.ev_inc.next = self.acc.val() && self.c_store.val();
-        if self.acc.val() && self.c_commit.val() {
-            self.open.d.next = self.nxt_open.val();
+        self.ev_inc.next = self.acc.val() && self.c_store.val() && !self.c_noctx.val();
+        for k in 0..4 {
+            if self.acc.val()
+                && self.c_commit.val()
+                && self.c_has.val()
+                && (self.c_sel.val() == k.to_bits::<2>())
+            {
+                self.open[k].d.next = self.c_open.val() + 1;
+            }
+            if self.ev_inc.val() && (self.c_sel.val() == k.to_bits::<2>()) {
+                self.ctx_thread[k].d.next = self.cmd.val().thread;
+            }
         }
         // ================= decoder: checks of the head command =================
         self.pop.next = false;
@@ -2007,6 +2194,10 @@ impl Logic for TmaEngine {
             {
                 self.d_kind.next = TmaFaultKind::ClusterRankOutOfRange;
             }
+            // a store without a context: refused before anything else (it joined no group)
+            if self.q0x.q.val() {
+                self.d_kind.next = TmaFaultKind::UnsupportedThreads;
+            }
             // a refused store leaves its group: wait while Y or WB decrement a counter
             self.d_hold.next = self.d_store.val()
                 && ((self.y.q.val().valid && self.y.q.val().store && self.y.q.val().jlast)
@@ -2016,6 +2207,7 @@ impl Logic for TmaEngine {
             if self.d_fault.val() {
                 self.fault_q.d.next.valid = true;
                 self.fault_q.d.next.kind = self.d_kind.val();
+                self.fault_q.d.next.thread = self.q0.q.val().thread;
                 self.pop.next = true;
             }
             // accepted: J's constant fields; neutral outer dimensions
@@ -2456,6 +2648,7 @@ impl Logic for TmaEngine {
             self.q0.d.next = self.q1.q.val();
             self.q0d.d.next = self.q1d.q.val();
             self.q0g.d.next = self.q1g.q.val();
+            self.q0x.d.next = self.q1x.q.val();
         }
         self.qn.d.next = self.qn_after.val();
         if self.acc.val() && !self.c_commit.val() {
@@ -2463,11 +2656,13 @@ impl Logic for TmaEngine {
             if self.qn_after.val() == 0 {
                 self.q0.d.next = self.cmd.val();
                 self.q0d.d.next = self.cmd_desc.val();
-                self.q0g.d.next = self.open.q.val();
+                self.q0g.d.next = self.c_gid.val();
+                self.q0x.d.next = self.c_noctx.val();
             } else {
                 self.q1.d.next = self.cmd.val();
                 self.q1d.d.next = self.cmd_desc.val();
-                self.q1g.d.next = self.open.q.val();
+                self.q1g.d.next = self.c_gid.val();
+                self.q1x.d.next = self.c_noctx.val();
             }
         }
 
@@ -2499,12 +2694,14 @@ impl Logic for TmaEngine {
         if self.wr_want.val() {
             self.gmem_req.next.addr_lo = self.wb[0].q.val().addr_lo;
             self.gmem_req.next.addr_hi = self.wb[0].q.val().addr_hi;
-            self.gmem_req.next.tag = bit_cast::<8, 3>(self.wb[0].q.val().grp);
+            self.gmem_req.next.tag = bit_cast::<8, 4>(self.wb[0].q.val().grp);
             self.gmem_req.next.write = true;
             self.gmem_req.next.data_lo = self.wb[0].q.val().data_lo;
             self.gmem_req.next.data_hi = self.wb[0].q.val().data_hi;
             self.gmem_req.next.mask_lo = self.wb[0].q.val().mask_lo;
             self.gmem_req.next.mask_hi = self.wb[0].q.val().mask_hi;
+            self.gmem_req.next.red_op = self.wb[0].q.val().red_op;
+            self.gmem_req.next.red_type = self.wb[0].q.val().red_type;
         } else {
             self.gmem_req.next.addr_lo = self.c.val().s_lo;
             self.gmem_req.next.addr_hi = self.c.val().s_hi;
@@ -2514,6 +2711,8 @@ impl Logic for TmaEngine {
             self.gmem_req.next.data_hi = self.zero16.val();
             self.gmem_req.next.mask_lo = 0.into();
             self.gmem_req.next.mask_hi = 0.into();
+            self.gmem_req.next.red_op = TmaRedOp::Copy;
+            self.gmem_req.next.red_type = TmaRedType::B32;
         }
         // the halves the sector's row wants, into rob_want[ra]
         // (a 1-bit Local: `!odd` inline would be widened and inverted in Verilog)
@@ -2964,6 +3163,8 @@ impl Logic for TmaEngine {
         self.wbe.next.mask_lo = self.y.q.val().mask;
         self.wbe.next.mask_hi = 0.into();
         self.wbe.next.grp = self.y.q.val().grp;
+        self.wbe.next.red_op = self.y.q.val().red_op;
+        self.wbe.next.red_type = self.y.q.val().red_type;
         self.wbe.next.op_last = self.y.q.val().jlast;
         self.ev_yrd.next = self.y.q.val().valid
             && self.y.q.val().store
@@ -3121,12 +3322,12 @@ impl Logic for TmaEngine {
 
         // ================= bulk async-groups =================
         self.ev_ack.next = self.gmem_resp_valid.val() && self.gmem_resp.val().write;
-        self.ev_dfs.next = self.d_fault.val() && self.d_store.val();
-        for i in 0..8 {
+        self.ev_dfs.next = self.d_fault.val() && self.d_store.val() && !self.q0x.q.val();
+        for i in 0..16 {
             self.g_rd[i].d.next = self.g_rd[i].q.val();
             self.g_wi[i].d.next = self.g_wi[i].q.val();
             self.g_wp[i].d.next = self.g_wp[i].q.val();
-            if self.ev_inc.val() && (self.open.q.val().index() == i) {
+            if self.ev_inc.val() && (self.c_gid.val().index() == i) {
                 if !((self.ev_yrd.val() && (self.y.q.val().grp.index() == i))
                     || (self.ev_dfs.val() && (self.q0g.q.val().index() == i)))
                 {
@@ -3157,29 +3358,34 @@ impl Logic for TmaEngine {
                 self.g_wp[i].d.next = self.g_wp[i].q.val() - 1;
             }
         }
-        for i in 0..8 {
-            self.g_age[i].next = self.open.q.val() - i.to_bits::<3>();
-            self.g_inc[i].next = (self.g_wi[i].q.val() != 0) || (self.g_wp[i].q.val() != 0);
-            self.g_pc[i].next = 0.into();
-            if (self.g_age[i].val() != 0) && self.g_inc[i].val() {
-                self.g_pc[i].next = 1.into();
+        // wait_group{.read} of `wait_thread`: its context's committed groups older than the
+        // wait_n newest
+        self.w_hit.next = false;
+        self.w_ctx.next = 0.into();
+        self.w_open.next = 0.into();
+        for k in 0..4 {
+            if self.x_busy[k].val() && (self.ctx_thread[k].q.val() == self.wait_thread.val()) {
+                self.w_hit.next = true;
+                self.w_ctx.next = k.to_bits::<2>();
+                self.w_open.next = self.open[k].q.val();
             }
         }
-        self.groups_pending.next = self.g_pc[0].val()
-            + self.g_pc[1].val()
-            + self.g_pc[2].val()
-            + self.g_pc[3].val()
-            + self.g_pc[4].val()
-            + self.g_pc[5].val()
-            + self.g_pc[6].val()
-            + self.g_pc[7].val();
-        self.wait_done.next = true;
-        self.wn3.next = bit_cast::<3, 8>(self.wait_n.val());
-        if self.wait_n.val() >= 7 {
-            self.wn3.next = 7.into();
+        self.w_gid.next = (bit_cast::<4, 2>(self.w_ctx.val()) << 2) | bit_cast::<4, 2>(self.w_open.val());
+        self.wn3.next = bit_cast::<4, 8>(self.wait_n.val());
+        if self.wait_n.val() >= 3 {
+            self.wn3.next = 3.into();
         }
-        for i in 0..8 {
-            if (self.g_age[i].val() != 0) && (self.g_age[i].val() > self.wn3.val()) {
+        self.wait_done.next = true;
+        for i in 0..16 {
+            self.g_age[i].next = (self.w_gid.val() - i.to_bits::<4>()) & 3;
+            self.g_mine[i].next =
+                self.w_hit.val() && ((self.w_gid.val() & 12) == (i.to_bits::<4>() & 12));
+            self.g_inc[i].next = (self.g_wi[i].q.val() != 0) || (self.g_wp[i].q.val() != 0);
+            self.g_pc[i].next = 0.into();
+            if self.g_mine[i].val() && (self.g_age[i].val() != 0) && self.g_inc[i].val() {
+                self.g_pc[i].next = 1.into();
+            }
+            if self.g_mine[i].val() && (self.g_age[i].val() != 0) && (self.g_age[i].val() > self.wn3.val()) {
                 if self.wait_read.val() {
                     if self.g_rd[i].q.val() != 0 {
                         self.wait_done.next = false;
@@ -3189,8 +3395,26 @@ impl Logic for TmaEngine {
                 }
             }
         }
+        self.groups_pending.next = self.g_pc[0].val()
+            + self.g_pc[1].val()
+            + self.g_pc[2].val()
+            + self.g_pc[3].val()
+            + self.g_pc[4].val()
+            + self.g_pc[5].val()
+            + self.g_pc[6].val()
+            + self.g_pc[7].val()
+            + self.g_pc[8].val()
+            + self.g_pc[9].val()
+            + self.g_pc[10].val()
+            + self.g_pc[11].val()
+            + self.g_pc[12].val()
+            + self.g_pc[13].val()
+            + self.g_pc[14].val()
+            + self.g_pc[15].val();
 
         // ================= status =================
+        self.store_read_done.next = self.ev_yrd.val();
+        self.store_writes_issued.next = self.ev_wbi.val();
         self.fault.next = self.fault_q.q.val();
         self.idle.next = (self.qn.q.val() == 0)
             && (self.dstate.q.val() == TmaDecState::Idle)
@@ -3222,6 +3446,8 @@ mod tests {
 
     /// Requests in flight in the tests (the ROB holds 256).
     const MAX_OUT: u32 = TMA_TAGS as u32;
+    /// threads the testbench tracks bulk groups for
+    const TB_THREADS: usize = 8;
     /// Global base of the test tensors (DESIGN.md: global buffers from 2^32).
     const GBASE: u64 = 0x1_0000_0000;
 
@@ -3581,7 +3807,18 @@ mod tests {
 
     /// One store op's bulk-group bookkeeping.
     struct StoreOp {
+        /// the issuing thread
+        thread: usize,
+        /// its group number in that thread
         group: u64,
+        /// the write tag (the group's slot), once seen
+        tag: Option<u64>,
+        /// its writes' reduction (the command's)
+        red: (TmaRedOp, TmaRedType),
+        /// refused (never reads or writes)
+        refused: bool,
+        /// writes issued
+        writes_seen: usize,
         reads_total: usize,
         reads_seen: usize,
         writes_total: usize,
@@ -3641,10 +3878,19 @@ mod tests {
         faults: VecDeque<TmaFaultKind>,
         ops: Vec<StoreOp>,
         /// commits generated / accepted
-        commits_gen: u64,
-        commits_acc: u64,
+        commits_gen: [u64; TB_THREADS],
+        commits_acc: [u64; TB_THREADS],
+        /// the thread of the commands pushed next
+        thread: usize,
+        /// random wait_thread below this
+        nthreads: u64,
+        /// fixed wait_thread; random when None
+        wait_thread: Option<u64>,
         /// ops accepted so far (index into `ops` of the next store to be accepted)
         ops_acc: usize,
+        /// the next op to see `store_read_done` / `store_writes_issued`
+        rd_next: usize,
+        wi_next: usize,
         /// for each pending command: Some(op index) for a store
         pending_ops: VecDeque<Option<usize>>,
         st: Stats,
@@ -3687,9 +3933,14 @@ mod tests {
                 smem_reads: VecDeque::new(),
                 faults: VecDeque::new(),
                 ops: vec![],
-                commits_gen: 0,
-                commits_acc: 0,
+                commits_gen: [0; TB_THREADS],
+                commits_acc: [0; TB_THREADS],
+                thread: 0,
+                nthreads: 1,
+                wait_thread: None,
                 ops_acc: 0,
+                rd_next: 0,
+                wi_next: 0,
                 pending_ops: VecDeque::new(),
                 st: Stats::default(),
                 idle_streak: 0,
@@ -3719,6 +3970,7 @@ mod tests {
                 ("mbar_ready", 1),
                 ("wait_n", 8),
                 ("wait_read", 1),
+                ("wait_thread", 10),
             ];
             let pre = vec![
                 ("cmd_ready", 1),
@@ -3734,6 +3986,8 @@ mod tests {
                 ("mbar_remote", 1),
                 ("mbar_valid", 1),
                 ("wait_done", 1),
+                ("store_read_done", 1),
+                ("store_writes_issued", 1),
             ];
             let post = vec![("fault", TmaFault::BITS), ("idle", 1), ("groups_pending", 4)];
             Tb::build(
@@ -3751,7 +4005,8 @@ mod tests {
         }
 
         /// Queues a command with its expected effects.
-        fn push(&mut self, c: TmaCmd, d: TmaDescImage, e: Exp) {
+        fn push(&mut self, mut c: TmaCmd, d: TmaDescImage, e: Exp) {
+            c.thread = (self.thread as u64).into();
             if let Some(f) = e.fault {
                 self.faults.push_back(f);
             }
@@ -3759,7 +4014,12 @@ mod tests {
             if e.store || (e.fault.is_some() && matches!(c.kind, TmaCmdKind::BulkStore | TmaCmdKind::TensorStore)) {
                 let idx = self.ops.len();
                 self.ops.push(StoreOp {
-                    group: self.commits_gen,
+                    thread: self.thread,
+                    group: self.commits_gen[self.thread],
+                    tag: None,
+                    red: (c.red_op, c.red_type),
+                    refused: e.fault.is_some(),
+                    writes_seen: 0,
                     reads_total: e.smem_reads.len(),
                     reads_seen: 0,
                     writes_total: e.writes.len(),
@@ -3779,7 +4039,7 @@ mod tests {
                 }
             }
             if e.commit {
-                self.commits_gen += 1;
+                self.commits_gen[self.thread] += 1;
             }
             if let Some(l) = e.load {
                 self.loads.push_back(l);
@@ -3819,6 +4079,10 @@ mod tests {
                 n += 1;
                 assert!(n < 200_000, "no completion after {n} cycles");
             }
+            // every accepted store op signalled its reads and writes
+            let live = self.ops.iter().filter(|o| !o.refused).count();
+            let seen = |k: usize| self.ops[..k].iter().filter(|o| !o.refused).count();
+            assert_eq!((seen(self.rd_next), seen(self.wi_next)), (live, live), "store events");
             // idle: every group complete
             assert_eq!(self.uut.groups_pending.val().to_u64(), 0);
         }
@@ -3846,6 +4110,10 @@ mod tests {
                 Some(w) => w,
                 None => (self.rng.below(9), self.rng.pct(50)),
             };
+            let wait_thread = match self.wait_thread {
+                Some(t) => t,
+                None => self.rng.below(self.nthreads),
+            };
             let u = &mut *self.uut;
             u.cta_rank.next = (self.rank as u64).into();
             u.cmd.next = cm;
@@ -3860,6 +4128,7 @@ mod tests {
             u.mbar_ready.next = mready;
             u.wait_n.next = wait_n.into();
             u.wait_read.next = wait_read;
+            u.wait_thread.next = wait_thread.into();
             u.clock.next = false.into();
             self.st.passes += settle(u);
             let cmd_ready = u.cmd_ready.val();
@@ -3876,6 +4145,8 @@ mod tests {
             let mvalid = u.mbar_valid.val();
             let wdone = u.wait_done.val();
             let gpend = u.groups_pending.val();
+            let st_rd = u.store_read_done.val();
+            let st_wi = u.store_writes_issued.val();
             let fault = u.fault.val();
             let idle = u.idle.val();
             u.clock.next = true.into();
@@ -3897,6 +4168,7 @@ mod tests {
                         h(mready),
                         Trace::hex(Bits::<8>::from(wait_n)),
                         h(wait_read),
+                        Trace::hex(Bits::<10>::from(wait_thread)),
                     ],
                     [
                         h(cmd_ready),
@@ -3912,6 +4184,8 @@ mod tests {
                         h(mremote),
                         h(mvalid),
                         h(wdone),
+                        h(st_rd),
+                        h(st_wi),
                         Trace::hex(u.fault.val()),
                         h(u.idle.val()),
                         Trace::hex(u.groups_pending.val()),
@@ -3922,10 +4196,10 @@ mod tests {
             // ---- checks of this cycle's outputs (sampled before the edge)
             assert!(resp_ready, "gmem_resp_ready is always high");
             // bulk groups: a wait that holds must not see an unfinished older op
-            let committed = self.commits_acc;
+            let committed = self.commits_acc[wait_thread as usize];
             if wdone && committed > wait_n {
                 for (i, op) in self.ops[..self.ops_acc].iter().enumerate() {
-                    if op.group < committed - wait_n {
+                    if op.thread == wait_thread as usize && op.group < committed - wait_n {
                         if wait_read {
                             assert_eq!(op.reads_seen, op.reads_total, "cycle {c}: wait_group.read {wait_n} holds before op {i}'s reads");
                         } else {
@@ -3938,7 +4212,7 @@ mod tests {
                 let (cmd_acc, _) = self.pending.pop_front().unwrap();
                 let op = self.pending_ops.pop_front().unwrap();
                 if cmd_acc.kind == TmaCmdKind::CommitGroup {
-                    self.commits_acc += 1;
+                    self.commits_acc[cmd_acc.thread.index()] += 1;
                 }
                 if let Some(i) = op {
                     assert_eq!(i, self.ops_acc);
@@ -3969,7 +4243,19 @@ mod tests {
                             assert_eq!(data[i], ed[i], "cycle {c}: write byte {i} of sector {addr:#x}");
                         }
                     }
-                    assert_eq!(greq.tag.to_u64(), self.ops[op].group % 8, "cycle {c}: write tag = group slot");
+                    // the tag is the op's group slot: one per (thread, group), not shared with
+                    // another group that is not complete
+                    let tag = greq.tag.to_u64();
+                    assert!(tag < 16, "cycle {c}: write tag {tag} is no group slot");
+                    let (th, g) = (self.ops[op].thread, self.ops[op].group);
+                    assert_eq!(*self.ops[op].tag.get_or_insert(tag), tag, "cycle {c}: op {op}'s writes change slot");
+                    self.ops[op].writes_seen += 1;
+                    assert_eq!((greq.red_op, greq.red_type), self.ops[op].red, "cycle {c}: op {op}'s writes carry its reduction");
+                    for (j, o) in self.ops.iter().enumerate() {
+                        if o.tag == Some(tag) && (o.thread, o.group) != (th, g) {
+                            assert_eq!(o.acks_seen, o.writes_total, "cycle {c}: op {op} (thread {th} group {g}) shares slot {tag} with incomplete op {j} (thread {} group {})", o.thread, o.group);
+                        }
+                    }
                     self.inflight.push((
                         c + lat,
                         TmaGmemResp {
@@ -4010,6 +4296,25 @@ mod tests {
                 }
                 let bytes: Vec<u8> = (0..16).map(|i| sbyte(a + i)).collect();
                 self.rd_data = Some(TmaData16::from_bytes(&bytes));
+            }
+            // per-op store events, in command order (refused ops have none)
+            if st_rd {
+                while self.ops.get(self.rd_next).is_some_and(|o| o.refused) {
+                    self.rd_next += 1;
+                }
+                let i = self.rd_next;
+                assert!(i < self.ops_acc, "cycle {c}: store_read_done with no store op");
+                assert_eq!(self.ops[i].reads_seen, self.ops[i].reads_total, "cycle {c}: store_read_done of op {i} before its reads");
+                self.rd_next += 1;
+            }
+            if st_wi {
+                while self.ops.get(self.wi_next).is_some_and(|o| o.refused) {
+                    self.wi_next += 1;
+                }
+                let i = self.wi_next;
+                assert!(i < self.rd_next, "cycle {c}: store_writes_issued of op {i} before its store_read_done");
+                assert_eq!(self.ops[i].writes_seen, self.ops[i].writes_total, "cycle {c}: store_writes_issued of op {i} before its writes");
+                self.wi_next += 1;
             }
             // loads retire in order; a copy without bytes retires at once
             while self.loads.front().map(|l| l.remaining == 0).unwrap_or(false) {
@@ -4244,6 +4549,8 @@ mod tests {
 
     /// Queues one random command; returns true for a copy (load or store).
     fn random_command(tb: &mut Tb, rng: &mut XorShift) -> bool {
+        // stores and commits of up to 4 threads (one context each)
+        tb.thread = rng.below(4) as usize;
         let r = rng.below(100);
         let smem_t = 128 * rng.below(1000) as u32;
         let smem_b = 16 * rng.below(8000) as u32;
@@ -4334,6 +4641,7 @@ mod tests {
     /// Drives `copies` random copies (plus commits and refused commands), checking every
     /// output against the reference; returns the statistics.
     fn run_random(tb: &mut Tb, seed: u64, copies: u64) -> Stats {
+        tb.nthreads = 4;
         let mut rng = XorShift(seed);
         let mut n = 0;
         let t0 = std::time::Instant::now();
@@ -4727,7 +5035,7 @@ mod tests {
         tb.step();
         assert!(tb.last_wait_done && tb.last_groups_pending == 0);
         tb.drain();
-        // commit_group stalls when 7 committed groups are pending (8 slots)
+        // commit_group stalls when 3 committed groups are pending (4 slots per context)
         let mut tb = Tb::new(slow, 8);
         for i in 0..9 {
             store_b(&mut tb, GBASE + 0x1000 * i, 0x100, 32);
@@ -4738,8 +5046,101 @@ mod tests {
             tb.step();
             max_pending = max_pending.max(tb.last_groups_pending);
         }
-        assert_eq!(max_pending, 7);
+        assert_eq!(max_pending, 3);
         tb.drain();
+    }
+
+    /// Reductions to global memory are stores whose writes carry the command's `.redOp` and
+    /// type (memory applies them); plain stores' writes carry `Copy`.
+    #[test]
+    fn reductions_carry_their_op_to_the_writes() {
+        let mut tb = Tb::new(RANDOM, 13);
+        let mut c = bulk_store(GBASE + 0x40, 0x100, 96);
+        c.red_op = TmaRedOp::Add;
+        c.red_type = TmaRedType::U32;
+        tb.push(c, TmaDescImage::default(), exp_bulk_store(GBASE + 0x40, 0x100, 96));
+        store_b(&mut tb, GBASE + 0x1000, 0x200, 64);
+        let m = map(TensorMapSpec::tiled(Dt::Float32, GBASE, vec![40, 40], vec![160], vec![8, 4]));
+        let mut c = tensor(TmaCmdKind::TensorStore, 2, &[36, 2], 0x400, 0, 0);
+        c.red_op = TmaRedOp::Max;
+        c.red_type = TmaRedType::F32;
+        tb.push(c, m.1, exp_tensor_store(&m.0, &[36, 2], 0x400));
+        tb.drain();
+        assert!(tb.ops.iter().all(|o| o.writes_seen == o.writes_total) && tb.st.writes > 0);
+    }
+
+    /// Bulk-group contexts (PTX 9.7.9.25.6: groups are per thread): two threads' groups are
+    /// independent, a thread with no context waits for nothing, a 5th thread with stores in
+    /// flight is refused ("unsupported"), and contexts are free again once their groups
+    /// complete.
+    #[test]
+    fn bulk_group_contexts() {
+        let slow = Knobs {
+            lat_min: 60,
+            lat_max: 60,
+            ..FAST
+        };
+        let mut tb = Tb::new(slow, 11);
+        tb.wait = Some((0, false));
+        tb.wait_thread = Some(1);
+        tb.thread = 1;
+        store_b(&mut tb, GBASE, 0x100, 32); // thread 1, group 0: one sector
+        tb.push_commit();
+        tb.thread = 2;
+        store_b(&mut tb, GBASE + 0x1000, 0x200, 2048); // thread 2, group 0: 64 sectors
+        tb.push_commit();
+        store_b(&mut tb, GBASE + 0x2000, 0x300, 64); // thread 2, open group
+        while !tb.pending.is_empty() {
+            tb.step();
+        }
+        tb.step();
+        assert!(!tb.last_wait_done, "thread 1 waits for its group 0");
+        assert_eq!(tb.last_groups_pending, 1, "thread 1: one committed group pending");
+        tb.wait_thread = Some(2);
+        tb.step();
+        assert!(!tb.last_wait_done, "thread 2 waits for its group 0");
+        assert_eq!(tb.last_groups_pending, 1, "thread 2: one committed group pending");
+        tb.wait_thread = Some(3);
+        tb.step();
+        assert!(tb.last_wait_done, "thread 3 has no context: nothing to wait for");
+        assert_eq!(tb.last_groups_pending, 0);
+        // thread 1's small group completes while thread 2's large one is still writing
+        tb.wait_thread = Some(1);
+        let mut n = 0;
+        while !tb.last_wait_done {
+            tb.step();
+            n += 1;
+            assert!(n < 1000, "thread 1's wait_group 0 never held");
+        }
+        assert!(tb.ops[1].acks_seen < tb.ops[1].writes_total, "thread 2's group finished first");
+        tb.wait_thread = Some(2);
+        tb.step();
+        assert!(!tb.last_wait_done, "thread 2 still waits");
+        tb.drain();
+        assert!(tb.last_wait_done);
+
+        // 4 threads with stores in flight hold the 4 contexts: a 5th thread's store is refused
+        let mut tb = Tb::new(slow, 12);
+        for t in 1..=4 {
+            tb.thread = t;
+            store_b(&mut tb, GBASE + 0x1000 * t as u64, 0x100, 256);
+        }
+        tb.thread = 5;
+        refused(&mut tb, bulk_store(GBASE, 0x100, 64), TmaDescImage::default(), TmaFaultKind::UnsupportedThreads);
+        tb.push_commit(); // no context: an empty group, accepted
+        tb.drain();
+        assert_eq!(tb.st.faults, 1);
+        assert_eq!(
+            TmaFaultKind::UnsupportedThreads.name(),
+            Some("unsupported: more than 4 threads with open bulk async-groups")
+        );
+        // every group completed: the contexts are free, thread 5 now gets one
+        store_b(&mut tb, GBASE, 0x100, 64);
+        tb.push_commit();
+        tb.wait_thread = Some(5);
+        tb.drain();
+        assert_eq!(tb.st.faults, 1);
+        assert!(tb.last_wait_done);
     }
 
     fn refused(tb: &mut Tb, c: TmaCmd, d: TmaDescImage, f: TmaFaultKind) {

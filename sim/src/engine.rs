@@ -15,12 +15,23 @@
 //! TMA (PTX 9.7.9.25): the golden body runs at issue (every check and finding is the golden
 //! model's), and its operation goes to the CTA's RTL `TmaEngine` when the unit implements the
 //! form (bulk and tiled tensor loads from global memory into shared::cluster, multicast
-//! included): the engine feeds it the command and the tensor-map image, answers its 32-byte
-//! global reads after `[global] latency` from global memory, applies its 16-byte shared-memory
-//! beats to each destination CTA and queues its complete-tx to the destination's MbarrierUnit
-//! (async-copy port locally, cluster port remotely). The other forms (stores and their bulk
-//! async-groups, reductions, prefetches, im2col, shared::cta -> shared::cluster)
-//! are timed by the `[tma]` model and applied with the golden model's code at their completion
+//! included; bulk and tiled tensor stores and reductions from shared::cta to global memory, with
+//! the issuing thread, and every `cp.async.bulk.commit_group` of the CTA's threads; a
+//! reduction's writes carry its `.redOp.type`, which global memory applies here with the golden
+//! model's element function, as the L2 does on silicon): the engine feeds it the
+//! command and the tensor-map image, answers its 32-byte global reads after `[global] latency`
+//! from global memory, applies its 16-byte shared-memory beats to each destination CTA and
+//! queues its complete-tx to the destination's MbarrierUnit (async-copy port locally, cluster
+//! port remotely). For stores it serves the unit's 16-byte shared-memory reads (data the cycle
+//! after, on the CTA's shared-memory pipe), applies its sector writes (byte mask) to global
+//! memory with their acknowledgement after `[global] latency`, and follows each store by the
+//! unit's `store_read_done` (the golden read event: snapshot, `wait_group.read`) and
+//! `store_writes_issued` pulses plus the acknowledgements (the write event, bookkeeping only:
+//! the bytes are the unit's). `wait_group` still releases warps through the golden bookkeeping
+//! those events drive; each store event carries the unit's own answer to `wait_group{.read}
+//! 0..=3` for the issuing thread (`TmaEffect::bulk`), which the lockstep compares with the golden
+//! model's. The other forms (reductions into shared::cluster, prefetches, im2col, shared::cta ->
+//! shared::cluster) are timed by the `[tma]` model and applied with the golden model's code at their completion
 //! events; their complete-tx still goes through the MbarrierUnits.
 //!
 //! Timing (all constants in [`SmConfig`]): per SM (one CTA per SM) `issue.schedulers` warp
@@ -56,7 +67,7 @@ use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
 use hopsync_hdl::mbarrier_unit::{MbarrierOp, MbarrierReq, MbarrierResp, MbarrierWord};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierOp, NamedBarrierReq};
-use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite};
 use std::collections::{HashMap, VecDeque};
 
 /// One change of architectural state, in the order the engine made it (the lockstep stream).
@@ -257,17 +268,38 @@ struct CtaState {
     /// Accepted load jobs in order: (issue number, operation, destination CTAs still to be
     /// signalled, lowest rank first).
     tma_jobs: VecDeque<(u64, TmaOp, VecDeque<u32>)>,
-    /// Its global reads in flight: (cycle the response is due, response).
-    tma_gmem: Vec<(u64, TmaGmemResp)>,
-    /// The shared::cta address of the 16-byte read it made at the last edge (its data is the
-    /// next cycle's `smem_rd_data`).
-    tma_rd: Option<u32>,
+    /// Its global requests in flight: (cycle the response is due, response, for a write: the
+    /// store's issue number and the request, applied to global memory when acknowledged).
+    tma_gmem: Vec<(u64, TmaGmemResp, Option<(u64, TmaGmemReq)>)>,
+    /// Accepted or queued stores in command order: the unit's `store_read_done` and
+    /// `store_writes_issued` pulses name the oldest one not yet past that point.
+    tma_stores: VecDeque<TmaStore>,
+    /// The data of the shared-memory read the unit's `smem_rd` got last cycle.
+    tma_rd_data: Option<TmaData16>,
+    /// A store of this CTA went to the `[tma]` model: the unit does not see every bulk group.
+    tma_stores_mixed: bool,
     /// A prefetch was accepted and the unit has not been idle since: it is clocked on (a
     /// prefetch has no job to wait for).
     tma_pf_busy: bool,
     /// Its beats for other CTAs of the cluster crossing the DSMEM network: (cycle they land,
     /// destination CTA, write), in emission order (one `[dsmem] latency`).
     tma_dsmem: VecDeque<(u64, u32, TmaSmemWrite)>,
+}
+
+/// A store on the RTL TmaEngine.
+struct TmaStore {
+    /// Issue number of the store (names it for its writes' acknowledgements).
+    key: u64,
+    /// Issue number of its current event (the read event, then the write event it queued).
+    seq: u64,
+    /// The operation (`TmaOp::ToGlobal`, data None until the read event).
+    op: TmaOp,
+    /// `store_read_done` seen.
+    read: bool,
+    /// `store_writes_issued` seen.
+    issued: bool,
+    /// Sector writes not acknowledged.
+    unacked: u32,
 }
 
 struct ClusterState {
@@ -418,14 +450,19 @@ impl<'p> Engine<'p> {
                 tma_cmd_q: VecDeque::new(),
                 tma_jobs: VecDeque::new(),
                 tma_gmem: Vec::new(),
-                tma_rd: None,
+                tma_stores: VecDeque::new(),
+                tma_rd_data: None,
+                tma_stores_mixed: false,
                 tma_pf_busy: false,
                 tma_dsmem: VecDeque::new(),
             })
             .collect();
         let mut ctas = ctas;
         let uses_tma_unit = prog.module.kernel.body.iter().any(|i| {
-            matches!(i.op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulk | Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor)
+            matches!(
+                i.op,
+                Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulk | Opcode::CpReduceAsyncBulkTensor | Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor
+            )
         });
         let backend_unsupported = if uses_tma_unit { cfg.backend.unsupported("tma_engine") } else { None };
         if uses_tma_unit && backend_unsupported.is_none() {
@@ -625,7 +662,7 @@ impl<'p> Engine<'p> {
         let now = self.cycle;
         let mut next = u64::MAX;
         for c in &self.ctas {
-            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() || c.tma_pf_busy || !c.tma_dsmem.is_empty() {
+            if !c.tma_cmd_q.is_empty() || !c.tma_jobs.is_empty() || !c.tma_gmem.is_empty() || !c.tma_stores.is_empty() || c.tma_pf_busy || !c.tma_dsmem.is_empty() {
                 return;
             }
             if c.suspended > 0 || c.s1.is_some() || c.mbar_busy_until > now || c.named_busy_until > now || c.named_launch.is_some() || !c.named_exit_q.is_empty() {
@@ -1059,8 +1096,17 @@ impl<'p> Engine<'p> {
                 }
                 AsyncOp::CpAsyncArrive { .. } => unreachable!("cp.async.mbarrier.arrive is executed by the engine"),
                 AsyncOp::Tma(op) => match self.rtl_command(op)? {
+                    Some((cmd, desc)) if matches!(**op, TmaOp::ToGlobal { .. }) => {
+                        // Completed by the unit's store pulses and write acknowledgements
+                        // (`clock_tma`); the placeholder keeps the run from looking idle.
+                        self.asyncs.push(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: None }, queued: true });
+                        let at = self.cycle + self.cfg.tma.issue_cycles;
+                        let cs = &mut self.ctas[c as usize];
+                        cs.tma_cmd_q.push_back((at, cmd, desc, p.seq));
+                        cs.tma_stores.push_back(TmaStore { key: p.seq, seq: p.seq, op: (**op).clone(), read: false, issued: false, unacked: 0 });
+                    }
                     Some((cmd, desc)) => {
-                        let TmaOp::ToShared { ctas, .. } = &**op else { unreachable!("the RTL engine takes loads only") };
+                        let TmaOp::ToShared { ctas, .. } = &**op else { unreachable!("stores are matched above") };
                         let mut dests: Vec<u32> = ctas.clone();
                         dests.sort_by_key(|d| self.m.ctas[*d as usize].rank);
                         for &d in &dests {
@@ -1072,7 +1118,12 @@ impl<'p> Engine<'p> {
                         cs.tma_cmd_q.push_back((at, cmd, desc, p.seq));
                         cs.tma_jobs.push_back((p.seq, (**op).clone(), dests.into()));
                     }
-                    None => self.schedule_tma(c, p.seq, (**op).clone()),
+                    None => {
+                        if matches!(**op, TmaOp::ToGlobal { .. }) && self.ctas[c as usize].tma.is_some() {
+                            self.ctas[c as usize].tma_stores_mixed = true;
+                        }
+                        self.schedule_tma(c, p.seq, (**op).clone())
+                    }
                 },
             }
         }
@@ -1181,10 +1232,14 @@ impl<'p> Engine<'p> {
 
     /// The RTL TmaEngine's command for a TMA operation, or None for the forms it does not
     /// implement (those are timed by [`Self::schedule_tma`]): it takes the loads from global
-    /// memory into shared::cluster, bulk or tiled tensor, with or without multicast
-    /// (hdl/src/tma_engine.rs "Unsupported": reductions, prefetches, im2col, shared::cta ->
-    /// shared::cluster and the stores' bulk async-groups are left to the model).
+    /// memory into shared::cluster, bulk or tiled tensor, with or without multicast, and the
+    /// stores and reductions from shared::cta to global memory (hdl/src/tma_engine.rs
+    /// "Unsupported": reductions into shared::cluster, prefetches, im2col, shared::cta ->
+    /// shared::cluster are left to the model).
     fn rtl_command(&mut self, op: &TmaOp) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
+        if let TmaOp::ToGlobal { pieces, data: None, red, at, .. } = op {
+            return self.rtl_store_command(pieces, *red, *at);
+        }
         let TmaOp::ToShared { ctas, pieces, red, mbar, at, .. } = op else { return Ok(None) };
         let (c0, w0, lane, pc) = *at;
         if self.ctas[c0 as usize].tma.is_none() || mbar / 8 >= 1 << 16 {
@@ -1308,6 +1363,81 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// The RTL TmaEngine's command for a store from shared::cta to global memory (bulk or tiled
+    /// tensor, PTX 9.7.9.25.4.1 / 9.7.9.25.5.2), or None for the forms it does not implement.
+    fn rtl_store_command(&mut self, pieces: &[exec::TmaPiece], red: Option<(Mod, Mod)>, at: (u32, u32, u32, u32)) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
+        let (c0, w0, lane, pc) = at;
+        let thread = w0 * 32 + lane;
+        if self.ctas[c0 as usize].tma.is_none() || thread >= 1 << 10 {
+            return Ok(None);
+        }
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let mut cmd = TmaCmd { thread: (thread as u64).into(), ..Default::default() };
+        if let Some((op, t)) = red {
+            // The writes carry the reduction; global memory applies it (`clock_tma`).
+            let Some((o, k)) = red_codes(op, t) else { return Ok(None) };
+            cmd.red_op = o;
+            cmd.red_type = k;
+        }
+        let mut desc = TmaDescImage::default();
+        match ins.op {
+            Opcode::CpAsyncBulk | Opcode::CpReduceAsyncBulk => {
+                let [p] = pieces else { return Ok(None) };
+                let (Some(Place::Shared(_, soff)), Place::Global(r, off)) = (p.src, p.dst) else { return Ok(None) };
+                if soff >= 1 << 18 {
+                    return Ok(None);
+                }
+                let g = self.m.global[r].base + off as u64;
+                cmd.kind = TmaCmdKind::BulkStore;
+                cmd.smem = (soff as u64).into();
+                cmd.gaddr_lo = (g & 0xffff_ffff).into();
+                cmd.gaddr_hi = (g >> 32).into();
+                cmd.size = (p.len as u64).into();
+            }
+            Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
+                // As for loads: the golden body made (and reported) the checks at issue.
+                let findings = self.m.findings.len();
+                let ub = self.m.cfg.ub;
+                self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
+                let mut cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
+                let r = exec::tma_tensor_operands(&mut cx, ins, 0, lane);
+                self.m.cfg.ub = ub;
+                self.m.findings.truncate(findings);
+                let Ok((map, coords)) = r else { return Ok(None) };
+                let cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
+                let a = cx.addr(ins, 1, lane);
+                let Ok(Place::Shared(_, soff)) = self.m.resolve(c0, w0, lane, Some(Mod::SharedCta), a, 1) else { return Ok(None) };
+                if soff >= 1 << 18 {
+                    return Ok(None);
+                }
+                let c = |k: usize| -> u64 { coords.get(k).map(|&v| v as i32 as u32 as u64).unwrap_or(0) };
+                cmd.kind = TmaCmdKind::TensorStore;
+                cmd.dims = (coords.len() as u64).into();
+                cmd.smem = (soff as u64).into();
+                (cmd.c0, cmd.c1, cmd.c2, cmd.c3, cmd.c4) = (c(0).into(), c(1).into(), c(2).into(), c(3).into(), c(4).into());
+                desc = TmaDescImage::from_bytes(&map.encode());
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some((cmd, desc)))
+    }
+
+    /// Queues `cp.async.bulk.commit_group` of the lanes of `mask` (warp `w` of CTA `c`) to the
+    /// CTA's TmaEngine, behind the stores issued before it (PTX 9.7.9.25.6.1).
+    fn rtl_commit(&mut self, c: u32, w: u32, mask: u32) {
+        let at = self.cycle + self.cfg.tma.issue_cycles;
+        let cs = &mut self.ctas[c as usize];
+        if cs.tma.is_none() {
+            return;
+        }
+        for l in 0..32u32 {
+            if mask >> l & 1 == 1 && w * 32 + l < 1 << 10 {
+                let cmd = TmaCmd { kind: TmaCmdKind::CommitGroup, thread: ((w * 32 + l) as u64).into(), ..Default::default() };
+                cs.tma_cmd_q.push_back((at, cmd, TmaDescImage::default(), u64::MAX));
+            }
+        }
+    }
+
     /// Clocks CTA `c`'s TmaEngine when it has work: commands in, global reads answered after
     /// `[global] latency` from the engine's memory, 16-byte beats written into the destination
     /// CTAs' shared memory (booking their shared-memory pipes), complete-tx requests queued to
@@ -1315,7 +1445,7 @@ impl<'p> Engine<'p> {
     /// DSMEM latency).
     fn clock_tma(&mut self, c: u32, now: u64) -> Result<(), Stop> {
         let cs = &mut self.ctas[c as usize];
-        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty() && !cs.tma_pf_busy && cs.tma_rd.is_none() && cs.tma_dsmem.is_empty()) {
+        if cs.tma.is_none() || (cs.tma_cmd_q.is_empty() && cs.tma_jobs.is_empty() && cs.tma_gmem.is_empty() && cs.tma_stores.is_empty() && !cs.tma_pf_busy && cs.tma_rd_data.is_none() && cs.tma_dsmem.is_empty()) {
             return Ok(());
         }
         // Beats for other CTAs land after crossing the DSMEM network.
@@ -1331,19 +1461,42 @@ impl<'p> Engine<'p> {
         self.unit_edges += 1;
         let cmd = cs.tma_cmd_q.front().filter(|h| h.0 <= now).map(|h| (h.1, h.2));
         let due = cs.tma_gmem.iter().enumerate().filter(|(_, r)| r.0 <= now).min_by_key(|(_, r)| r.0).map(|(k, _)| k);
-        let resp = due.map(|k| cs.tma_gmem.swap_remove(k).1);
+        let due = due.map(|k| cs.tma_gmem.swap_remove(k));
+        let resp = due.as_ref().map(|d| d.1);
+        let rd_data = cs.tma_rd_data.take().unwrap_or_default();
         let rank = self.m.ctas[c as usize].rank;
-        // The source beats of a shared::cta -> shared::cluster copy: read at the accepting
-        // edge, presented the cycle after (the unit's `smem_rd_data`).
-        let smem = &self.m.ctas[c as usize].smem;
-        let rd_data = cs.tma_rd.take().map(|a| {
-            let mut b = [0u8; 16];
-            for (k, x) in b.iter_mut().enumerate() {
-                *x = smem.get(a as usize + k).copied().unwrap_or(0);
+        // A write reaches global memory with its acknowledgement ([global] latency after issue;
+        // the L2 applies the byte mask).
+        let mut acked = None;
+        if let Some((_, _, Some((seq, q)))) = &due {
+            let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
+            let mask = q.mask_lo.to_u64() | q.mask_hi.to_u64() << 16;
+            let mut data = [0u8; 32];
+            data[..16].copy_from_slice(&q.data_lo.to_bytes());
+            data[16..].copy_from_slice(&q.data_hi.to_bytes());
+            // A reduction's write: each whole element of the mask is `old op new` (the L2's work on
+            // silicon; the golden model's element function).
+            let red = red_mods(q.red_op, q.red_type).map(|(o, t)| (o, t, t.type_bytes().unwrap_or(4) as usize));
+            for g in &mut self.m.global {
+                let (lo, hi) = (g.base, g.base + g.bytes.len() as u64);
+                let step = red.map(|r| r.2).unwrap_or(1);
+                for k in (0..32).step_by(step) {
+                    let x = a + k as u64;
+                    if mask >> k & 1 == 0 || x < lo || x + step as u64 > hi {
+                        continue;
+                    }
+                    let at = (x - lo) as usize;
+                    match red {
+                        None => g.bytes[at] = data[k],
+                        Some((o, t, eb)) => exec::tma_reduce_element(o, t, &mut g.bytes[at..at + eb], &data[k..k + eb]),
+                    }
+                }
             }
-            TmaData16::from_bytes(&b)
-        });
-        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: true, smem_rd_data: rd_data.unwrap_or_default(), mbar_ready: true, wait_n: 0, wait_read: false };
+            self.m.progress();
+            acked = Some(*seq);
+        }
+        let cs = &mut self.ctas[c as usize];
+        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: true, smem_rd_data: rd_data, mbar_ready: true, wait_n: 0, wait_read: false, wait_thread: 0 };
         let out = cs.tma.as_mut().expect("checked").cycle(&inputs);
         if let Some((cm, _)) = cmd.filter(|_| out.cmd_ready) {
             cs.tma_cmd_q.pop_front();
@@ -1355,13 +1508,37 @@ impl<'p> Engine<'p> {
         if out.idle && cs.tma_cmd_q.is_empty() {
             cs.tma_pf_busy = false;
         }
+        if let Some(seq) = acked {
+            let Some(s) = cs.tma_stores.iter_mut().find(|s| s.key == seq && s.unacked > 0) else {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} got a write acknowledgement of store {seq}, which has none in flight")));
+            };
+            s.unacked -= 1;
+        }
         if let Some(a) = out.smem_rd {
-            // The read takes this CTA's shared-memory pipe for a cycle.
-            cs.tma_rd = Some(a);
+            // The store's source beat, from this CTA's shared memory the cycle after.
+            let sm = &self.m.ctas[c as usize].smem;
+            let mut b = [0u8; 16];
+            for (k, x) in b.iter_mut().enumerate() {
+                *x = sm.get(a as usize + k).copied().unwrap_or(0);
+            }
+            let cs = &mut self.ctas[c as usize];
+            cs.tma_rd_data = Some(TmaData16::from_bytes(&b));
             cs.smem_free = cs.smem_free.max(now) + 1;
         }
-        if let Some(q) = out.gmem_req {
-            // Reads only: this engine sends the TmaEngine loads (rtl_command).
+        if let Some(q) = out.gmem_req.filter(|q| q.write) {
+            let cs = &mut self.ctas[c as usize];
+            let Some(s) = cs.tma_stores.iter_mut().find(|s| !s.issued) else {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote global memory with no store in flight")));
+            };
+            s.unacked += 1;
+            let seq = s.key;
+            let resp = TmaGmemResp { tag: q.tag, write: true, ..Default::default() };
+            cs.tma_gmem.push((now + self.cfg.global.latency, resp, Some((seq, q))));
+        }
+        if out.store_read_done || out.store_writes_issued || acked.is_some() {
+            self.tma_store_events(c, &out)?;
+        }
+        if let Some(q) = out.gmem_req.filter(|q| !q.write) {
             let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
             let mut bytes = [0u8; 32];
             for g in &self.m.global {
@@ -1374,7 +1551,7 @@ impl<'p> Engine<'p> {
                 }
             }
             let resp = TmaGmemResp { tag: q.tag, write: false, data_lo: TmaData16::from_bytes(&bytes[..16]), data_hi: TmaData16::from_bytes(&bytes[16..]) };
-            self.ctas[c as usize].tma_gmem.push((now + self.cfg.global.latency, resp));
+            self.ctas[c as usize].tma_gmem.push((now + self.cfg.global.latency, resp, None));
         }
         let cluster = self.m.ctas[c as usize].cluster as usize;
         if let Some(wr) = out.smem_wr {
@@ -1434,6 +1611,10 @@ impl<'p> Engine<'p> {
         }
         if out.fault.valid {
             let name = out.fault.kind.name().unwrap_or("?");
+            if out.fault.kind == TmaFaultKind::UnsupportedThreads {
+                let t = out.fault.thread.to_u64();
+                return Err(Stop::Unsupported(format!("{name} (the store of cta {c} warp {} lane {}; the TmaEngine keeps 4 bulk-group contexts)", t / 32, t % 32)));
+            }
             return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} refused a command the golden model accepted: {name}")));
         }
         Ok(())
@@ -1464,6 +1645,90 @@ impl<'p> Engine<'p> {
         ds.smem_free = ds.smem_free.max(now) + 1;
         self.m.progress();
         Ok(())
+    }
+
+    /// CTA `c`'s TmaEngine moved its stores on this cycle (`out`, and a write acknowledgement
+    /// already counted): the oldest store without reads done completes its read event (the
+    /// golden model's `TmaOp::ToGlobal` with data None: snapshot, `wait_group.read`), the oldest
+    /// without writes issued is marked, and every store with its writes issued and acknowledged
+    /// completes its write event (the bytes are the unit's writes, already in global memory).
+    /// Each event's thread gets the unit's bulk-group view after the last event of the cycle.
+    fn tma_store_events(&mut self, c: u32, out: &crate::units::TmaOutputs) -> Result<(), Stop> {
+        let mut done: Vec<(u64, TmaOp)> = Vec::new();
+        if out.store_read_done {
+            let cs = &mut self.ctas[c as usize];
+            let Some(k) = cs.tma_stores.iter().position(|s| !s.read) else {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} finished a store's reads with no store in flight")));
+            };
+            cs.tma_stores[k].read = true;
+            let (seq, op) = (cs.tma_stores[k].seq, cs.tma_stores[k].op.clone());
+            self.m.progress();
+            exec::complete_async(&mut self.m, AsyncOp::Tma(Box::new(op.clone())))?;
+            let pend = std::mem::take(&mut self.m.pending);
+            let [p] = pend.as_slice() else { unreachable!("a store's read event queues its write event") };
+            let AsyncOp::Tma(next) = &p.op else { unreachable!("a store's read event queues its write event") };
+            let s = &mut self.ctas[c as usize].tma_stores[k];
+            s.seq = p.seq;
+            s.op = (**next).clone();
+            if let Some(a) = self.asyncs.iter_mut().find(|a| a.seq == seq) {
+                a.seq = p.seq;
+                a.kind = AsyncKind::Tma { op: next.clone(), cta: None };
+            }
+            done.push((seq, op));
+        }
+        let cs = &mut self.ctas[c as usize];
+        if out.store_writes_issued {
+            let Some(s) = cs.tma_stores.iter_mut().find(|s| !s.issued) else {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} finished a store's writes with no store in flight")));
+            };
+            if !s.read {
+                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} finished the writes of store {} before its reads", s.seq)));
+            }
+            s.issued = true;
+        }
+        // every store whose writes are issued and acknowledged (several in a cycle at most once)
+        loop {
+            let cs = &mut self.ctas[c as usize];
+            let Some(k) = cs.tma_stores.iter().position(|s| s.read && s.issued && s.unacked == 0) else { break };
+            let s = cs.tma_stores.remove(k).expect("found");
+            exec::tma_complete_written(&mut self.m, &s.op);
+            if let Some(i) = self.asyncs.iter().position(|a| a.seq == s.seq) {
+                self.asyncs.remove(i);
+            }
+            done.push((s.seq, s.op));
+        }
+        if !self.recording() {
+            return Ok(());
+        }
+        let n = done.len();
+        for (k, (seq, op)) in done.iter().enumerate() {
+            let mut effect = self.tma_effect(op, None, false);
+            let TmaOp::ToGlobal { at, .. } = op else { unreachable!() };
+            let last_of_thread = !done[k + 1..n].iter().any(|(_, o)| matches!(o, TmaOp::ToGlobal { at: a, .. } if (a.0, a.1, a.2) == (at.0, at.1, at.2)));
+            effect.bulk = if last_of_thread { self.rtl_bulk_view(c, at.1, at.2) } else { None };
+            let cy = self.cycle;
+            self.emit(Event::TmaComplete { cycle: cy, seq: *seq, cta: None, effect });
+        }
+        Ok(())
+    }
+
+    /// Thread (`w`, `l`) of CTA `c`'s bulk async-groups as its TmaEngine answers `wait_group`
+    /// (N = 0..=3, with and without `.read`), when the unit sees all of them: every command
+    /// issued so far accepted, no store of the CTA timed by the model. Else None.
+    fn rtl_bulk_view(&mut self, c: u32, w: u32, l: u32) -> Option<exec::BulkView> {
+        let cs = &mut self.ctas[c as usize];
+        if !cs.tma_cmd_q.is_empty() || cs.tma_stores_mixed {
+            return None;
+        }
+        let u = cs.tma.as_mut()?;
+        let mut v = exec::BulkView::default();
+        for n in 0..4u8 {
+            let (d, pending) = u.wait_query(w * 32 + l, n, false);
+            v.done[n as usize] = d;
+            v.pending = pending;
+            v.read_done[n as usize] = u.wait_query(w * 32 + l, n, true).0;
+        }
+        Some(v)
     }
 
     /// Times TMA operation `seq` issued by CTA `c` and queues its completion events (module
@@ -1586,7 +1851,7 @@ impl<'p> Engine<'p> {
                         e.bytes.push((p.dst, self.m.read(p.dst, p.len as usize).to_vec()));
                     }
                 }
-                e.bulk = Some(exec::bulk_state(&self.m, at.0, at.1, at.2));
+                e.bulk = Some(exec::bulk_view(&self.m, at.0, at.1, at.2));
             }
         }
         e
@@ -1744,6 +2009,9 @@ impl<'p> Engine<'p> {
         self.m.advance(c, w, pc, group, mask, flow);
         if !self.m.pending.is_empty() {
             self.take_pending(c, w, copy_done, store_done)?;
+        }
+        if ins.op == Opcode::CpAsyncBulkCommitGroup && mask != 0 {
+            self.rtl_commit(c, w, mask);
         }
         if let Some(r) = self.m.rec.take() {
             let cy = self.cycle;
@@ -2682,50 +2950,44 @@ fn arrival_req(a: &Arrival, w: u32, live: u32, count: Option<u32>) -> NamedBarri
     }
 }
 
-/// The TmaEngine's codes of a shared::cluster reduction (PTX 9.7.9.25.4.2 `.redOp.type`), None
-/// for a combination it has no code for.
+/// The TmaEngine's reduction operators and the golden model's `.redOp` (PTX 9.7.9.25.4.2).
+const RED_OPS: [(Mod, TmaRedOp); 8] = [
+    (Mod::Add, TmaRedOp::Add),
+    (Mod::Min, TmaRedOp::Min),
+    (Mod::Max, TmaRedOp::Max),
+    (Mod::Inc, TmaRedOp::Inc),
+    (Mod::Dec, TmaRedOp::Dec),
+    (Mod::And, TmaRedOp::And),
+    (Mod::Or, TmaRedOp::Or),
+    (Mod::Xor, TmaRedOp::Xor),
+];
+
+/// The TmaEngine's reduction element types and the golden model's `.type` (PTX 9.7.9.25.4.2:
+/// into shared::cluster the first five, into global memory all).
+const RED_TYPES: [(Mod, TmaRedType); 10] = [
+    (Mod::B32, TmaRedType::B32),
+    (Mod::U32, TmaRedType::U32),
+    (Mod::S32, TmaRedType::S32),
+    (Mod::B64, TmaRedType::B64),
+    (Mod::U64, TmaRedType::U64),
+    (Mod::S64, TmaRedType::S64),
+    (Mod::F32, TmaRedType::F32),
+    (Mod::F64, TmaRedType::F64),
+    (Mod::F16, TmaRedType::F16),
+    (Mod::Bf16, TmaRedType::Bf16),
+];
+
+/// The TmaEngine's codes of a reduction `.redOp.type`, None for a combination it has no code
+/// for.
 fn red_codes(op: Mod, t: Mod) -> Option<(TmaRedOp, TmaRedType)> {
-    let o = match op {
-        Mod::Add => TmaRedOp::Add,
-        Mod::Min => TmaRedOp::Min,
-        Mod::Max => TmaRedOp::Max,
-        Mod::Inc => TmaRedOp::Inc,
-        Mod::Dec => TmaRedOp::Dec,
-        Mod::And => TmaRedOp::And,
-        Mod::Or => TmaRedOp::Or,
-        Mod::Xor => TmaRedOp::Xor,
-        _ => return None,
-    };
-    let t = match t {
-        Mod::B32 => TmaRedType::B32,
-        Mod::U32 => TmaRedType::U32,
-        Mod::S32 => TmaRedType::S32,
-        Mod::B64 => TmaRedType::B64,
-        Mod::U64 => TmaRedType::U64,
-        _ => return None,
-    };
+    let o = RED_OPS.iter().find(|x| x.0 == op)?.1;
+    let t = RED_TYPES.iter().find(|x| x.0 == t)?.1;
     Some((o, t))
 }
 
-/// The golden model's `(op, type)` of a reducing shared-memory write ([`red_codes`] inverted).
+/// The golden model's `(op, type)` of a reducing write ([`red_codes`] inverted; None: `Copy`).
 fn red_mods(op: TmaRedOp, t: TmaRedType) -> Option<(Mod, Mod)> {
-    let o = match op {
-        TmaRedOp::Copy => return None,
-        TmaRedOp::Add => Mod::Add,
-        TmaRedOp::Min => Mod::Min,
-        TmaRedOp::Max => Mod::Max,
-        TmaRedOp::Inc => Mod::Inc,
-        TmaRedOp::Dec => Mod::Dec,
-        TmaRedOp::And => Mod::And,
-        TmaRedOp::Or => Mod::Or,
-        TmaRedOp::Xor => Mod::Xor,
-    };
-    let t = match t {
-        TmaRedType::B32 => Mod::B32,
-        TmaRedType::U32 => Mod::U32,
-        TmaRedType::S32 => Mod::S32,
-        TmaRedType::B64 => Mod::B64,
-        TmaRedType::U64 => Mod::U64,
-    };
+    let o = RED_OPS.iter().find(|x| x.1 == op)?.0;
+    let t = RED_TYPES.iter().find(|x| x.1 == t)?.0;
     Some((o, t))
 }

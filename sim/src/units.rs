@@ -53,6 +53,9 @@ pub trait ClusterSim {
 pub trait TmaSim {
     /// One clock cycle.
     fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs;
+    /// The answer to `wait_group{.read} n` of `thread` now, between edges (the wait port is
+    /// combinational): (wait_done, groups_pending of that thread).
+    fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32);
 }
 
 /// A factory of unit simulators other than rust-hdl's.
@@ -514,6 +517,8 @@ pub struct TmaInputs {
     pub wait_n: u8,
     /// wait_group.read.
     pub wait_read: bool,
+    /// The waiting thread (CTA-local `warp * 32 + lane`).
+    pub wait_thread: u32,
 }
 
 /// What a TmaEngine did in one cycle (combinational outputs sampled before the edge; `fault`,
@@ -534,6 +539,10 @@ pub struct TmaOutputs {
     pub wait_done: bool,
     /// Committed bulk groups not complete.
     pub groups_pending: u32,
+    /// A store op's shared-memory reads are done (ops in command order).
+    pub store_read_done: bool,
+    /// A store op's writes are all issued (ops in command order).
+    pub store_writes_issued: bool,
     /// A refused command (registered).
     pub fault: TmaFault,
     /// Nothing in flight.
@@ -553,6 +562,15 @@ struct TmaHdl {
 }
 
 impl TmaSim for TmaHdl {
+    fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32) {
+        let u = &mut *self.uut;
+        u.wait_n.next = (n as u64).into();
+        u.wait_read.next = read;
+        u.wait_thread.next = (thread as u64).into();
+        assert!(simulate(u, 400), "TmaEngine did not settle");
+        (u.wait_done.val(), u.groups_pending.val().to_u64() as u32)
+    }
+
     fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs {
         let u = &mut *self.uut;
         u.cta_rank.next = (p.cta_rank as u64).into();
@@ -569,6 +587,7 @@ impl TmaSim for TmaHdl {
         u.mbar_ready.next = p.mbar_ready;
         u.wait_n.next = (p.wait_n as u64).into();
         u.wait_read.next = p.wait_read;
+        u.wait_thread.next = (p.wait_thread as u64).into();
         u.clock.next = false.into();
         assert!(simulate(u, 400), "TmaEngine did not settle");
         let mut o = TmaOutputs {
@@ -578,6 +597,8 @@ impl TmaSim for TmaHdl {
             smem_rd: u.smem_rd_valid.val().then(|| u.smem_rd_addr.val().to_u64() as u32),
             mbar: u.mbar_valid.val().then(|| (u.mbar_req.val(), u.mbar_cta.val().to_u64() as u32, u.mbar_remote.val())),
             wait_done: u.wait_done.val(),
+            store_read_done: u.store_read_done.val(),
+            store_writes_issued: u.store_writes_issued.val(),
             ..Default::default()
         };
         u.clock.next = true.into();
@@ -644,6 +665,13 @@ impl TmaSim for TmaUnit {
         match &mut self.inner {
             TmaAny::Hdl(u) => u.cycle(p),
             TmaAny::Other(u) => u.cycle(p),
+        }
+    }
+
+    fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32) {
+        match &mut self.inner {
+            TmaAny::Hdl(u) => u.wait_query(thread, n, read),
+            TmaAny::Other(u) => u.wait_query(thread, n, read),
         }
     }
 }

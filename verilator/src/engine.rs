@@ -277,9 +277,9 @@ impl Unpack for MbarrierWord {
 unpack_struct! {
     MbarrierReq { op, word, count, tx_count, token, phase_parity, warp, suspend_time_hint, has_suspend_time_hint }
     TmaData16 { w0, w1, w2, w3 }
-    TmaGmemReq { addr_lo, addr_hi, tag, write, data_lo, data_hi, mask_lo, mask_hi }
+    TmaGmemReq { addr_lo, addr_hi, tag, write, data_lo, data_hi, mask_lo, mask_hi, red_op, red_type }
     TmaSmemWrite { cta, addr, data, mask, red_op, red_type }
-    TmaFault { valid, kind }
+    TmaFault { valid, kind, thread }
 }
 
 unpack_enum! {
@@ -287,9 +287,9 @@ unpack_enum! {
         ArriveDropNoComplete, ArriveDropExpectTx, ExpectTx, CompleteTx, TestWait, TestWaitParity,
         TryWait, TryWaitParity, PendingCount, CpAsyncArriveInc]
     TmaFaultKind [NoFault, TensorMapInvalid, TmaCoordOutOfRange, TmaMisaligned,
-        ClusterRankOutOfRange, UnsupportedIm2col, UnsupportedInterleave]
+        ClusterRankOutOfRange, UnsupportedIm2col, UnsupportedInterleave, UnsupportedThreads]
     TmaRedOp [Copy, Add, Min, Max, Inc, Dec, And, Or, Xor]
-    TmaRedType [B32, U32, S32, B64, U64]
+    TmaRedType [B32, U32, S32, B64, U64, S64, F32, F64, F16, Bf16]
 }
 
 unpack_struct! {
@@ -570,6 +570,7 @@ input_ports! {
         mbar_ready: bool = x.mbar_ready,
         wait_n: Bits<8> = (x.wait_n as u64).into(),
         wait_read: bool = x.wait_read,
+        wait_thread: Bits<10> = (x.wait_thread as u64).into(),
     }
 }
 
@@ -590,6 +591,8 @@ output_ports! {
         mbar_valid: bool,
         wait_done: bool,
         groups_pending: Bits<4>,
+        store_read_done: bool,
+        store_writes_issued: bool,
         fault: TmaFault,
         idle: bool,
     }
@@ -606,6 +609,16 @@ fn vtma(m: Model) -> VUnit<TmaIn, TmaOut> {
 }
 
 impl TmaSim for VUnit<TmaIn, TmaOut> {
+    fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32) {
+        // Between edges: the clock stays high, only the wait port's answer is read (the next
+        // `cycle` writes every input again).
+        let x = TmaInputs { wait_n: n, wait_read: read, wait_thread: thread, ..Default::default() };
+        let (m, b) = (&mut self.m, &mut self.buf);
+        self.i.write(m, b, &x);
+        m.eval();
+        (self.o.wait_done(m, b), self.o.groups_pending(m, b).to_u64() as u32)
+    }
+
     fn cycle(&mut self, x: &TmaInputs) -> TmaOutputs {
         self.clock(
             |i, m, b| i.write(m, b, x),
@@ -619,6 +632,8 @@ impl TmaSim for VUnit<TmaIn, TmaOut> {
                     smem_rd: o.smem_rd_valid(m, b).then(|| o.smem_rd_addr(m, b).to_u64() as u32),
                     mbar: o.mbar_valid(m, b).then(|| (o.mbar_req(m, b), o.mbar_cta(m, b).to_u64() as u32, o.mbar_remote(m, b))),
                     wait_done: o.wait_done(m, b),
+                    store_read_done: o.store_read_done(m, b),
+                    store_writes_issued: o.store_writes_issued(m, b),
                     ..Default::default()
                 }
             },
@@ -653,6 +668,8 @@ mod tests {
         check_variants::<NamedBarrierFinding>();
         check_variants::<ClusterBarrierFinding>();
         check_variants::<TmaFaultKind>();
+        check_variants::<TmaRedOp>();
+        check_variants::<TmaRedType>();
     }
 
     /// Decoding what the encoder packed gives the value back (random values of every output
@@ -798,6 +815,11 @@ mod tests {
         check::<ClusterBarrierFault>();
     }
 
+    /// A random variant of an enum the backend decodes.
+    fn pick<T: Variants + Copy>(rng: &mut Rng) -> T {
+        T::ALL[rng.below(T::ALL.len() as u64) as usize]
+    }
+
     /// The TMA outputs decode what the encoder packed (random values).
     #[test]
     fn tma_decoders_invert_the_packing() {
@@ -814,18 +836,19 @@ mod tests {
                 data_hi: data16(&mut rng),
                 mask_lo: rng.bits(),
                 mask_hi: rng.bits(),
+                red_op: pick(&mut rng),
+                red_type: pick(&mut rng),
             };
             words::<{ TmaGmemReq::BITS }, TmaGmemReq>(g, &mut w);
             assert_eq!(decode::<TmaGmemReq>(&w), g);
-            let s = TmaSmemWrite { cta: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits(), ..Default::default() };
+            let s = TmaSmemWrite { cta: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits(), red_op: pick(&mut rng), red_type: pick(&mut rng) };
             words::<{ TmaSmemWrite::BITS }, TmaSmemWrite>(s, &mut w);
             assert_eq!(decode::<TmaSmemWrite>(&w), s);
             let remote = rng.pct(50);
             let r = mbar_req(&mut rng, remote);
             words::<{ MbarrierReq::BITS }, MbarrierReq>(r, &mut w);
             assert_eq!(decode::<MbarrierReq>(&w), r);
-            let all = <TmaFaultKind as Variants>::ALL;
-            let f = TmaFault { valid: rng.pct(50), kind: all[rng.below(all.len() as u64) as usize] };
+            let f = TmaFault { valid: rng.pct(50), kind: pick(&mut rng), thread: rng.bits() };
             words::<{ TmaFault::BITS }, TmaFault>(f, &mut w);
             assert_eq!(decode::<TmaFault>(&w), f);
         }
@@ -878,9 +901,13 @@ mod tests {
                 mbar_ready: rng.pct(80),
                 wait_n: rng.below(4) as u8,
                 wait_read: rng.pct(50),
+                wait_thread: rng.below(6) as u32,
             };
             let (oa, ob) = (a.cycle(&x), b.cycle(&x));
             assert_eq!(format!("{oa:?}"), format!("{ob:?}"), "cycle {c}");
+            // the wait port between edges (the lockstep's bulk-group view)
+            let (t, n, rd) = (rng.below(6) as u32, rng.below(4) as u8, rng.pct(50));
+            assert_eq!(a.wait_query(t, n, rd), b.wait_query(t, n, rd), "cycle {c}: wait_group {n} of thread {t}");
             if let Some(q) = oa.gmem_req {
                 gmem.accept(true, x.gmem_req_ready, q.tag.to_u64(), q.write);
             }

@@ -375,7 +375,18 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         TmaRedOp::Or,
         TmaRedOp::Xor,
     ];
-    const RED_TYPES: [TmaRedType; 5] = [TmaRedType::B32, TmaRedType::U32, TmaRedType::S32, TmaRedType::B64, TmaRedType::U64];
+    const RED_TYPES: [TmaRedType; 10] = [
+        TmaRedType::B32,
+        TmaRedType::U32,
+        TmaRedType::S32,
+        TmaRedType::B64,
+        TmaRedType::U64,
+        TmaRedType::S64,
+        TmaRedType::F32,
+        TmaRedType::F64,
+        TmaRedType::F16,
+        TmaRedType::Bf16,
+    ];
     let junk = rng.pct(5);
     let align = |rng: &mut Rng, a: u64| if junk && rng.pct(50) { rng.next() } else { rng.next() & !(a - 1) };
     let tensor = matches!(kind, TmaCmdKind::TensorLoad | TmaCmdKind::TensorStore | TmaCmdKind::TensorPrefetch);
@@ -401,7 +412,8 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         c4: b(0),
         dsmem: b(align(rng, 16) & 0x3FF),
         red_op: if rng.pct(50) { TmaRedOp::Copy } else { RED_OPS[rng.below(9) as usize] },
-        red_type: RED_TYPES[rng.below(5) as usize],
+        red_type: RED_TYPES[rng.below(10) as usize],
+        thread: b(rng.below(6)),
     };
     let mut d = TmaDescImage {
         version: b(1),
@@ -679,12 +691,13 @@ impl Dut for TmaEngineDut {
         inputs [cta_rank: Bits<4>, cmd: TmaCmd, cmd_desc: TmaDescImage, cmd_valid: bool,
                 gmem_req_ready: bool, gmem_resp: TmaGmemResp, gmem_resp_valid: bool,
                 smem_wr_ready: bool, smem_rd_ready: bool, smem_rd_data: TmaData16,
-                mbar_ready: bool, wait_n: Bits<8>, wait_read: bool]
+                mbar_ready: bool, wait_n: Bits<8>, wait_read: bool, wait_thread: Bits<10>]
         outputs [cmd_ready: bool, gmem_req: hopsync_hdl::tma_engine::TmaGmemReq,
                  gmem_req_valid: bool, gmem_resp_ready: bool, smem_wr: TmaSmemWrite,
                  smem_wr_valid: bool, smem_rd_addr: Bits<18>, smem_rd_valid: bool,
                  mbar_req: MbarrierReq, mbar_cta: Bits<4>, mbar_remote: bool,
                  mbar_valid: bool, wait_done: bool, groups_pending: Bits<4>,
+                 store_read_done: bool, store_writes_issued: bool,
                  fault: hopsync_hdl::tma_engine::TmaFault, idle: bool]);
     fn create() -> Self {
         let mut u = Box::new(TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE));
@@ -729,6 +742,7 @@ impl Dut for TmaEngineDut {
         u.mbar_ready.next = rng.pct(80);
         u.wait_n.next = b(rng.below(4));
         u.wait_read.next = rng.pct(50);
+        u.wait_thread.next = b(rng.below(6));
     }
 }
 
@@ -749,7 +763,8 @@ impl Dut for CtaTopDut {
                 cbar_exit: ClusterWarpExit, cbar_launch: ClusterLaunch,
                 tma_cmd: TmaCmd, tma_cmd_desc: TmaDescImage, tma_cmd_valid: bool,
                 tma_gmem_req_ready: bool, tma_gmem_resp: TmaGmemResp, tma_gmem_resp_valid: bool,
-                tma_wait_n: Bits<8>, tma_wait_read: bool, tma_remote_mbar_ready: bool,
+                tma_wait_n: Bits<8>, tma_wait_read: bool, tma_wait_thread: Bits<10>,
+                tma_remote_mbar_ready: bool,
                 dsmem_out_ready: bool, dsmem_in: SmemWrite, dsmem_in_valid: bool,
                 smem_req: SmemReq, smem_valid: bool]
         outputs [mbar_local_ready: bool, mbar_cluster_ready: bool,
@@ -765,7 +780,8 @@ impl Dut for CtaTopDut {
                  cbar_fault: hopsync_hdl::cluster_barrier_unit::ClusterBarrierFault,
                  tma_cmd_ready: bool, tma_gmem_req: hopsync_hdl::tma_engine::TmaGmemReq,
                  tma_gmem_req_valid: bool, tma_gmem_resp_ready: bool, tma_wait_done: bool,
-                 tma_groups_pending: Bits<4>, tma_fault: hopsync_hdl::tma_engine::TmaFault,
+                 tma_groups_pending: Bits<4>, tma_store_read_done: bool,
+                 tma_store_writes_issued: bool, tma_fault: hopsync_hdl::tma_engine::TmaFault,
                  tma_idle: bool, tma_remote_mbar_req: MbarrierReq, tma_remote_mbar_cta: Bits<4>,
                  tma_remote_mbar_valid: bool, dsmem_out: TmaSmemWrite, dsmem_out_valid: bool,
                  dsmem_in_ready: bool,
@@ -823,6 +839,7 @@ impl Dut for CtaTopDut {
         u.tma_gmem_resp.next = r;
         u.tma_wait_n.next = b(rng.below(4));
         u.tma_wait_read.next = rng.pct(50);
+        u.tma_wait_thread.next = b(rng.below(6));
         u.tma_remote_mbar_ready.next = rng.pct(80);
         u.dsmem_out_ready.next = rng.pct(80);
         u.dsmem_in_valid.next = rng.pct(10);

@@ -503,6 +503,43 @@ pub fn bulk_state(m: &Machine<'_>, c: u32, w: u32, l: u32) -> BulkState {
     m.tma.threads.get(&(c, w, l)).map(|t| (t.open, t.inflight.clone())).unwrap_or_default()
 }
 
+/// One thread's bulk async-groups as an engine that keeps only counters can show them too (the
+/// RTL TmaEngine's `wait_group` port): for N = 0..=3 whether `cp.async.bulk.wait_group N` and
+/// `wait_group.read N` hold, and how many committed groups are not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BulkView {
+    /// `wait_group N` holds, N = 0..=3.
+    pub done: [bool; 4],
+    /// `wait_group.read N` holds, N = 0..=3.
+    pub read_done: [bool; 4],
+    /// Committed groups with an operation in flight.
+    pub pending: u32,
+}
+
+/// One thread's [`BulkView`] from the bookkeeping.
+pub fn bulk_view(m: &Machine<'_>, c: u32, w: u32, l: u32) -> BulkView {
+    let mut v = BulkView::default();
+    for n in 0..4 {
+        v.done[n] = bulk_done(m, c, w, l, n as u32, false);
+        v.read_done[n] = bulk_done(m, c, w, l, n as u32, true);
+    }
+    if let Some(t) = m.tma.threads.get(&(c, w, l)) {
+        let mut groups: Vec<u64> = t.inflight.iter().map(|x| x.1).filter(|&g| g < t.open).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        v.pending = groups.len() as u32;
+    }
+    v
+}
+
+/// The write event of a [`TmaOp::ToGlobal`] (data read) whose bytes an engine wrote into global
+/// memory itself (the RTL TmaEngine's sector writes): only its bulk-group bookkeeping.
+pub fn complete_written(m: &mut Machine<'_>, op: &TmaOp) {
+    if let TmaOp::ToGlobal { data: Some(_), id, at, .. } = op {
+        bulk_progress(m, *at, *id, true);
+    }
+}
+
 /// complete-tx of `tx` bytes by the TMA engine on the mbarrier at `mbar` of CTA `c` ([PTX]
 /// §9.7.13.15.5.2).
 fn signal(m: &mut Machine<'_>, c: u32, mbar: u32, tx: u32, at: At) -> Result<(), Stop> {
@@ -533,15 +570,22 @@ pub fn reduce_into(m: &mut Machine<'_>, dst: Place, data: &[u8], op: Mod, t: Mod
     let eb = t.type_bytes().unwrap_or(4) as usize;
     let mut out = m.read(dst, data.len()).to_vec();
     for (o, b) in out.chunks_mut(eb).zip(data.chunks(eb)) {
-        let old = le(o);
-        let v = le(b);
-        let new = match t {
-            Mod::F16 | Mod::Bf16 => half_op(op, t, old as u16, v as u16) as u64,
-            _ => atomic_op(op, t, old, v, 0),
-        };
-        o.copy_from_slice(&new.to_le_bytes()[..eb]);
+        reduce_element(op, t, o, b);
     }
     m.write(dst, &out);
+}
+
+/// One element of a TMA reduction ([PTX] §9.7.9.25.4.2): `old = old op v`, both little-endian
+/// elements of type `t` (what memory applies for a reduction's write; shared by engines that
+/// apply the writes themselves).
+pub fn reduce_element(op: Mod, t: Mod, old: &mut [u8], v: &[u8]) {
+    let (o, x) = (le(old), le(v));
+    let new = match t {
+        Mod::F16 | Mod::Bf16 => half_op(op, t, o as u16, x as u16) as u64,
+        _ => atomic_op(op, t, o, x, 0),
+    };
+    let eb = old.len();
+    old.copy_from_slice(&new.to_le_bytes()[..eb]);
 }
 
 fn le(b: &[u8]) -> u64 {
