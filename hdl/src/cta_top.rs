@@ -10,6 +10,10 @@
 //! - its shared-memory writes for this CTA go to the shared-memory port; multicast writes for
 //!   another CTA leave on `dsmem_out_*` (to that CTA's `dsmem_in_*`); its reads (bulk stores)
 //!   use the shared-memory port's read side;
+//! - a reducing beat (`cp.reduce.async.bulk.shared::cluster`, `red_op` not `Copy`), from this
+//!   CTA's TMA engine or on `dsmem_in` (`dsmem_in_red_op`), is consumed and dropped with `smem_red_dropped` set:
+//!   the SmemPort has no reduction ALU, so the top refuses the beat rather than writing it as
+//!   a copy (the SM engine applies these reductions at its shared memory; unsupported here);
 //! - the CTA-level controls are shared: `exit` (a warp of this CTA exited) and `launch` (this
 //!   CTA starts with a set of warps) go to the named-barrier unit and, tagged with this CTA's
 //!   rank (`cta_rank`), to the cluster-barrier unit, whose `cbar_exit` / `cbar_launch` ports
@@ -30,7 +34,7 @@ use crate::named_barrier_unit::{
 };
 use crate::smem_port::{SmemPort, SmemReq, SmemResp, SmemWrite};
 use crate::tma_engine::{
-    TmaCmd, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite,
+    TmaCmd, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaSmemWrite,
 };
 use rust_hdl::prelude::*;
 
@@ -148,10 +152,15 @@ pub struct CtaTop<const A: usize, const S: usize> {
     /// a beat of another CTA's TMA for this CTA's shared memory (its `dsmem_out` without the
     /// rank the cluster fabric routed it by)
     pub dsmem_in: Signal<In, SmemWrite>,
+    /// the reduction of `dsmem_in` (its `dsmem_out`'s `red_op`)
+    pub dsmem_in_red_op: Signal<In, TmaRedOp>,
     /// `dsmem_in` is valid
     pub dsmem_in_valid: Signal<In, bool>,
     /// `dsmem_in` is accepted
     pub dsmem_in_ready: Signal<Out, bool>,
+    /// a reducing beat (this CTA's TMA or `dsmem_in`) was dropped this cycle: unsupported in
+    /// the top (the SmemPort has no reduction ALU)
+    pub smem_red_dropped: Signal<Out, bool>,
 
     /// a warp's shared-memory access
     pub smem_req: Signal<In, SmemReq>,
@@ -174,6 +183,10 @@ pub struct CtaTop<const A: usize, const S: usize> {
     smem: SmemPort<S>,
     /// the TMA engine's shared-memory write is for this CTA
     wr_local: Signal<Local, bool>,
+    /// the TMA engine's shared-memory write is a reduction
+    wr_red: Signal<Local, bool>,
+    /// `dsmem_in` is a reduction
+    in_red: Signal<Local, bool>,
 }
 
 /// Global requests the top's TMA engine keeps in flight: all its reorder-buffer tags (sm90.toml
@@ -241,7 +254,9 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             dsmem_out_ready: Default::default(),
             dsmem_in: Default::default(),
             dsmem_in_valid: Default::default(),
+            dsmem_in_red_op: Default::default(),
             dsmem_in_ready: Default::default(),
+            smem_red_dropped: Default::default(),
             smem_req: Default::default(),
             smem_valid: Default::default(),
             smem_ready: Default::default(),
@@ -252,6 +267,8 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE),
             smem: Default::default(),
             wr_local: Default::default(),
+            wr_red: Default::default(),
+            in_red: Default::default(),
         }
     }
 }
@@ -339,16 +356,18 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         }
 
         // ---- TMA shared-memory writes: this CTA's bank, or out to another CTA
+        // (a local reducing beat is consumed and dropped: no ALU at the SmemPort)
         self.wr_local.next = self.tma.smem_wr.val().cta == self.cta_rank.val();
+        self.wr_red.next = self.tma.smem_wr.val().red_op != TmaRedOp::Copy;
         self.smem.tma_wr.next.addr = self.tma.smem_wr.val().addr;
         self.smem.tma_wr.next.data = self.tma.smem_wr.val().data;
         self.smem.tma_wr.next.mask = self.tma.smem_wr.val().mask;
-        self.smem.tma_wr_valid.next = self.tma.smem_wr_valid.val() && self.wr_local.val();
+        self.smem.tma_wr_valid.next = self.tma.smem_wr_valid.val() && self.wr_local.val() && !self.wr_red.val();
         self.dsmem_out.next = self.tma.smem_wr.val();
         self.dsmem_out_valid.next = self.tma.smem_wr_valid.val() && !self.wr_local.val();
         self.tma.smem_wr_ready.next = self.dsmem_out_ready.val();
         if self.wr_local.val() {
-            self.tma.smem_wr_ready.next = self.smem.tma_wr_ready.val();
+            self.tma.smem_wr_ready.next = self.smem.tma_wr_ready.val() || self.wr_red.val();
         }
         // TMA shared-memory reads (bulk stores)
         self.smem.tma_rd_addr.next = self.tma.smem_rd_addr.val();
@@ -357,9 +376,13 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         self.tma.smem_rd_data.next = self.smem.tma_rd_data.val();
 
         // ---- shared-memory data port: other CTAs' TMA beats, the warps
+        // (a reducing beat is consumed and dropped, as above)
+        self.in_red.next = self.dsmem_in_red_op.val() != TmaRedOp::Copy;
         self.smem.remote_wr.next = self.dsmem_in.val();
-        self.smem.remote_wr_valid.next = self.dsmem_in_valid.val();
-        self.dsmem_in_ready.next = self.smem.remote_wr_ready.val();
+        self.smem.remote_wr_valid.next = self.dsmem_in_valid.val() && !self.in_red.val();
+        self.dsmem_in_ready.next = self.smem.remote_wr_ready.val() || self.in_red.val();
+        self.smem_red_dropped.next = (self.tma.smem_wr_valid.val() && self.wr_local.val() && self.wr_red.val())
+            || (self.dsmem_in_valid.val() && self.in_red.val());
         self.smem.local_req.next = self.smem_req.val();
         self.smem.local_valid.next = self.smem_valid.val();
         self.smem_ready.next = self.smem.local_ready.val();
@@ -380,5 +403,28 @@ mod tests {
         let vlog = generate_verilog(&uut);
         yosys_validate("cta_top", &vlog).unwrap();
         yosys_check_flat("cta_top", &vlog);
+    }
+
+    /// A reducing beat on `dsmem_in` (the SmemPort has no ALU) is consumed and dropped with
+    /// `smem_red_dropped`; a plain beat reaches the SmemPort. (This CTA's own reducing beats take
+    /// the same path; the Verilator lockstep's command mix sends them.)
+    #[test]
+    fn reducing_beats_are_dropped_not_written() {
+        let mut u = Box::new(CtaTop::<6, 6>::new(48));
+        u.connect_all();
+        assert!(simulate(&mut *u, 400));
+        for red in [TmaRedOp::Add, TmaRedOp::Copy] {
+            u.dsmem_in.next = SmemWrite { addr: 0x40.into(), mask: 0xFFFF.into(), ..Default::default() };
+            u.dsmem_in_red_op.next = red;
+            u.dsmem_in_valid.next = true;
+            u.clock.next = false.into();
+            assert!(simulate(&mut *u, 400));
+            let dropped = red != TmaRedOp::Copy;
+            assert_eq!(u.smem_red_dropped.val(), dropped, "{red:?}");
+            assert_eq!(u.smem.remote_wr_valid.val(), !dropped, "{red:?}: the SmemPort's write");
+            if dropped {
+                assert!(u.dsmem_in_ready.val(), "a dropped beat is consumed");
+            }
+        }
     }
 }

@@ -765,7 +765,7 @@ impl Dut for CtaTopDut {
                 tma_gmem_req_ready: bool, tma_gmem_resp: TmaGmemResp, tma_gmem_resp_valid: bool,
                 tma_wait_n: Bits<8>, tma_wait_read: bool, tma_wait_thread: Bits<10>,
                 tma_remote_mbar_ready: bool,
-                dsmem_out_ready: bool, dsmem_in: SmemWrite, dsmem_in_valid: bool,
+                dsmem_out_ready: bool, dsmem_in: SmemWrite, dsmem_in_red_op: TmaRedOp, dsmem_in_valid: bool,
                 smem_req: SmemReq, smem_valid: bool]
         outputs [mbar_local_ready: bool, mbar_cluster_ready: bool,
                  mbar_resp: hopsync_hdl::mbarrier_unit::MbarrierResp,
@@ -784,7 +784,7 @@ impl Dut for CtaTopDut {
                  tma_store_writes_issued: bool, tma_fault: hopsync_hdl::tma_engine::TmaFault,
                  tma_idle: bool, tma_remote_mbar_req: MbarrierReq, tma_remote_mbar_cta: Bits<4>,
                  tma_remote_mbar_valid: bool, dsmem_out: TmaSmemWrite, dsmem_out_valid: bool,
-                 dsmem_in_ready: bool,
+                 dsmem_in_ready: bool, smem_red_dropped: bool,
                  smem_ready: bool, smem_resp: hopsync_hdl::smem_port::SmemResp]);
     fn create() -> Self {
         let mut u = Box::new(CtaTop::<TEST_A, TEST_S>::new(TEST_SUSPEND_CYCLES));
@@ -809,6 +809,7 @@ impl Dut for CtaTopDut {
             u.tma_fault.val(),
         ));
         e.push(("smem read response", u.smem_resp.val().valid));
+        e.push(("reducing beat dropped", u.smem_red_dropped.val()));
         e
     }
     fn randomize(&mut self, rng: &mut Rng) {
@@ -844,6 +845,7 @@ impl Dut for CtaTopDut {
         u.dsmem_out_ready.next = rng.pct(80);
         u.dsmem_in_valid.next = rng.pct(10);
         u.dsmem_in.next = smem_write(rng);
+        u.dsmem_in_red_op.next = if rng.pct(90) { TmaRedOp::Copy } else { TmaRedOp::Add };
         u.smem_valid.next = rng.pct(70);
         u.smem_req.next = smem_req(rng);
     }
