@@ -287,7 +287,7 @@ unpack_enum! {
         ArriveDropNoComplete, ArriveDropExpectTx, ExpectTx, CompleteTx, TestWait, TestWaitParity,
         TryWait, TryWaitParity, PendingCount, CpAsyncArriveInc]
     TmaFaultKind [NoFault, TensorMapInvalid, TmaCoordOutOfRange, TmaMisaligned,
-        ClusterRankOutOfRange, UnsupportedIm2col, UnsupportedInterleave]
+        ClusterRankOutOfRange, UnsupportedInterleave]
 }
 
 unpack_struct! {
