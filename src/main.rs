@@ -66,7 +66,7 @@ enum Cmd {
         /// Write the JSON report here.
         #[arg(long)]
         json: Option<PathBuf>,
-        /// Scheduler step limit.
+        /// Step limit: golden-model steps, or cycles on the rtl and verilator engines.
         #[arg(long, default_value_t = 200_000_000)]
         max_steps: u64,
         /// With --engine rtl: write a VCD of every unit and warp here, and a GTKWave save file

@@ -162,6 +162,17 @@ fn rtl_reports_cycles_and_golden_does_not() {
     assert_eq!(rj["outputs"], gj["outputs"]);
 }
 
+/// `--max-steps` bounds the RTL engine's cycles: the run stops with StepLimit just past it.
+#[test]
+fn rtl_max_steps_bounds_the_cycles() {
+    let prog = Program::load(&programs_dir().join("seeds/mbarrier_ex1b_try_wait.ptx")).unwrap();
+    let full = run_rtl(&prog, Config::default(), SmConfig::sm90());
+    assert!(full.cycles.unwrap() > 100, "the program runs past 100 cycles");
+    let r = run_rtl(&prog, Config { max_steps: 100, ..Config::default() }, SmConfig::sm90());
+    assert_eq!(r.findings.first().map(|f| f.kind), Some(hopsync_cosim::finding::FindingKind::StepLimit), "{:?}", r.findings);
+    assert_eq!(r.cycles, Some(101));
+}
+
 /// The RTL engine's event stream of a program that runs to completion.
 fn recorded_events(rel: &str) -> (Program, Vec<hopsync_sim::engine::Event>) {
     let prog = Program::load(&programs_dir().join(rel)).unwrap();

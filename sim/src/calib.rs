@@ -269,8 +269,8 @@ pub fn run_rtl_replay_with(p: &Program, cfg: Config, sm: &SmConfig) -> EngineRun
 }
 
 /// Traces [`trace_timing`] leaves out, with why: their RTL replays ran past 40 s in the debug
-/// build (`hopsync gpu replay --engine rtl NAME` still runs them; the RTL engine has no cycle
-/// limit to cut them short deterministically).
+/// build (`hopsync gpu replay --engine rtl NAME` still runs them; a cycle limit would stop them
+/// before their last clock reads, so they are left out rather than cut short).
 pub const TRACE_TIMING_SKIPPED: &[(&str, &str)] = &[
     ("gen_005", "over 18 million RTL cycles, minutes of debug build"),
     ("bulk_copy", "200 KiB of TMA traffic through the rust-hdl TmaEngine, minutes of debug build"),

@@ -367,7 +367,10 @@ fn bits_of(mask: u32) -> impl Iterator<Item = u32> {
 impl<'p> Engine<'p> {
     /// Builds the launch: the golden machine's state plus, per CTA, an MbarrierUnit and a
     /// NamedBarrierUnit, and per cluster a ClusterBarrierUnit.
-    pub fn new(prog: &'p Program, mcfg: Config, cfg: SmConfig) -> Engine<'p> {
+    pub fn new(prog: &'p Program, mcfg: Config, mut cfg: SmConfig) -> Engine<'p> {
+        // The machine's step limit (`--max-steps`) bounds this engine's cycles, so a run is cut
+        // short at the same count whichever limit the caller set.
+        cfg.run.max_cycles = cfg.run.max_cycles.min(mcfg.max_steps);
         let m = Machine::new(prog, Config { seed: None, ..mcfg });
         let info = timing::analyze(&prog.module, &cfg);
         let nregs = prog.module.kernel.regs.len();

@@ -44,7 +44,7 @@ use hopsync_hdl::named_barrier_unit::{
 };
 use hopsync_hdl::mbarrier_unit::MbarrierOp;
 use hopsync_hdl::tma_engine::{
-    TmaCmd, TmaData16, TmaDescImage, TmaFault, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaSmemWrite,
+    TmaCmd, TmaData16, TmaDescImage, TmaFault, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
 };
 use hopsync_sim::units::{
     tma_engine_params, Backend, ClusterInputs, ClusterOutputs, ClusterSim, MbarInputs,
@@ -278,7 +278,7 @@ unpack_struct! {
     MbarrierReq { op, word, count, tx_count, token, phase_parity, warp, suspend_time_hint, has_suspend_time_hint }
     TmaData16 { w0, w1, w2, w3 }
     TmaGmemReq { addr_lo, addr_hi, tag, write, data_lo, data_hi, mask_lo, mask_hi }
-    TmaSmemWrite { cta, addr, data, mask }
+    TmaSmemWrite { cta, addr, data, mask, red_op, red_type }
     TmaFault { valid, kind }
 }
 
@@ -288,6 +288,8 @@ unpack_enum! {
         TryWait, TryWaitParity, PendingCount, CpAsyncArriveInc]
     TmaFaultKind [NoFault, TensorMapInvalid, TmaCoordOutOfRange, TmaMisaligned,
         ClusterRankOutOfRange, UnsupportedInterleave]
+    TmaRedOp [Copy, Add, Min, Max, Inc, Dec, And, Or, Xor]
+    TmaRedType [B32, U32, S32, B64, U64]
 }
 
 unpack_struct! {
@@ -815,7 +817,7 @@ mod tests {
             };
             words::<{ TmaGmemReq::BITS }, TmaGmemReq>(g, &mut w);
             assert_eq!(decode::<TmaGmemReq>(&w), g);
-            let s = TmaSmemWrite { cta: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits() };
+            let s = TmaSmemWrite { cta: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits(), ..Default::default() };
             words::<{ TmaSmemWrite::BITS }, TmaSmemWrite>(s, &mut w);
             assert_eq!(decode::<TmaSmemWrite>(&w), s);
             let remote = rng.pct(50);
