@@ -1020,7 +1020,7 @@ fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(Te
 
 /// The im2col offsets (vector operand `k`, if present): `tensorRank - 2` unsigned values, each in
 /// `0..2^16` (3D), `0..2^8` (4D) or `0..2^5` (5D) ([PTX] §9.7.9.25.5.2 im2colOffsets, §5.5.4).
-fn im2col_offsets(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32, rank: usize) -> Result<Vec<i64>, Stop> {
+pub fn im2col_offsets(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32, rank: usize) -> Result<Vec<i64>, Stop> {
     let Some(Operand::Vector(v)) = i.operands.get(k) else {
         cx.finding(FindingKind::TmaCoordOutOfRange, lane, format!("im2col mode needs {} im2col offsets (PTX 9.7.9.25.5.2)", rank - 2))?;
         return Err(Stop::Finding);
