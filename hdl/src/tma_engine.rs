@@ -1,6 +1,6 @@
 //! TmaEngine: the Tensor Memory Accelerator of one SM (sm_90): bulk copies (`cp.async.bulk`,
 //! PTX 9.7.9.25.4.1), tiled tensor copies through a tensor map (`cp.async.bulk.tensor` tile mode,
-//! PTX 9.7.9.25.5.2, PTX 5.5.3), multicast over the cluster, mbarrier complete-tx, and bulk
+//! PTX 9.7.9.25.5.2, PTX 5.5.3) and im2col tensor copies (PTX 5.5.4), multicast over the cluster, mbarrier complete-tx, and bulk
 //! async-groups (`cp.async.bulk.commit_group` / `wait_group{.read}`, PTX 9.7.9.25.6), prefetches
 //! (`cp.async.bulk.prefetch{.tensor}.L2`, PTX 9.7.9.25.4.3 / 9.7.9.25.5.4) and the shared::cta ->
 //! shared::cluster bulk copy and reduction (PTX 9.7.9.25.4.1 / 9.7.9.25.4.2).
@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! cmd ─► Q (2-entry command queue) ─► D (descriptor decode, 1 + rank + 1 cycles) ─► J (job)
-//!   J ─► RG: row iterator (dims 1..4, element strides, OOB predication) ─┬─► issuer ─► gmem_req
+//!   J ─► RG: row iterator (dims 1..4, element strides or im2col pixel walk, OOB predication)
+//!                                                                       ─┬─► issuer ─► gmem_req
 //!                                                                       └─► row queue (256, RAM)
 //!   gmem_resp ─► ROB (256 tags x 32 B in RAM, out-of-order responses, in-order drain)
 //!   row queue + ROB / smem_rd ─► BA stage X (slot iterator, swizzle, byte masks)
@@ -38,6 +39,21 @@
 //!   (OOB elements never cause a request), tagged with its ROB entry and the halves (16-byte
 //!   chunks) the row wants. Rate: at most `max_outstanding` requests in flight and a token
 //!   bucket of `bytes_per_cycle` (both constructor parameters).
+//! - **im2col** (PTX 5.5.4; `im2col` command, im2col map): a row is one pixel,
+//!   `channelsPerPixel * elementSize` bytes from channel `c0` (dimension 0's window as a tiled
+//!   row's, `c0` need not be 16-byte aligned), `pixelsPerColumn` rows. Spatial dimension `i`
+//!   (1..rank-2: W, H, D) starts at `c_i` and steps by `elementStrides[i]`; a step past
+//!   `globalDim[i] - 1 + pixelBoxUpperCorner[i-1]` wraps it to `pixelBoxLowerCorner[i-1]` and
+//!   carries into the next dimension; N (rank-1) steps by 1 and never wraps; an element is read
+//!   at the pixel plus the command's im2col offset `o(i-1)`. RG keeps per dimension a step count
+//!   `k` from its base (the coordinate, or the lower corner once it wrapped, `sel`): D computes
+//!   per dimension (leaf `TmaI2cWin`, 36-bit arithmetic, once per command) the in-bounds window
+//!   of `k` from either base and the wrap threshold, so RG only compares 14-bit counters (at
+//!   most 1024 pixels of 8 steps). The nested bases `A2..A4` hold the dimensions below at their
+//!   lower corners (`start - (c_i - lower_i) * stride`, two multiply-adds per dimension: the
+//!   difference may not fit 32 bits), so a wrap is the tiled carry. The walk is exactly
+//!   `TensorMap::im2col_box_elements` (the golden model's); OOB pixels are filled, their bytes
+//!   counted in complete_tx (`smem_box_bytes`). Prefetches and stores take the same walk.
 //! - **ROB**: responses (any order) are written by tag; BA drains chunks in issue order. Data,
 //!   the wanted halves of each tag and its arrival mark are RAMs (block RAM on an FPGA, not
 //!   flip-flops): the flag RAMs and the row-queue RAM are read one cycle ahead at the next head
@@ -110,8 +126,11 @@
 //! (sub-byte types and swizzle-atomicity modes included), reserved and unused fields non-zero,
 //! im2col fields in a tiled map, `globalAddress` not 16-byte aligned, `globalStrides` not
 //! multiples of 16, `boxDim[0] * elementSize` not a multiple of 16, inner box wider than the
-//! swizzle span, OOB NaN fill on an integer type), `TmaCoordOutOfRange` (`dims` != rank),
-//! `TensorMapInvalid` (load mode != map mode), then `unsupported: im2col load mode` and
+//! swizzle span, OOB NaN fill on an integer type; an im2col map: rank not 3..=5, `boxDim` set,
+//! pixel box corners outside the rank's range or set for a dimension the rank lacks, a spatial
+//! dimension with no area, `channelsPerPixel * elementSize` not a multiple of 16 (leaf
+//! `TmaI2cCheck`)), `TmaCoordOutOfRange` (`dims` != rank),
+//! `TensorMapInvalid` (load mode != map mode), then
 //! `unsupported: interleaved tensor layouts`, then `TmaMisaligned` (shared address not 128-byte
 //! aligned; not for a prefetch), then `ClusterRankOutOfRange` (empty `cta_mask` of a load).
 //! Bulk commands: `TmaMisaligned` (addresses, `dsmem` of an S2S copy included, not 16-byte
@@ -121,14 +140,15 @@
 //! Not checked here (documented): the tensor-map rules that need a wide multiply
 //! (`globalStrides[0] >= globalDim[0] * elementSize`, `globalStrides[i] >= globalStrides[i-1] *
 //! globalDim[i]`; they constrain the tensor, not the engine's address arithmetic), the fields of
-//! im2col and interleaved maps (refused as unsupported before they matter), mask bits beyond
+//! interleaved maps (refused as unsupported before they matter), the range of the im2col
+//! offsets (an instruction operand: the golden model's `TmaCoordOutOfRange` before the SM
+//! engine sends the command; the unit uses the 16 bits it is given), mask bits beyond
 //! the cluster size, shared-memory spans beyond the CTA's allocation, global spans outside
 //! every allocation, and the mbarrier's validity (the MbarrierUnit reports that).
 //!
 //! # Unsupported (documented)
 //!
-//! im2col mode (command `im2col` set, loads and prefetches alike: fault `unsupported: im2col
-//! load mode`), interleaved layouts (fault), reductions into global memory
+//! Interleaved layouts (fault), reductions into global memory
 //! (`cp.reduce.async.bulk{.tensor}.global`) and the sm_100 forms: no command kind exists for them
 //! (the SM engine times them with its `[tma]` model; the front end stops with "unsupported: ..."
 //! where the golden model does). The reduction of a `BulkS2S` beat is carried, not computed:
@@ -530,7 +550,7 @@ impl TmaDescImage {
 pub struct TmaCmd {
     /// what to do
     pub kind: TmaCmdKind,
-    /// tensor: the instruction's load mode is im2col (unsupported: faults)
+    /// tensor: the instruction's load mode is im2col (PTX 5.5.4; must match the map's mode)
     pub im2col: bool,
     /// tensor: the `.Nd` of the instruction (must equal the map's rank)
     pub dims: Bits<3>,
