@@ -260,9 +260,16 @@ fn rtl_cosim_catches_a_corrupted_tma_landing() {
 fn rtl_prefetch_and_shared_to_cluster_copies_run_on_the_tma_engine_unit() {
     use hopsync_sim::engine::Engine;
     // Prefetches (reads, data dropped), shared::cta -> shared::cluster copies and their
-    // reductions go to the RTL TmaEngine: no operation of these programs is timed by the
-    // `[tma]` model (schedule_tma), and each program's outputs are its expected ones.
-    for (p, cmds) in [("tma/prefetch.ptx", 4), ("tma/bulk_shared_to_cluster.ptx", 0), ("tma/reduce_bulk_cluster.ptx", 0)] {
+    // reductions, and im2col loads and prefetches (PTX 5.5.4) go to the RTL TmaEngine: no
+    // operation of these programs is timed by the `[tma]` model (schedule_tma), and each
+    // program's outputs are its expected ones.
+    for (p, cmds) in [
+        ("tma/prefetch.ptx", 4),
+        ("tma/bulk_shared_to_cluster.ptx", 0),
+        ("tma/reduce_bulk_cluster.ptx", 0),
+        ("tma/im2col_3d.ptx", 4),
+        ("tma/im2col_4d.ptx", 4),
+    ] {
         let prog = Program::load(&programs_dir().join(p)).unwrap();
         let mut e = Engine::new(&prog, Config::default(), SmConfig::sm90());
         let outcome = e.run();
@@ -275,9 +282,8 @@ fn rtl_prefetch_and_shared_to_cluster_copies_run_on_the_tma_engine_unit() {
 #[test]
 fn rtl_tma_loads_run_on_the_tma_engine_unit() {
     use hopsync_sim::engine::Engine;
-    // Bulk and tiled loads (multicast included) go to the RTL TmaEngine; the forms it does not
-    // implement (here: im2col) run on the model.
-    for (p, unit) in [("tma/bulk_add_one_1d.ptx", true), ("tma/multicast_4cta.ptx", true), ("tma/tile_5d.ptx", true), ("tma/swizzle_128b.ptx", true), ("tma/im2col_3d.ptx", false)] {
+    // Bulk, tiled and im2col loads (multicast included) go to the RTL TmaEngine.
+    for (p, unit) in [("tma/bulk_add_one_1d.ptx", true), ("tma/multicast_4cta.ptx", true), ("tma/tile_5d.ptx", true), ("tma/swizzle_128b.ptx", true), ("tma/im2col_3d.ptx", true)] {
         let prog = Program::load(&programs_dir().join(p)).unwrap();
         let mut e = Engine::new(&prog, Config::default(), SmConfig::sm90());
         let outcome = e.run();

@@ -1476,6 +1476,62 @@ impl TensorMap {
         out
     }
 
+    /// Every element of an im2col box (\[PTX\] §5.5.4) at `coords` (channel, spatial dims in W,
+    /// H, D order, N) with the instruction's im2col `offsets` (one per spatial dimension), in the
+    /// box's dense shared-memory order: its byte offset in the box and its global address (None:
+    /// out of bounds). `pixelsPerColumn` pixels of `channelsPerPixel` channels from `coords[0]`;
+    /// the first pixel is at the spatial coordinates, each next one steps W by
+    /// `elementStrides[1]` and wraps from `globalDim[i] - 1 + pixelBoxUpperCorner[i-1]` back to
+    /// `pixelBoxLowerCorner[i-1]`, carrying into H, then D (each by its elementStrides), then N
+    /// (by 1, never wrapping); an element is read at the pixel plus the im2col offsets. The
+    /// golden model and the TmaEngine's test reference both use it.
+    pub fn im2col_box_elements(&self, coords: &[i64], offsets: &[i64]) -> Vec<(u64, Option<u64>)> {
+        let s = &self.spec;
+        let r = self.rank();
+        let es = self.element_size() as u64;
+        let cpp = s.channels_per_pixel as u64;
+        let lo: Vec<i64> = (1..r - 1).map(|i| s.pixel_box_lower_corner[i - 1] as i64).collect();
+        let hi: Vec<i64> = (1..r - 1).map(|i| s.global_dim[i] as i64 - 1 + s.pixel_box_upper_corner[i - 1] as i64).collect();
+        let mut pos: Vec<i64> = coords[1..r].to_vec(); // spatial dims, then N
+        let mut out = Vec::with_capacity((s.pixels_per_column as u64 * cpp) as usize);
+        for p in 0..s.pixels_per_column as u64 {
+            for j in 0..cpp {
+                let mut x = Vec::with_capacity(r);
+                x.push(coords[0] + j as i64);
+                for d in 0..r - 2 {
+                    x.push(pos[d] + offsets[d]);
+                }
+                x.push(pos[r - 2]);
+                out.push(((p * cpp + j) * es, self.global_byte_address(&x)));
+            }
+            // next pixel: W, then H, then D, wrapping inside the bounding box, then N
+            let mut d = 0;
+            loop {
+                if d == r - 2 {
+                    pos[d] += 1;
+                    break;
+                }
+                pos[d] += s.element_strides[d + 1] as i64;
+                if pos[d] <= hi[d] {
+                    break;
+                }
+                pos[d] = lo[d];
+                d += 1;
+            }
+        }
+        out
+    }
+
+    /// Every element of the box at `coords` (tiled or im2col by the map's mode; `offsets` are
+    /// the im2col offsets, unused in tile mode): [`Self::tiled_box_elements`],
+    /// [`Self::im2col_box_elements`].
+    pub fn box_elements(&self, coords: &[i64], offsets: &[i64]) -> Vec<(u64, Option<u64>)> {
+        match self.spec.mode {
+            TensorMapMode::Tiled => self.tiled_box_elements(coords),
+            TensorMapMode::Im2col => self.im2col_box_elements(coords, offsets),
+        }
+    }
+
     /// Byte address in global memory of the element at tensor coordinates `coords`
     /// (`coords[0]` innermost): `globalAddress + coords[0] * elementSize +
     /// sum_{i>=1} coords[i] * globalStrides[i-1]` (\[DRV\] globalStrides; \[PTX\] §5.5.1 "tensor

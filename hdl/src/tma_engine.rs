@@ -1,6 +1,6 @@
 //! TmaEngine: the Tensor Memory Accelerator of one SM (sm_90): bulk copies (`cp.async.bulk`,
 //! PTX 9.7.9.25.4.1), tiled tensor copies through a tensor map (`cp.async.bulk.tensor` tile mode,
-//! PTX 9.7.9.25.5.2, PTX 5.5.3), multicast over the cluster, mbarrier complete-tx, and bulk
+//! PTX 9.7.9.25.5.2, PTX 5.5.3) and im2col tensor copies (PTX 5.5.4), multicast over the cluster, mbarrier complete-tx, and bulk
 //! async-groups (`cp.async.bulk.commit_group` / `wait_group{.read}`, PTX 9.7.9.25.6), prefetches
 //! (`cp.async.bulk.prefetch{.tensor}.L2`, PTX 9.7.9.25.4.3 / 9.7.9.25.5.4) and the shared::cta ->
 //! shared::cluster bulk copy and reduction (PTX 9.7.9.25.4.1 / 9.7.9.25.4.2).
@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! cmd ─► Q (2-entry command queue) ─► D (descriptor decode, 1 + rank + 1 cycles) ─► J (job)
-//!   J ─► RG: row iterator (dims 1..4, element strides, OOB predication) ─┬─► issuer ─► gmem_req
+//!   J ─► RG: row iterator (dims 1..4, element strides or im2col pixel walk, OOB predication)
+//!                                                                       ─┬─► issuer ─► gmem_req
 //!                                                                       └─► row queue (256, RAM)
 //!   gmem_resp ─► ROB (256 tags x 32 B in RAM, out-of-order responses, in-order drain)
 //!   row queue + ROB / smem_rd ─► BA stage X (slot iterator, swizzle, byte masks)
@@ -39,6 +40,21 @@
 //!   (OOB elements never cause a request), tagged with its ROB entry and the halves (16-byte
 //!   chunks) the row wants. Rate: at most `max_outstanding` requests in flight and a token
 //!   bucket of `bytes_per_cycle` (both constructor parameters).
+//! - **im2col** (PTX 5.5.4; `im2col` command, im2col map): a row is one pixel,
+//!   `channelsPerPixel * elementSize` bytes from channel `c0` (dimension 0's window as a tiled
+//!   row's, `c0` need not be 16-byte aligned), `pixelsPerColumn` rows. Spatial dimension `i`
+//!   (1..rank-2: W, H, D) starts at `c_i` and steps by `elementStrides[i]`; a step past
+//!   `globalDim[i] - 1 + pixelBoxUpperCorner[i-1]` wraps it to `pixelBoxLowerCorner[i-1]` and
+//!   carries into the next dimension; N (rank-1) steps by 1 and never wraps; an element is read
+//!   at the pixel plus the command's im2col offset `o(i-1)`. RG keeps per dimension a step count
+//!   `k` from its base (the coordinate, or the lower corner once it wrapped, `sel`): D computes
+//!   per dimension (leaf `TmaI2cWin`, 36-bit arithmetic, once per command) the in-bounds window
+//!   of `k` from either base and the wrap threshold, so RG only compares 14-bit counters (at
+//!   most 1024 pixels of 8 steps). The nested bases `A2..A4` hold the dimensions below at their
+//!   lower corners (`start - (c_i - lower_i) * stride`, two multiply-adds per dimension: the
+//!   difference may not fit 32 bits), so a wrap is the tiled carry. The walk is exactly
+//!   `TensorMap::im2col_box_elements` (the golden model's); OOB pixels are filled, their bytes
+//!   counted in complete_tx (`smem_box_bytes`). Prefetches and stores take the same walk.
 //! - **ROB**: responses (any order) are written by tag; BA drains chunks in issue order. Data,
 //!   the wanted halves of each tag and its arrival mark are RAMs (block RAM on an FPGA, not
 //!   flip-flops): the flag RAMs and the row-queue RAM are read one cycle ahead at the next head
@@ -130,8 +146,11 @@
 //! (sub-byte types and swizzle-atomicity modes included), reserved and unused fields non-zero,
 //! im2col fields in a tiled map, `globalAddress` not 16-byte aligned, `globalStrides` not
 //! multiples of 16, `boxDim[0] * elementSize` not a multiple of 16, inner box wider than the
-//! swizzle span, OOB NaN fill on an integer type), `TmaCoordOutOfRange` (`dims` != rank),
-//! `TensorMapInvalid` (load mode != map mode), then `unsupported: im2col load mode` and
+//! swizzle span, OOB NaN fill on an integer type; an im2col map: rank not 3..=5, `boxDim` set,
+//! pixel box corners outside the rank's range or set for a dimension the rank lacks, a spatial
+//! dimension with no area, `channelsPerPixel * elementSize` not a multiple of 16 (leaf
+//! `TmaI2cCheck`)), `TmaCoordOutOfRange` (`dims` != rank),
+//! `TensorMapInvalid` (load mode != map mode), then
 //! `unsupported: interleaved tensor layouts`, then `TmaMisaligned` (shared address not 128-byte
 //! aligned; not for a prefetch), then `ClusterRankOutOfRange` (empty `cta_mask` of a load).
 //! Bulk commands: `TmaMisaligned` (addresses, `dsmem` of an S2S copy included, not 16-byte
@@ -141,21 +160,21 @@
 //! Not checked here (documented): the tensor-map rules that need a wide multiply
 //! (`globalStrides[0] >= globalDim[0] * elementSize`, `globalStrides[i] >= globalStrides[i-1] *
 //! globalDim[i]`; they constrain the tensor, not the engine's address arithmetic), the fields of
-//! im2col and interleaved maps (refused as unsupported before they matter), mask bits beyond
+//! interleaved maps (refused as unsupported before they matter), the range of the im2col
+//! offsets (an instruction operand: the golden model's `TmaCoordOutOfRange` before the SM
+//! engine sends the command; the unit uses the 16 bits it is given), mask bits beyond
 //! the cluster size, shared-memory spans beyond the CTA's allocation, global spans outside
 //! every allocation, and the mbarrier's validity (the MbarrierUnit reports that).
 //!
 //! # Unsupported (documented)
 //!
-//! im2col mode (command `im2col` set, loads and prefetches alike: fault `unsupported: im2col
-//! load mode`), interleaved layouts (fault) and the sm_100 forms: no command kind exists for them
-//! (the SM engine times im2col with its `[tma]` model; the front end stops with "unsupported:
-//! ..." where the golden model does). The reduction of a `BulkS2S` beat is carried, not
-//! computed: the shared-memory side owns the ALU (`cta_top`'s SmemPort has none). More than
-//! `TMA_CTXS` (4) threads with bulk store ops in flight or committed groups not complete: the
-//! store of a 5th thread is refused (`unsupported: more than 4 threads with open bulk
-//! async-groups`). At most 3 committed incomplete groups per thread: a 4th commit_group waits.
-//! Bulk sizes are below 2^20
+//! Interleaved layouts (fault) and the sm_100 forms: no command kind exists for them (the
+//! front end stops with "unsupported: ..." where the golden model does). The reduction of a
+//! `BulkS2S` beat is carried, not computed: the shared-memory side owns the ALU (`cta_top`'s
+//! SmemPort has none: it drops the beat with `smem_red_dropped`). More than `TMA_CTXS` (4)
+//! threads with bulk store ops in flight or committed groups not complete: the store of a 5th
+//! thread is refused (`unsupported: more than 4 threads with open bulk async-groups`). At most
+//! 3 committed incomplete groups per thread: a 4th commit_group waits. Bulk sizes are below 2^20
 //! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
 //!
 //! # Synthesizable form (how `update` is written, and why)
@@ -291,8 +310,6 @@ pub enum TmaFaultKind {
     TmaMisaligned,
     /// a load with an empty `cta_mask`
     ClusterRankOutOfRange,
-    /// an im2col-mode tensor command
-    UnsupportedIm2col,
     /// a tensor map with interleave 16B / 32B
     UnsupportedInterleave,
     /// a store from a thread with no bulk-group context while all `TMA_CTXS` are in use
@@ -308,7 +325,6 @@ impl TmaFaultKind {
             TmaFaultKind::TmaCoordOutOfRange => Some("TmaCoordOutOfRange"),
             TmaFaultKind::TmaMisaligned => Some("TmaMisaligned"),
             TmaFaultKind::ClusterRankOutOfRange => Some("ClusterRankOutOfRange"),
-            TmaFaultKind::UnsupportedIm2col => Some("unsupported: im2col load mode"),
             TmaFaultKind::UnsupportedInterleave => Some("unsupported: interleaved tensor layouts"),
             TmaFaultKind::UnsupportedThreads => Some("unsupported: more than 4 threads with open bulk async-groups"),
         }
@@ -575,7 +591,7 @@ impl TmaDescImage {
 pub struct TmaCmd {
     /// what to do
     pub kind: TmaCmdKind,
-    /// tensor: the instruction's load mode is im2col (unsupported: faults)
+    /// tensor: the instruction's load mode is im2col (PTX 5.5.4; must match the map's mode)
     pub im2col: bool,
     /// tensor: the `.Nd` of the instruction (must equal the map's rank)
     pub dims: Bits<3>,
@@ -613,6 +629,13 @@ pub struct TmaCmd {
     /// stores, commit_group: the issuing thread (CTA-local `warp * 32 + lane`), whose bulk
     /// async-groups the command joins or closes
     pub thread: Bits<10>,
+    /// im2col: the im2col offset of spatial dimension W (`im2colOffsets[0]`, PTX 9.7.9.25.5.2;
+    /// unsigned, below 2^16 / 2^8 / 2^5 for rank 3 / 4 / 5: the instruction's check)
+    pub o0: Bits<16>,
+    /// im2col: the offset of H (`im2colOffsets[1]`)
+    pub o1: Bits<16>,
+    /// im2col: the offset of D (`im2colOffsets[2]`)
+    pub o2: Bits<16>,
 }
 
 /// A global-memory request: one 32-byte sector.
@@ -910,6 +933,66 @@ pub struct TmaJob {
     pub red_op: TmaRedOp,
     /// S2S: its element type
     pub red_type: TmaRedType,
+    /// an im2col job (PTX 5.5.4): a row is a pixel of channelsPerPixel channels, rows walk the
+    /// pixel bounding box (module doc "im2col")
+    pub im2col: bool,
+    /// im2col: pixelsPerColumn - 1
+    pub pix_m1: Bits<10>,
+    /// im2col, dimension 1: in-bounds pixel steps `[kcl1, kch1)` counted from the instruction's
+    /// coordinate (before the first wrap)
+    pub kcl1: Bits<15>,
+    /// end of that window
+    pub kch1: Bits<15>,
+    /// dimension 2: the same
+    pub kcl2: Bits<15>,
+    /// end
+    pub kch2: Bits<15>,
+    /// dimension 3: the same
+    pub kcl3: Bits<15>,
+    /// end
+    pub kch3: Bits<15>,
+    /// dimension 4 (only N: rank 5): the same
+    pub kcl4: Bits<15>,
+    /// end
+    pub kch4: Bits<15>,
+    /// im2col, spatial dimension 1: in-bounds steps counted from the lower corner (after a wrap)
+    pub kll1: Bits<15>,
+    /// end of that window
+    pub klh1: Bits<15>,
+    /// spatial dimension 2: the same
+    pub kll2: Bits<15>,
+    /// end
+    pub klh2: Bits<15>,
+    /// spatial dimension 3: the same
+    pub kll3: Bits<15>,
+    /// end
+    pub klh3: Bits<15>,
+    /// im2col, spatial dimension 1: a step reaching this many from the coordinate leaves the
+    /// bounding box (wraps)
+    pub kwc1: Bits<15>,
+    /// the same counted from the lower corner
+    pub kwl1: Bits<15>,
+    /// spatial dimension 2: from the coordinate
+    pub kwc2: Bits<15>,
+    /// from the lower corner
+    pub kwl2: Bits<15>,
+    /// spatial dimension 3: from the coordinate
+    pub kwc3: Bits<15>,
+    /// from the lower corner
+    pub kwl3: Bits<15>,
+    /// im2col: start address - A2 (the address distance of spatial dimension 1 from its lower
+    /// corner: (c1 - lower[0]) * globalStrides[0]), low half
+    pub mb2_lo: Bits<32>,
+    /// high half
+    pub mb2_hi: Bits<32>,
+    /// start - A3 (spatial dimensions 1 and 2 at their lower corners), low half
+    pub mb3_lo: Bits<32>,
+    /// high half
+    pub mb3_hi: Bits<32>,
+    /// start - A4 (spatial dimensions 1..3 at their lower corners), low half
+    pub mb4_lo: Bits<32>,
+    /// high half
+    pub mb4_hi: Bits<32>,
 }
 
 /// The row iterator's state (dimensions 1..4).
@@ -939,6 +1022,23 @@ pub struct TmaRg {
     pub a4_lo: Bits<32>,
     /// high half
     pub a4_hi: Bits<32>,
+    /// im2col: pixel steps of dimension 1 from its base (the coordinate, or the lower corner
+    /// once `sel1`)
+    pub k1: Bits<14>,
+    /// dimension 2
+    pub k2: Bits<14>,
+    /// dimension 3
+    pub k3: Bits<14>,
+    /// dimension 4
+    pub k4: Bits<14>,
+    /// im2col: dimension 1 has wrapped (its base is the lower corner)
+    pub sel1: bool,
+    /// dimension 2 has wrapped
+    pub sel2: bool,
+    /// dimension 3 has wrapped
+    pub sel3: bool,
+    /// im2col: pixel (row) index
+    pub pix: Bits<10>,
 }
 
 /// A row being issued as sector reads.
@@ -1021,6 +1121,191 @@ wire [63:0] mac_sum = {acc_hi, acc_lo} + mac_prod;
 always @(*) begin
    p_lo = mac_sum[31:0];
    p_hi = mac_sum[63:32];
+end
+"
+            .into(),
+        )
+    }
+}
+
+/// The im2col rules of a tensor map's pixel box (`firmware/src/tensormap.rs`
+/// `validate_im2col_box`; cuTensorMapEncodeIm2col, PTX 5.5.4.1), combinational: `bad` when
+/// the rank is not 3..=5, a corner is outside the rank's range ([-2^15, 2^15) / [-2^7, 2^7) /
+/// [-2^4, 2^4) for rank 3 / 4 / 5), a corner of a dimension the rank does not have is non-zero,
+/// or a spatial dimension's box has no area (`globalDim + upper - lower < 1`). A leaf with
+/// hand-written Verilog (18-bit signed arithmetic); the iverilog replay checks it.
+#[derive(LogicBlock, Default)]
+pub struct TmaI2cCheck {
+    /// tensorRank - 1
+    pub rank_m1: Signal<In, Bits<3>>,
+    /// pixelBoxLowerCorner[0..3] (.s16)
+    pub lower0: Signal<In, Bits<16>>,
+    /// pixelBoxLowerCorner[1]
+    pub lower1: Signal<In, Bits<16>>,
+    /// pixelBoxLowerCorner[2]
+    pub lower2: Signal<In, Bits<16>>,
+    /// pixelBoxUpperCorner[0]
+    pub upper0: Signal<In, Bits<16>>,
+    /// pixelBoxUpperCorner[1]
+    pub upper1: Signal<In, Bits<16>>,
+    /// pixelBoxUpperCorner[2]
+    pub upper2: Signal<In, Bits<16>>,
+    /// globalDim[1] - 1
+    pub gdim1_m1: Signal<In, Bits<32>>,
+    /// globalDim[2] - 1
+    pub gdim2_m1: Signal<In, Bits<32>>,
+    /// globalDim[3] - 1
+    pub gdim3_m1: Signal<In, Bits<32>>,
+    /// the pixel box breaks a rule
+    pub bad: Signal<Out, bool>,
+}
+
+impl Logic for TmaI2cCheck {
+    fn update(&mut self) {
+        let s16 = |x: Bits<16>| x.to_u64() as u16 as i16 as i64;
+        let lo = [s16(self.lower0.val()), s16(self.lower1.val()), s16(self.lower2.val())];
+        let up = [s16(self.upper0.val()), s16(self.upper1.val()), s16(self.upper2.val())];
+        let gd = [self.gdim1_m1.val().to_u64() as i64, self.gdim2_m1.val().to_u64() as i64, self.gdim3_m1.val().to_u64() as i64];
+        let rank = self.rank_m1.val().to_u64() as usize + 1;
+        let bad = if !(3..=5).contains(&rank) {
+            true
+        } else {
+            let (a, b) = match rank {
+                3 => (-32768, 32767),
+                4 => (-128, 127),
+                _ => (-16, 15),
+            };
+            let nsp = rank - 2;
+            (0..3).any(|i| {
+                if i < nsp {
+                    !(a..=b).contains(&lo[i]) || !(a..=b).contains(&up[i]) || gd[i] + up[i] - lo[i] < 0
+                } else {
+                    lo[i] != 0 || up[i] != 0
+                }
+            })
+        };
+        self.bad.next = bad;
+    }
+    fn connect(&mut self) {
+        self.bad.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "\
+wire [17:0] ck_t0 = {{2{lower0[15]}}, lower0} - {{2{upper0[15]}}, upper0};
+wire [17:0] ck_t1 = {{2{lower1[15]}}, lower1} - {{2{upper1[15]}}, upper1};
+wire [17:0] ck_t2 = {{2{lower2[15]}}, lower2} - {{2{upper2[15]}}, upper2};
+wire ck_a0 = !ck_t0[17] && ({14'd0, ck_t0} > gdim1_m1);
+wire ck_a1 = !ck_t1[17] && ({14'd0, ck_t1} > gdim2_m1);
+wire ck_a2 = !ck_t2[17] && ({14'd0, ck_t2} > gdim3_m1);
+wire ck_r8 = ((lower0[15:7] == 9'd0) || (lower0[15:7] == 9'h1ff))
+   && ((lower1[15:7] == 9'd0) || (lower1[15:7] == 9'h1ff))
+   && ((upper0[15:7] == 9'd0) || (upper0[15:7] == 9'h1ff))
+   && ((upper1[15:7] == 9'd0) || (upper1[15:7] == 9'h1ff));
+wire ck_r5 = ((lower0[15:4] == 12'd0) || (lower0[15:4] == 12'hfff))
+   && ((lower1[15:4] == 12'd0) || (lower1[15:4] == 12'hfff))
+   && ((lower2[15:4] == 12'd0) || (lower2[15:4] == 12'hfff))
+   && ((upper0[15:4] == 12'd0) || (upper0[15:4] == 12'hfff))
+   && ((upper1[15:4] == 12'd0) || (upper1[15:4] == 12'hfff))
+   && ((upper2[15:4] == 12'd0) || (upper2[15:4] == 12'hfff));
+wire ck_z1 = (lower1 == 16'd0) && (upper1 == 16'd0);
+wire ck_z2 = (lower2 == 16'd0) && (upper2 == 16'd0);
+always @(*) begin
+   case (rank_m1)
+      3'd2: bad = ck_a0 || !ck_z1 || !ck_z2;
+      3'd3: bad = ck_a0 || ck_a1 || !ck_r8 || !ck_z2;
+      3'd4: bad = ck_a0 || ck_a1 || ck_a2 || !ck_r5;
+      default: bad = 1'b1;
+   endcase
+end
+"
+            .into(),
+        )
+    }
+}
+
+/// One im2col dimension's windows (module doc "im2col"), combinational, for a pixel position
+/// `pos` that starts at `base` and moves by `k` steps: the in-bounds window of `k`
+/// (`0 <= base + off + k < globalDim`) from the coordinate `c` (`kcl..kch`) and from the lower
+/// corner (`kll..klh`), clamped to 0..=16384, and the first `k` past the bounding box's upper
+/// end `globalDim - 1 + upper` (`kwc`, `kwl`), clamped to 0..=16383 (at most 1024 pixels of at
+/// most 8 steps: 14-bit counters). N is a dimension with `off`, `lower`, `upper` 0. A leaf with
+/// hand-written Verilog (36-bit signed arithmetic); the iverilog replay checks it.
+#[derive(LogicBlock, Default)]
+pub struct TmaI2cWin {
+    /// the instruction's coordinate (.s32)
+    pub c: Signal<In, Bits<32>>,
+    /// the im2col offset (unsigned)
+    pub off: Signal<In, Bits<16>>,
+    /// pixelBoxLowerCorner (.s16)
+    pub lower: Signal<In, Bits<16>>,
+    /// pixelBoxUpperCorner (.s16)
+    pub upper: Signal<In, Bits<16>>,
+    /// globalDim - 1
+    pub gdim_m1: Signal<In, Bits<32>>,
+    /// in-bounds window from the coordinate: start
+    pub kcl: Signal<Out, Bits<15>>,
+    /// end
+    pub kch: Signal<Out, Bits<15>>,
+    /// in-bounds window from the lower corner: start
+    pub kll: Signal<Out, Bits<15>>,
+    /// end
+    pub klh: Signal<Out, Bits<15>>,
+    /// wrap threshold from the coordinate
+    pub kwc: Signal<Out, Bits<15>>,
+    /// wrap threshold from the lower corner
+    pub kwl: Signal<Out, Bits<15>>,
+}
+
+impl Logic for TmaI2cWin {
+    fn update(&mut self) {
+        let c = self.c.val().to_u64() as u32 as i32 as i64;
+        let off = self.off.val().to_u64() as i64;
+        let lower = self.lower.val().to_u64() as u16 as i16 as i64;
+        let upper = self.upper.val().to_u64() as u16 as i16 as i64;
+        let gd = self.gdim_m1.val().to_u64() as i64 + 1;
+        let cl = |v: i64, top: i64| -> Bits<15> { (v.clamp(0, top) as u64).into() };
+        let (xc, xl) = (c + off, lower + off);
+        let hi = gd - 1 + upper;
+        self.kcl.next = cl(-xc, 16384);
+        self.kch.next = cl(gd - xc, 16384);
+        self.kll.next = cl(-xl, 16384);
+        self.klh.next = cl(gd - xl, 16384);
+        self.kwc.next = cl(hi - c + 1, 16383);
+        self.kwl.next = cl(hi - lower + 1, 16383);
+    }
+    fn connect(&mut self) {
+        self.kcl.connect();
+        self.kch.connect();
+        self.kll.connect();
+        self.klh.connect();
+        self.kwc.connect();
+        self.kwl.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(
+            "\
+wire [35:0] wn_c = {{4{c[31]}}, c};
+wire [35:0] wn_off = {20'd0, off};
+wire [35:0] wn_lo = {{20{lower[15]}}, lower};
+wire [35:0] wn_up = {{20{upper[15]}}, upper};
+wire [35:0] wn_gd = {4'd0, gdim_m1} + 36'd1;
+wire [35:0] wn_xc = wn_c + wn_off;
+wire [35:0] wn_xl = wn_lo + wn_off;
+wire [35:0] wn_cl = 36'd0 - wn_xc;
+wire [35:0] wn_ch = wn_gd - wn_xc;
+wire [35:0] wn_ll = 36'd0 - wn_xl;
+wire [35:0] wn_lh = wn_gd - wn_xl;
+wire [35:0] wn_hi = wn_gd - 36'd1 + wn_up;
+wire [35:0] wn_wc = wn_hi - wn_c + 36'd1;
+wire [35:0] wn_wl = wn_hi - wn_lo + 36'd1;
+always @(*) begin
+   kcl = wn_cl[35] ? 15'd0 : ((wn_cl > 36'd16384) ? 15'd16384 : wn_cl[14:0]);
+   kch = wn_ch[35] ? 15'd0 : ((wn_ch > 36'd16384) ? 15'd16384 : wn_ch[14:0]);
+   kll = wn_ll[35] ? 15'd0 : ((wn_ll > 36'd16384) ? 15'd16384 : wn_ll[14:0]);
+   klh = wn_lh[35] ? 15'd0 : ((wn_lh > 36'd16384) ? 15'd16384 : wn_lh[14:0]);
+   kwc = wn_wc[35] ? 15'd0 : ((wn_wc > 36'd16383) ? 15'd16383 : wn_wc[14:0]);
+   kwl = wn_wl[35] ? 15'd0 : ((wn_wl > 36'd16383) ? 15'd16383 : wn_wl[14:0]);
 end
 "
             .into(),
@@ -1558,6 +1843,59 @@ pub struct TmaEngine {
     d_s2s: Signal<Local, bool>,
     /// the slot's output buffer (WB for a store, else OB) has room, counting the entry Y may push
     x_room: Signal<Local, bool>,
+    // ---- im2col (decoder and RG)
+    /// start += im2colOffset * globalStride (after mac_a)
+    mac_o: TmaMac,
+    /// start - A(k+1) += coordinate * globalStride
+    mac_m1: TmaMac,
+    /// ... - lowerCorner * globalStride
+    mac_m2: TmaMac,
+    /// the pixel box rules of the head's im2col map
+    i2c_ck: TmaI2cCheck,
+    /// the im2col windows of dimension dk
+    i2c_win: TmaI2cWin,
+    /// boxDim[0] - 1, or channelsPerPixel - 1 of an im2col map: the row's elements - 1
+    d_b0m1: Signal<Local, Bits<8>>,
+    /// Dim cycle of an im2col spatial dimension
+    i_sp: Signal<Local, bool>,
+    /// Dim cycle of an im2col N dimension
+    i_n: Signal<Local, bool>,
+    /// im2col offset of dimension dk
+    i_off: Signal<Local, Bits<16>>,
+    /// pixelBoxLowerCorner of dimension dk
+    i_low: Signal<Local, Bits<16>>,
+    /// pixelBoxUpperCorner of dimension dk
+    i_up: Signal<Local, Bits<16>>,
+    /// pixelBoxLowerCorner of dimension dk, sign-extended to 32 bits
+    i_slow: Signal<Local, Bits<32>>,
+    /// its negation
+    i_nlow: Signal<Local, Bits<32>>,
+    /// the start address & ~15 (Fin)
+    i_s_lo: Signal<Local, Bits<32>>,
+    /// A2 low half (Fin)
+    i_a2_lo: Signal<Local, Bits<32>>,
+    /// A3 low half (Fin)
+    i_a3_lo: Signal<Local, Bits<32>>,
+    /// A4 low half (Fin)
+    i_a4_lo: Signal<Local, Bits<32>>,
+    /// RG: dimension 1 is a spatial dimension of the im2col job
+    i_s1: Signal<Local, bool>,
+    /// dimension 2 is spatial
+    i_s2: Signal<Local, bool>,
+    /// dimension 3 is spatial
+    i_s3: Signal<Local, bool>,
+    /// RG: k1 + e1
+    i_k1: Signal<Local, Bits<14>>,
+    /// k2 + e2
+    i_k2: Signal<Local, Bits<14>>,
+    /// k3 + e3
+    i_k3: Signal<Local, Bits<14>>,
+    /// k4 + e4
+    i_k4: Signal<Local, Bits<14>>,
+    /// RG: the im2col row's pixel is out of bounds in some dimension
+    i_oob: Signal<Local, bool>,
+    /// RG: the im2col job's last row
+    i_last: Signal<Local, bool>,
 }
 
 impl TmaEngine {
@@ -1790,6 +2128,32 @@ impl TmaEngine {
             d_pf: Default::default(),
             d_s2s: Default::default(),
             x_room: Default::default(),
+            mac_o: Default::default(),
+            mac_m1: Default::default(),
+            mac_m2: Default::default(),
+            i2c_ck: Default::default(),
+            i2c_win: Default::default(),
+            d_b0m1: Default::default(),
+            i_sp: Default::default(),
+            i_n: Default::default(),
+            i_off: Default::default(),
+            i_low: Default::default(),
+            i_up: Default::default(),
+            i_slow: Default::default(),
+            i_nlow: Default::default(),
+            i_s_lo: Default::default(),
+            i_a2_lo: Default::default(),
+            i_a3_lo: Default::default(),
+            i_a4_lo: Default::default(),
+            i_s1: Default::default(),
+            i_s2: Default::default(),
+            i_s3: Default::default(),
+            i_k1: Default::default(),
+            i_k2: Default::default(),
+            i_k3: Default::default(),
+            i_k4: Default::default(),
+            i_oob: Default::default(),
+            i_last: Default::default(),
         }
     }
 }
@@ -1934,6 +2298,21 @@ impl Logic for TmaEngine {
         self.d_hold.next = false;
         self.d_fault.next = false;
         self.d_fill.next = self.zero16.val();
+        // an im2col row is one pixel: channelsPerPixel elements (PTX 5.5.4)
+        self.d_b0m1.next = self.q0d.q.val().box0_m1;
+        if self.q0d.q.val().im2col {
+            self.d_b0m1.next = self.q0d.q.val().channels_m1;
+        }
+        self.i2c_ck.rank_m1.next = self.q0d.q.val().rank_m1;
+        self.i2c_ck.lower0.next = self.q0d.q.val().lower0;
+        self.i2c_ck.lower1.next = self.q0d.q.val().lower1;
+        self.i2c_ck.lower2.next = self.q0d.q.val().lower2;
+        self.i2c_ck.upper0.next = self.q0d.q.val().upper0;
+        self.i2c_ck.upper1.next = self.q0d.q.val().upper1;
+        self.i2c_ck.upper2.next = self.q0d.q.val().upper2;
+        self.i2c_ck.gdim1_m1.next = self.q0d.q.val().gdim1_m1;
+        self.i2c_ck.gdim2_m1.next = self.q0d.q.val().gdim2_m1;
+        self.i2c_ck.gdim3_m1.next = self.q0d.q.val().gdim3_m1;
         if (self.dstate.q.val() == TmaDecState::Idle)
             && (self.qn.q.val() != 0)
             && !self.j_valid.q.val()
@@ -1941,115 +2320,115 @@ impl Logic for TmaEngine {
             // element size, float types, boxDim[0] * elementSize (shift-free)
             match self.q0d.q.val().data_type.index() {
                 0 => {
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1) + 1;
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val()) + 1;
                 }
                 1 => {
                     self.d_es.next = 1.into();
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 2;
                 }
                 6 => {
                     self.d_es.next = 1.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 2;
                 }
                 9 => {
                     self.d_es.next = 1.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 2;
                 }
                 2 => {
                     self.d_es.next = 2.into();
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 4;
                 }
                 3 => {
                     self.d_es.next = 2.into();
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 4;
                 }
                 7 => {
                     self.d_es.next = 2.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 4;
                 }
                 10 => {
                     self.d_es.next = 2.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 4;
                 }
                 11 => {
                     self.d_es.next = 2.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 4;
                 }
                 12 => {
                     self.d_es.next = 2.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 4;
                 }
                 4 => {
                     self.d_es.next = 3.into();
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 8;
                 }
                 5 => {
                     self.d_es.next = 3.into();
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 8;
                 }
                 8 => {
                     self.d_es.next = 3.into();
                     self.d_float.next = true;
-                    self.d_rowb.next = bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
-                        + bit_cast::<24, 8>(self.q0d.q.val().box0_m1)
+                    self.d_rowb.next = bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
+                        + bit_cast::<24, 8>(self.d_b0m1.val())
                         + 8;
                 }
                 _ => {}
@@ -2092,8 +2471,8 @@ impl Logic for TmaEngine {
             {
                 self.d_inv.next = true;
             }
-            // a tiled map: no im2col fields, canonical unused entries, alignment and box rules
-            // (an im2col map is refused below without its own rules)
+            // a tiled map: no im2col fields; an im2col map: no boxDim, the pixel box rules
+            // (TmaI2cCheck); both: canonical unused entries, alignment and row rules
             if !self.q0d.q.val().im2col {
                 if (self.q0d.q.val().lower0 != 0)
                     || (self.q0d.q.val().lower1 != 0)
@@ -2106,60 +2485,71 @@ impl Logic for TmaEngine {
                 {
                     self.d_inv.next = true;
                 }
-                if (self.q0d.q.val().rank_m1 < 4)
-                    && ((self.q0d.q.val().gdim4_m1 != 0)
-                        || (self.q0d.q.val().box4_m1 != 0)
-                        || (self.q0d.q.val().estride4_m1 != 0)
-                        || (self.q0d.q.val().gstride3_lo != 0)
-                        || (self.q0d.q.val().gstride3_hi != 0))
-                {
+            } else if self.i2c_ck.bad.val()
+                || (self.q0d.q.val().box0_m1 != 0)
+                || (self.q0d.q.val().box1_m1 != 0)
+                || (self.q0d.q.val().box2_m1 != 0)
+                || (self.q0d.q.val().box3_m1 != 0)
+                || (self.q0d.q.val().box4_m1 != 0)
+            {
+                self.d_inv.next = true;
+            }
+            if (self.q0d.q.val().rank_m1 < 4)
+                && ((self.q0d.q.val().gdim4_m1 != 0)
+                    || (self.q0d.q.val().box4_m1 != 0)
+                    || (self.q0d.q.val().estride4_m1 != 0)
+                    || (self.q0d.q.val().gstride3_lo != 0)
+                    || (self.q0d.q.val().gstride3_hi != 0))
+            {
+                self.d_inv.next = true;
+            }
+            if (self.q0d.q.val().rank_m1 < 3)
+                && ((self.q0d.q.val().gdim3_m1 != 0)
+                    || (self.q0d.q.val().box3_m1 != 0)
+                    || (self.q0d.q.val().estride3_m1 != 0)
+                    || (self.q0d.q.val().gstride2_lo != 0)
+                    || (self.q0d.q.val().gstride2_hi != 0))
+            {
+                self.d_inv.next = true;
+            }
+            if (self.q0d.q.val().rank_m1 < 2)
+                && ((self.q0d.q.val().gdim2_m1 != 0)
+                    || (self.q0d.q.val().box2_m1 != 0)
+                    || (self.q0d.q.val().estride2_m1 != 0)
+                    || (self.q0d.q.val().gstride1_lo != 0)
+                    || (self.q0d.q.val().gstride1_hi != 0))
+            {
+                self.d_inv.next = true;
+            }
+            if (self.q0d.q.val().rank_m1 < 1)
+                && ((self.q0d.q.val().gdim1_m1 != 0)
+                    || (self.q0d.q.val().box1_m1 != 0)
+                    || (self.q0d.q.val().estride1_m1 != 0)
+                    || (self.q0d.q.val().gstride0_lo != 0)
+                    || (self.q0d.q.val().gstride0_hi != 0))
+            {
+                self.d_inv.next = true;
+            }
+            if ((self.q0d.q.val().gaddr_lo & 15) != 0)
+                || ((self.q0d.q.val().gstride0_lo & 15) != 0)
+                || ((self.q0d.q.val().gstride1_lo & 15) != 0)
+                || ((self.q0d.q.val().gstride2_lo & 15) != 0)
+                || ((self.q0d.q.val().gstride3_lo & 15) != 0)
+            {
+                self.d_inv.next = true;
+            }
+            if self.q0d.q.val().im2col && ((self.d_rowb.val() & 15) != 0) {
+                self.d_inv.next = true;
+            }
+            if self.q0d.q.val().interleave == 0 {
+                if (self.d_rowb.val() & 15) != 0 {
                     self.d_inv.next = true;
                 }
-                if (self.q0d.q.val().rank_m1 < 3)
-                    && ((self.q0d.q.val().gdim3_m1 != 0)
-                        || (self.q0d.q.val().box3_m1 != 0)
-                        || (self.q0d.q.val().estride3_m1 != 0)
-                        || (self.q0d.q.val().gstride2_lo != 0)
-                        || (self.q0d.q.val().gstride2_hi != 0))
+                if ((self.q0d.q.val().swizzle == 1) && (self.d_rowb.val() > 32))
+                    || ((self.q0d.q.val().swizzle == 2) && (self.d_rowb.val() > 64))
+                    || ((self.q0d.q.val().swizzle == 3) && (self.d_rowb.val() > 128))
                 {
                     self.d_inv.next = true;
-                }
-                if (self.q0d.q.val().rank_m1 < 2)
-                    && ((self.q0d.q.val().gdim2_m1 != 0)
-                        || (self.q0d.q.val().box2_m1 != 0)
-                        || (self.q0d.q.val().estride2_m1 != 0)
-                        || (self.q0d.q.val().gstride1_lo != 0)
-                        || (self.q0d.q.val().gstride1_hi != 0))
-                {
-                    self.d_inv.next = true;
-                }
-                if (self.q0d.q.val().rank_m1 < 1)
-                    && ((self.q0d.q.val().gdim1_m1 != 0)
-                        || (self.q0d.q.val().box1_m1 != 0)
-                        || (self.q0d.q.val().estride1_m1 != 0)
-                        || (self.q0d.q.val().gstride0_lo != 0)
-                        || (self.q0d.q.val().gstride0_hi != 0))
-                {
-                    self.d_inv.next = true;
-                }
-                if ((self.q0d.q.val().gaddr_lo & 15) != 0)
-                    || ((self.q0d.q.val().gstride0_lo & 15) != 0)
-                    || ((self.q0d.q.val().gstride1_lo & 15) != 0)
-                    || ((self.q0d.q.val().gstride2_lo & 15) != 0)
-                    || ((self.q0d.q.val().gstride3_lo & 15) != 0)
-                {
-                    self.d_inv.next = true;
-                }
-                if self.q0d.q.val().interleave == 0 {
-                    if (self.d_rowb.val() & 15) != 0 {
-                        self.d_inv.next = true;
-                    }
-                    if ((self.q0d.q.val().swizzle == 1) && (self.d_rowb.val() > 32))
-                        || ((self.q0d.q.val().swizzle == 2) && (self.d_rowb.val() > 64))
-                        || ((self.q0d.q.val().swizzle == 3) && (self.d_rowb.val() > 128))
-                    {
-                        self.d_inv.next = true;
-                    }
                 }
             }
             // the fault, in the golden model's order
@@ -2170,8 +2560,6 @@ impl Logic for TmaEngine {
                     self.d_kind.next = TmaFaultKind::TmaCoordOutOfRange;
                 } else if self.q0.q.val().im2col != self.q0d.q.val().im2col {
                     self.d_kind.next = TmaFaultKind::TensorMapInvalid;
-                } else if self.q0.q.val().im2col {
-                    self.d_kind.next = TmaFaultKind::UnsupportedIm2col;
                 } else if self.q0d.q.val().interleave != 0 {
                     self.d_kind.next = TmaFaultKind::UnsupportedInterleave;
                 } else if !self.d_pf.val() && ((self.q0.q.val().smem & 127) != 0) {
@@ -2252,6 +2640,35 @@ impl Logic for TmaEngine {
                 self.j.d.next.st3_hi = 0.into();
                 self.j.d.next.st4_lo = 0.into();
                 self.j.d.next.st4_hi = 0.into();
+                // im2col: windows that never go out of bounds, for the dimensions a rank lacks
+                self.j.d.next.im2col = self.d_tensor.val() && self.q0.q.val().im2col;
+                self.j.d.next.pix_m1 = self.q0d.q.val().pixels_m1;
+                self.j.d.next.kcl1 = 0.into();
+                self.j.d.next.kcl2 = 0.into();
+                self.j.d.next.kcl3 = 0.into();
+                self.j.d.next.kcl4 = 0.into();
+                self.j.d.next.kch1 = 16384.into();
+                self.j.d.next.kch2 = 16384.into();
+                self.j.d.next.kch3 = 16384.into();
+                self.j.d.next.kch4 = 16384.into();
+                self.j.d.next.kll1 = 0.into();
+                self.j.d.next.kll2 = 0.into();
+                self.j.d.next.kll3 = 0.into();
+                self.j.d.next.klh1 = 16384.into();
+                self.j.d.next.klh2 = 16384.into();
+                self.j.d.next.klh3 = 16384.into();
+                self.j.d.next.kwc1 = 0.into();
+                self.j.d.next.kwc2 = 0.into();
+                self.j.d.next.kwc3 = 0.into();
+                self.j.d.next.kwl1 = 0.into();
+                self.j.d.next.kwl2 = 0.into();
+                self.j.d.next.kwl3 = 0.into();
+                self.j.d.next.mb2_lo = 0.into();
+                self.j.d.next.mb2_hi = 0.into();
+                self.j.d.next.mb3_lo = 0.into();
+                self.j.d.next.mb3_hi = 0.into();
+                self.j.d.next.mb4_lo = 0.into();
+                self.j.d.next.mb4_hi = 0.into();
                 if self.d_tensor.val() {
                     self.j.d.next.rank = self.q0d.q.val().rank_m1 + 1;
                     self.j.d.next.swz = bit_cast::<2, 3>(self.q0d.q.val().swizzle);
@@ -2287,7 +2704,7 @@ impl Logic for TmaEngine {
                     self.d_c.next = self.q0.q.val().c0;
                     self.d_negc.next = bits::<32>(0) - self.q0.q.val().c0;
                     self.d_dim.next = self.q0d.q.val().gdim0_m1;
-                    self.d_box.next = bit_cast::<9, 8>(self.q0d.q.val().box0_m1) + 1;
+                    self.d_box.next = bit_cast::<9, 8>(self.d_b0m1.val()) + 1;
                     match self.j.q.val().es.index() {
                         0 => {
                             self.d_sb_lo.next = 1.into();
@@ -2341,7 +2758,47 @@ impl Logic for TmaEngine {
                 }
             }
         }
-        // start += coord * stride; step = elementStride * globalStride
+        // im2col (PTX 5.5.4): spatial dimensions 1..rank-2 take the offset and the pixel box
+        // corners; the N dimension (rank-1) steps by 1
+        self.i_sp.next = false;
+        self.i_n.next = false;
+        self.i_off.next = 0.into();
+        self.i_low.next = 0.into();
+        self.i_up.next = 0.into();
+        if (self.dstate.q.val() == TmaDecState::Dim)
+            && self.j.q.val().im2col
+            && (self.dk.q.val() != 0)
+        {
+            if (self.dk.q.val() + 1) == self.j.q.val().rank {
+                self.i_n.next = true;
+                self.d_e.next = 1.into();
+            } else {
+                self.i_sp.next = true;
+                match self.dk.q.val().index() {
+                    1 => {
+                        self.i_off.next = self.q0.q.val().o0;
+                        self.i_low.next = self.q0d.q.val().lower0;
+                        self.i_up.next = self.q0d.q.val().upper0;
+                    }
+                    2 => {
+                        self.i_off.next = self.q0.q.val().o1;
+                        self.i_low.next = self.q0d.q.val().lower1;
+                        self.i_up.next = self.q0d.q.val().upper1;
+                    }
+                    _ => {
+                        self.i_off.next = self.q0.q.val().o2;
+                        self.i_low.next = self.q0d.q.val().lower2;
+                        self.i_up.next = self.q0d.q.val().upper2;
+                    }
+                }
+            }
+        }
+        self.i_slow.next = bit_cast::<32, 16>(self.i_low.val());
+        if self.i_low.val().get_bit(15) {
+            self.i_slow.next = bit_cast::<32, 16>(self.i_low.val()) | 0xFFFF_0000_u64;
+        }
+        self.i_nlow.next = bits::<32>(0) - self.i_slow.val();
+        // start += coord * stride (+ im2col offset * stride); step = elementStride * globalStride
         self.mac_a.acc_lo.next = self.j.q.val().a_lo;
         self.mac_a.acc_hi.next = self.j.q.val().a_hi;
         self.mac_a.a.next = self.d_c.val();
@@ -2352,6 +2809,36 @@ impl Logic for TmaEngine {
         self.mac_s.a.next = bit_cast::<32, 9>(self.d_e.val());
         self.mac_s.b_lo.next = self.d_sb_lo.val();
         self.mac_s.b_hi.next = self.d_sb_hi.val();
+        self.mac_o.acc_lo.next = self.mac_a.p_lo.val();
+        self.mac_o.acc_hi.next = self.mac_a.p_hi.val();
+        self.mac_o.a.next = bit_cast::<32, 16>(self.i_off.val());
+        self.mac_o.b_lo.next = self.d_sb_lo.val();
+        self.mac_o.b_hi.next = self.d_sb_hi.val();
+        // im2col: start - A(dk+1) = start - A(dk) + (coord - lower) * stride (two multiply-adds:
+        // coord - lower may not fit 32 bits)
+        self.mac_m1.acc_lo.next = 0.into();
+        self.mac_m1.acc_hi.next = 0.into();
+        if self.dk.q.val() == 2 {
+            self.mac_m1.acc_lo.next = self.j.q.val().mb2_lo;
+            self.mac_m1.acc_hi.next = self.j.q.val().mb2_hi;
+        }
+        if self.dk.q.val() == 3 {
+            self.mac_m1.acc_lo.next = self.j.q.val().mb3_lo;
+            self.mac_m1.acc_hi.next = self.j.q.val().mb3_hi;
+        }
+        self.mac_m1.a.next = self.d_c.val();
+        self.mac_m1.b_lo.next = self.d_sb_lo.val();
+        self.mac_m1.b_hi.next = self.d_sb_hi.val();
+        self.mac_m2.acc_lo.next = self.mac_m1.p_lo.val();
+        self.mac_m2.acc_hi.next = self.mac_m1.p_hi.val();
+        self.mac_m2.a.next = self.i_nlow.val();
+        self.mac_m2.b_lo.next = self.d_sb_lo.val();
+        self.mac_m2.b_hi.next = self.d_sb_hi.val();
+        self.i2c_win.c.next = self.d_c.val();
+        self.i2c_win.off.next = self.i_off.val();
+        self.i2c_win.lower.next = self.i_low.val();
+        self.i2c_win.upper.next = self.i_up.val();
+        self.i2c_win.gdim_m1.next = self.d_dim.val();
         // the in-bounds window [lo, hi) of box indices k: 0 <= coord + k < globalDim, clamped
         // to 0..=256 (box indices are below 256)
         self.d_diff.next = self.d_dim.val() - self.d_c.val();
@@ -2383,8 +2870,58 @@ impl Logic for TmaEngine {
             self.d_hi0.next = bit_cast::<24, 9>(self.d_box.val());
         }
         if self.dstate.q.val() == TmaDecState::Dim {
-            self.j.d.next.a_lo = self.mac_a.p_lo.val();
-            self.j.d.next.a_hi = self.mac_a.p_hi.val();
+            self.j.d.next.a_lo = self.mac_o.p_lo.val();
+            self.j.d.next.a_hi = self.mac_o.p_hi.val();
+            if self.i_sp.val() {
+                match self.dk.q.val().index() {
+                    1 => {
+                        self.j.d.next.mb2_lo = self.mac_m2.p_lo.val();
+                        self.j.d.next.mb2_hi = self.mac_m2.p_hi.val();
+                        self.j.d.next.kcl1 = self.i2c_win.kcl.val();
+                        self.j.d.next.kch1 = self.i2c_win.kch.val();
+                        self.j.d.next.kll1 = self.i2c_win.kll.val();
+                        self.j.d.next.klh1 = self.i2c_win.klh.val();
+                        self.j.d.next.kwc1 = self.i2c_win.kwc.val();
+                        self.j.d.next.kwl1 = self.i2c_win.kwl.val();
+                    }
+                    2 => {
+                        self.j.d.next.mb3_lo = self.mac_m2.p_lo.val();
+                        self.j.d.next.mb3_hi = self.mac_m2.p_hi.val();
+                        self.j.d.next.kcl2 = self.i2c_win.kcl.val();
+                        self.j.d.next.kch2 = self.i2c_win.kch.val();
+                        self.j.d.next.kll2 = self.i2c_win.kll.val();
+                        self.j.d.next.klh2 = self.i2c_win.klh.val();
+                        self.j.d.next.kwc2 = self.i2c_win.kwc.val();
+                        self.j.d.next.kwl2 = self.i2c_win.kwl.val();
+                    }
+                    _ => {
+                        self.j.d.next.mb4_lo = self.mac_m2.p_lo.val();
+                        self.j.d.next.mb4_hi = self.mac_m2.p_hi.val();
+                        self.j.d.next.kcl3 = self.i2c_win.kcl.val();
+                        self.j.d.next.kch3 = self.i2c_win.kch.val();
+                        self.j.d.next.kll3 = self.i2c_win.kll.val();
+                        self.j.d.next.klh3 = self.i2c_win.klh.val();
+                        self.j.d.next.kwc3 = self.i2c_win.kwc.val();
+                        self.j.d.next.kwl3 = self.i2c_win.kwl.val();
+                    }
+                }
+            }
+            if self.i_n.val() {
+                match self.dk.q.val().index() {
+                    2 => {
+                        self.j.d.next.kcl2 = self.i2c_win.kcl.val();
+                        self.j.d.next.kch2 = self.i2c_win.kch.val();
+                    }
+                    3 => {
+                        self.j.d.next.kcl3 = self.i2c_win.kcl.val();
+                        self.j.d.next.kch3 = self.i2c_win.kch.val();
+                    }
+                    _ => {
+                        self.j.d.next.kcl4 = self.i2c_win.kcl.val();
+                        self.j.d.next.kch4 = self.i2c_win.kch.val();
+                    }
+                }
+            }
             match self.dk.q.val().index() {
                 0 => {
                     // gaddr is 16-byte aligned: the start's low bits are (c0 * elementSize) mod 16
@@ -2487,6 +3024,11 @@ impl Logic for TmaEngine {
         self.f_cb_b.next = 0.into();
         self.f_mlo.next = 0.into();
         self.f_mhi.next = 0.into();
+        // im2col: the nested bases A2..A4 have the spatial dimensions below at their lower corners
+        self.i_s_lo.next = self.j.q.val().a_lo & 0xFFFF_FFF0_u64;
+        self.i_a2_lo.next = self.i_s_lo.val() - self.j.q.val().mb2_lo;
+        self.i_a3_lo.next = self.i_s_lo.val() - self.j.q.val().mb3_lo;
+        self.i_a4_lo.next = self.i_s_lo.val() - self.j.q.val().mb4_lo;
         if self.dstate.q.val() == TmaDecState::Fin {
             // (a shift, not `get_bits`: a part select of a struct field's slice is not Verilog)
             self.f_nb.next = bit_cast::<16, 24>(self.j.q.val().rowbytes >> 4);
@@ -2639,6 +3181,31 @@ impl Logic for TmaEngine {
             self.rg.d.next.a2_hi = self.j.q.val().a_hi;
             self.rg.d.next.a3_hi = self.j.q.val().a_hi;
             self.rg.d.next.a4_hi = self.j.q.val().a_hi;
+            self.rg.d.next.k1 = 0.into();
+            self.rg.d.next.k2 = 0.into();
+            self.rg.d.next.k3 = 0.into();
+            self.rg.d.next.k4 = 0.into();
+            self.rg.d.next.sel1 = false;
+            self.rg.d.next.sel2 = false;
+            self.rg.d.next.sel3 = false;
+            self.rg.d.next.pix = 0.into();
+            if self.j.q.val().im2col {
+                self.rg.d.next.a2_lo = self.i_a2_lo.val();
+                self.rg.d.next.a3_lo = self.i_a3_lo.val();
+                self.rg.d.next.a4_lo = self.i_a4_lo.val();
+                self.rg.d.next.a2_hi = self.j.q.val().a_hi - self.j.q.val().mb2_hi;
+                if self.i_s_lo.val() < self.j.q.val().mb2_lo {
+                    self.rg.d.next.a2_hi = self.j.q.val().a_hi - self.j.q.val().mb2_hi - 1;
+                }
+                self.rg.d.next.a3_hi = self.j.q.val().a_hi - self.j.q.val().mb3_hi;
+                if self.i_s_lo.val() < self.j.q.val().mb3_lo {
+                    self.rg.d.next.a3_hi = self.j.q.val().a_hi - self.j.q.val().mb3_hi - 1;
+                }
+                self.rg.d.next.a4_hi = self.j.q.val().a_hi - self.j.q.val().mb4_hi;
+                if self.i_s_lo.val() < self.j.q.val().mb4_lo {
+                    self.rg.d.next.a4_hi = self.j.q.val().a_hi - self.j.q.val().mb4_hi - 1;
+                }
+            }
         }
 
         // ================= command queue: pop (decoded / refused head), push =================
@@ -2790,6 +3357,83 @@ impl Logic for TmaEngine {
         self.w2.next = (self.rg.q.val().t2 + self.j.q.val().e2) >= self.j.q.val().box2;
         self.w3.next = (self.rg.q.val().t3 + self.j.q.val().e3) >= self.j.q.val().box3;
         self.w4.next = (self.rg.q.val().t4 + self.j.q.val().e4) >= self.j.q.val().box4;
+        // im2col (PTX 5.5.4): a spatial dimension wraps when its next step leaves the pixel
+        // bounding box; N (rank-1) never wraps; a pixel is OOB when a dimension's step count is
+        // outside its window; the job ends after pixelsPerColumn rows
+        self.i_s1.next = self.j.q.val().rank > 2;
+        self.i_s2.next = self.j.q.val().rank > 3;
+        self.i_s3.next = self.j.q.val().rank > 4;
+        self.i_k1.next = self.rg.q.val().k1 + bit_cast::<14, 9>(self.j.q.val().e1);
+        self.i_k2.next = self.rg.q.val().k2 + bit_cast::<14, 9>(self.j.q.val().e2);
+        self.i_k3.next = self.rg.q.val().k3 + bit_cast::<14, 9>(self.j.q.val().e3);
+        self.i_k4.next = self.rg.q.val().k4 + bit_cast::<14, 9>(self.j.q.val().e4);
+        self.i_oob.next = false;
+        if self.rg.q.val().sel1 {
+            if (bit_cast::<15, 14>(self.rg.q.val().k1) < self.j.q.val().kll1)
+                || (bit_cast::<15, 14>(self.rg.q.val().k1) >= self.j.q.val().klh1)
+            {
+                self.i_oob.next = true;
+            }
+        } else if (bit_cast::<15, 14>(self.rg.q.val().k1) < self.j.q.val().kcl1)
+            || (bit_cast::<15, 14>(self.rg.q.val().k1) >= self.j.q.val().kch1)
+        {
+            self.i_oob.next = true;
+        }
+        if self.rg.q.val().sel2 {
+            if (bit_cast::<15, 14>(self.rg.q.val().k2) < self.j.q.val().kll2)
+                || (bit_cast::<15, 14>(self.rg.q.val().k2) >= self.j.q.val().klh2)
+            {
+                self.i_oob.next = true;
+            }
+        } else if (bit_cast::<15, 14>(self.rg.q.val().k2) < self.j.q.val().kcl2)
+            || (bit_cast::<15, 14>(self.rg.q.val().k2) >= self.j.q.val().kch2)
+        {
+            self.i_oob.next = true;
+        }
+        if self.rg.q.val().sel3 {
+            if (bit_cast::<15, 14>(self.rg.q.val().k3) < self.j.q.val().kll3)
+                || (bit_cast::<15, 14>(self.rg.q.val().k3) >= self.j.q.val().klh3)
+            {
+                self.i_oob.next = true;
+            }
+        } else if (bit_cast::<15, 14>(self.rg.q.val().k3) < self.j.q.val().kcl3)
+            || (bit_cast::<15, 14>(self.rg.q.val().k3) >= self.j.q.val().kch3)
+        {
+            self.i_oob.next = true;
+        }
+        if (bit_cast::<15, 14>(self.rg.q.val().k4) < self.j.q.val().kcl4)
+            || (bit_cast::<15, 14>(self.rg.q.val().k4) >= self.j.q.val().kch4)
+        {
+            self.i_oob.next = true;
+        }
+        self.i_last.next = self.rg.q.val().pix == self.j.q.val().pix_m1;
+        if self.j.q.val().im2col {
+            self.w1.next = false;
+            self.w2.next = false;
+            self.w3.next = false;
+            self.w4.next = false;
+            if self.i_s1.val() {
+                if self.rg.q.val().sel1 {
+                    self.w1.next = bit_cast::<15, 14>(self.i_k1.val()) >= self.j.q.val().kwl1;
+                } else {
+                    self.w1.next = bit_cast::<15, 14>(self.i_k1.val()) >= self.j.q.val().kwc1;
+                }
+            }
+            if self.i_s2.val() {
+                if self.rg.q.val().sel2 {
+                    self.w2.next = bit_cast::<15, 14>(self.i_k2.val()) >= self.j.q.val().kwl2;
+                } else {
+                    self.w2.next = bit_cast::<15, 14>(self.i_k2.val()) >= self.j.q.val().kwc2;
+                }
+            }
+            if self.i_s3.val() {
+                if self.rg.q.val().sel3 {
+                    self.w3.next = bit_cast::<15, 14>(self.i_k3.val()) >= self.j.q.val().kwl3;
+                } else {
+                    self.w3.next = bit_cast::<15, 14>(self.i_k3.val()) >= self.j.q.val().kwc3;
+                }
+            }
+        }
         self.sm1_lo.next = self.rg.q.val().a1_lo + self.j.q.val().st1_lo;
         self.sm2_lo.next = self.rg.q.val().a2_lo + self.j.q.val().st2_lo;
         self.sm3_lo.next = self.rg.q.val().a3_lo + self.j.q.val().st3_lo;
@@ -2819,6 +3463,9 @@ impl Logic for TmaEngine {
             || (self.rg.q.val().t3 >= self.j.q.val().hi3)
             || (self.rg.q.val().t4 < self.j.q.val().lo4)
             || (self.rg.q.val().t4 >= self.j.q.val().hi4);
+        if self.j.q.val().im2col {
+            self.g_oob.next = self.j.q.val().empty || self.i_oob.val();
+        }
         // a row needing reads waits for the next-row register (freed by an issue this cycle)
         self.g_prod.next = self.rg_busy.q.val()
             && (self.rq_cnt.q.val() != 256)
@@ -2831,6 +3478,9 @@ impl Logic for TmaEngine {
         self.g_rec.next.r_lo = self.rg.q.val().a1_lo;
         self.g_rec.next.r_hi = self.rg.q.val().a1_hi;
         self.g_rec.next.last = self.w1.val() && self.w2.val() && self.w3.val() && self.w4.val();
+        if self.j.q.val().im2col {
+            self.g_rec.next.last = self.i_last.val();
+        }
         self.rq_ram.write_address.next = self.rq_tail.q.val();
         self.rq_ram.write_data.next = self.g_rec.val();
         self.rq_ram.write_enable.next = self.g_prod.val();
@@ -2848,11 +3498,19 @@ impl Logic for TmaEngine {
                 self.nr.d.next.odd = self.g_n_lo.val().get_bit(4);
                 self.nr.d.next.cb = self.j.q.val().cb;
             }
-            if !self.w1.val() {
+            self.rg.d.next.pix = self.rg.q.val().pix + 1;
+            if self.j.q.val().im2col && self.i_last.val() {
+                self.rg_busy.d.next = false;
+                self.rg_done.d.next = true;
+            } else if !self.w1.val() {
+                self.rg.d.next.k1 = self.i_k1.val();
                 self.rg.d.next.t1 = self.rg.q.val().t1 + self.j.q.val().e1;
                 self.rg.d.next.a1_lo = self.sm1_lo.val();
                 self.rg.d.next.a1_hi = self.sm1_hi.val();
             } else if !self.w2.val() {
+                self.rg.d.next.k1 = 0.into();
+                self.rg.d.next.sel1 = true;
+                self.rg.d.next.k2 = self.i_k2.val();
                 self.rg.d.next.t1 = 0.into();
                 self.rg.d.next.t2 = self.rg.q.val().t2 + self.j.q.val().e2;
                 self.rg.d.next.a1_lo = self.sm2_lo.val();
@@ -2861,6 +3519,11 @@ impl Logic for TmaEngine {
                 self.rg.d.next.a2_hi = self.sm2_hi.val();
             } else if !self.w3.val() {
                 self.rg.d.next.t1 = 0.into();
+                self.rg.d.next.k1 = 0.into();
+                self.rg.d.next.k2 = 0.into();
+                self.rg.d.next.sel1 = true;
+                self.rg.d.next.sel2 = true;
+                self.rg.d.next.k3 = self.i_k3.val();
                 self.rg.d.next.t2 = 0.into();
                 self.rg.d.next.t3 = self.rg.q.val().t3 + self.j.q.val().e3;
                 self.rg.d.next.a1_lo = self.sm3_lo.val();
@@ -2872,6 +3535,13 @@ impl Logic for TmaEngine {
             } else if !self.w4.val() {
                 self.rg.d.next.t1 = 0.into();
                 self.rg.d.next.t2 = 0.into();
+                self.rg.d.next.k1 = 0.into();
+                self.rg.d.next.k2 = 0.into();
+                self.rg.d.next.k3 = 0.into();
+                self.rg.d.next.sel1 = true;
+                self.rg.d.next.sel2 = true;
+                self.rg.d.next.sel3 = true;
+                self.rg.d.next.k4 = self.i_k4.val();
                 self.rg.d.next.t3 = 0.into();
                 self.rg.d.next.t4 = self.rg.q.val().t4 + self.j.q.val().e4;
                 self.rg.d.next.a1_lo = self.sm4_lo.val();
@@ -3439,8 +4109,8 @@ mod tests {
     use super::*;
     use crate::common::{require_yosys, yosys_check_flat, Trace, XorShift};
     use hopsync_firmware::tensormap::{
-        swizzle_offset, TensorMap, TensorMapDataType as Dt, TensorMapOobFill, TensorMapSpec,
-        TensorMapSwizzle,
+        swizzle_offset, TensorMap, TensorMapDataType as Dt, TensorMapMode, TensorMapOobFill,
+        TensorMapSpec, TensorMapSwizzle,
     };
     use std::collections::VecDeque;
 
@@ -3525,11 +4195,21 @@ mod tests {
 
     // ------------------------------------------------------------------ reference
 
-    /// Every element of the box at `coords` in PTX order (dimension 0 fastest): its dense byte
-    /// offset in shared memory and its global address (None: out of bounds), from
-    /// `TensorMap::global_byte_address` ([PTX] 5.5.3; elementStrides[0] ignored).
-    fn box_elements(map: &TensorMap, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
-        map.tiled_box_elements(coords)
+    /// Every element of the box at `coords` (im2col offsets `offs`) in the box's dense order:
+    /// its byte offset in shared memory and its global address (None: out of bounds): the
+    /// walk of `firmware/src/tensormap.rs` ([PTX] 5.5.3 tiled, 5.5.4 im2col) that the golden
+    /// model uses.
+    fn box_elements(map: &TensorMap, coords: &[i64], offs: &[i64]) -> Vec<(u64, Option<u64>)> {
+        map.box_elements(coords, offs)
+    }
+
+    /// Elements of one row: boxDim[0], or channelsPerPixel (an im2col row is a pixel).
+    fn row_elems(map: &TensorMap) -> usize {
+        if map.mode() == TensorMapMode::Im2col {
+            map.spec().channels_per_pixel as usize
+        } else {
+            map.spec().box_dim[0] as usize
+        }
     }
 
     /// What one load must write: per destination CTA, the bytes of the shared-memory window
@@ -3654,9 +4334,9 @@ mod tests {
         out
     }
 
-    fn exp_tensor_load(map: &TensorMap, coords: &[i64], smem: u32, mask: u16, word: u16) -> Exp {
+    fn exp_tensor_load(map: &TensorMap, coords: &[i64], offs: &[i64], smem: u32, mask: u16, word: u16) -> Exp {
         let es = map.element_size() as u64;
-        let els = box_elements(map, coords);
+        let els = box_elements(map, coords, offs);
         let fill = map.oob_fill_element();
         let nbytes = map.smem_box_bytes();
         assert_eq!(nbytes, els.len() as u64 * es);
@@ -3671,7 +4351,7 @@ mod tests {
                 le.set(sa, v);
             }
         }
-        let n0 = map.spec().box_dim[0] as usize;
+        let n0 = row_elems(map);
         Exp {
             load: Some(le),
             reads: row_sectors(&rows_of(&els, n0, es)),
@@ -3679,10 +4359,10 @@ mod tests {
         }
     }
 
-    fn exp_tensor_store(map: &TensorMap, coords: &[i64], smem: u32) -> Exp {
+    fn exp_tensor_store(map: &TensorMap, coords: &[i64], offs: &[i64], smem: u32) -> Exp {
         let es = map.element_size() as u64;
-        let els = box_elements(map, coords);
-        let n0 = map.spec().box_dim[0] as usize;
+        let els = box_elements(map, coords, offs);
+        let n0 = row_elems(map);
         let sw = map.spec().swizzle;
         let rows: Vec<Vec<(u64, u32)>> = els
             .chunks(n0)
@@ -3702,8 +4382,16 @@ mod tests {
         let mut smem_reads = vec![];
         let rowbytes = n0 as u64 * es;
         for (r, row) in els.chunks(n0).enumerate() {
-            let _ = row;
-            if row_outer_in_bounds(map, coords, r) {
+            if map.mode() == TensorMapMode::Im2col {
+                // every element of a pixel shares its outer coordinates
+                assert_eq!(row.iter().any(|e| e.1.is_some()), !row.iter().all(|e| e.1.is_none()));
+            }
+            let outer = if map.mode() == TensorMapMode::Im2col {
+                row.iter().any(|e| e.1.is_some())
+            } else {
+                row_outer_in_bounds(map, coords, r)
+            };
+            if outer {
                 for j in 0..rowbytes / 16 {
                     let dense = smem as u64 + r as u64 * rowbytes + 16 * j;
                     smem_reads.push(swizzle_offset(sw, dense).unwrap() as u32);
@@ -4395,13 +5083,32 @@ mod tests {
     }
 
     fn load_t(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64], smem: u32, mask: u16, word: u16) {
-        let e = exp_tensor_load(&m.0, coords, smem, mask, word);
-        tb.push(tensor(TmaCmdKind::TensorLoad, m.0.rank(), coords, smem, mask, word), m.1, e);
+        load_o(tb, m, coords, &[], smem, mask, word);
     }
 
     fn store_t(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64], smem: u32) {
-        let e = exp_tensor_store(&m.0, coords, smem);
-        tb.push(tensor(TmaCmdKind::TensorStore, m.0.rank(), coords, smem, 0, 0), m.1, e);
+        store_o(tb, m, coords, &[], smem);
+    }
+
+    /// A tensor command for `m` (the load mode of its map; im2col offsets `offs`).
+    fn tensor_m(kind: TmaCmdKind, m: &TensorMap, coords: &[i64], offs: &[i64], smem: u32, mask: u16, word: u16) -> TmaCmd {
+        let mut c = tensor(kind, m.rank(), coords, smem, mask, word);
+        c.im2col = m.mode() == TensorMapMode::Im2col;
+        let o = |i: usize| -> Bits<16> { (offs.get(i).copied().unwrap_or(0) as u64).into() };
+        c.o0 = o(0);
+        c.o1 = o(1);
+        c.o2 = o(2);
+        c
+    }
+
+    fn load_o(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64], offs: &[i64], smem: u32, mask: u16, word: u16) {
+        let e = exp_tensor_load(&m.0, coords, offs, smem, mask, word);
+        tb.push(tensor_m(TmaCmdKind::TensorLoad, &m.0, coords, offs, smem, mask, word), m.1, e);
+    }
+
+    fn store_o(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64], offs: &[i64], smem: u32) {
+        let e = exp_tensor_store(&m.0, coords, offs, smem);
+        tb.push(tensor_m(TmaCmdKind::TensorStore, &m.0, coords, offs, smem, 0, 0), m.1, e);
     }
 
     fn load_b(tb: &mut Tb, src: u64, smem: u32, size: u32, mask: u16, word: u16) {
@@ -4456,9 +5163,13 @@ mod tests {
 
     /// A tensor prefetch (PTX 9.7.9.25.5.4): the sector reads of the tiled load of the box.
     fn prefetch_t(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64]) {
-        let mut e = exp_tensor_load(&m.0, coords, 0, 1, 0);
+        prefetch_o(tb, m, coords, &[]);
+    }
+
+    fn prefetch_o(tb: &mut Tb, m: &(TensorMap, TmaDescImage), coords: &[i64], offs: &[i64]) {
+        let mut e = exp_tensor_load(&m.0, coords, offs, 0, 1, 0);
         e.load = None;
-        tb.push(tensor(TmaCmdKind::TensorPrefetch, m.0.rank(), coords, 0, 0, 0), m.1, e);
+        tb.push(tensor_m(TmaCmdKind::TensorPrefetch, &m.0, coords, offs, 0, 0, 0), m.1, e);
     }
 
     // ------------------------------------------------------------------ random stimulus
@@ -4519,6 +5230,87 @@ mod tests {
         }
     }
 
+    /// A random valid im2col map (PTX 5.5.4): rank 3..=5, every element size, swizzles, element
+    /// strides, pixel box corners (small, sometimes at the rank's range ends), at most 2 KiB
+    /// per box over small tensors so that pixels reach every edge.
+    fn random_im2col_map(rng: &mut XorShift) -> (TensorMap, TmaDescImage) {
+        loop {
+            let dt = DTYPES[rng.below(8) as usize];
+            let es = dt.element_size().unwrap() as u64;
+            let rank = 3 + rng.below(3) as usize;
+            let sw = [TensorMapSwizzle::None, TensorMapSwizzle::None, TensorMapSwizzle::B32, TensorMapSwizzle::B64, TensorMapSwizzle::B128][rng.below(5) as usize];
+            let max_row = sw.span_bytes().map(|s| s as u64).unwrap_or(256).min(256 * es).min(256);
+            let rowbytes = 16 * (1 + rng.below(max_row / 16));
+            let cpp = (rowbytes / es) as u32;
+            let pixels = 1 + rng.below((2048 / rowbytes).clamp(1, 64)) as u32;
+            let range = [32767i64, 127, 15][rank - 3];
+            let mut gdim = vec![1 + rng.below(2 * cpp as u64 + 4)];
+            let (mut lower, mut upper) = (vec![], vec![]);
+            for _ in 0..rank - 2 {
+                let d = 1 + rng.below(10);
+                gdim.push(d);
+                let corner = |rng: &mut XorShift| -> i32 {
+                    if rng.pct(5) {
+                        [-range - 1, range][rng.below(2) as usize] as i32
+                    } else {
+                        rng.below(7) as i32 - 3
+                    }
+                };
+                lower.push(corner(rng));
+                upper.push(corner(rng));
+            }
+            gdim.push(1 + rng.below(4));
+            let estr: Vec<u32> = (0..rank).map(|_| if rng.pct(50) { 1 } else { 1 + rng.below(8) as u32 }).collect();
+            let mut strides = vec![];
+            let mut prev = (gdim[0] * es).div_ceil(16) * 16 + 16 * rng.below(3);
+            for i in 1..rank {
+                strides.push(prev);
+                prev = prev * gdim[i] + 16 * rng.below(3);
+            }
+            let gaddr = GBASE + 16 * rng.below(1 << 12);
+            let mut spec = TensorMapSpec::im2col(dt, gaddr, gdim, strides, lower, upper, cpp, pixels);
+            spec.element_strides = estr;
+            spec.swizzle = sw;
+            if dt.is_float() && rng.pct(50) {
+                spec.oob_fill = TensorMapOobFill::NanRequestZeroFma;
+            }
+            if let Ok(m) = TensorMap::new(spec) {
+                let d = TmaDescImage::from_bytes(&m.encode());
+                return (m, d);
+            }
+        }
+    }
+
+    /// im2col coordinates and offsets: the channel start anywhere around dimension 0 (not
+    /// 16-byte aligned: that rule is tile mode's), the pixel anywhere from before the lower
+    /// corner to past the upper one (rarely at the ends of the 32-bit range), offsets small
+    /// or at the rank's limit.
+    fn random_im2col_coords(rng: &mut XorShift, m: &TensorMap) -> (Vec<i64>, Vec<i64>) {
+        let s = m.spec();
+        let r = m.rank();
+        let cpp = s.channels_per_pixel as i64;
+        let obits = [16u32, 8, 5][r - 3];
+        let offs: Vec<i64> = (0..r - 2)
+            .map(|_| if rng.pct(10) { (1i64 << obits) - 1 - rng.below(2) as i64 } else { rng.below(4) as i64 })
+            .collect();
+        let mut c = vec![-cpp - 2 + rng.below(s.global_dim[0] + 2 * cpp as u64 + 4) as i64];
+        for i in 1..r {
+            let d = s.global_dim[i] as i64;
+            let x = if rng.pct(3) {
+                [i32::MIN as i64 + rng.below(4) as i64, i32::MAX as i64 - rng.below(4) as i64][rng.below(2) as usize]
+            } else if i < r - 1 {
+                let lo = s.pixel_box_lower_corner[i - 1] as i64 - offs[i - 1];
+                let hi = d + s.pixel_box_upper_corner[i - 1] as i64;
+                let (lo, hi) = (lo.min(hi) - 3, lo.max(hi) + 3);
+                lo + rng.below((hi - lo + 1) as u64) as i64
+            } else {
+                -2 + rng.below(d as u64 + 4) as i64
+            };
+            c.push(x);
+        }
+        (c, offs)
+    }
+
     /// Coordinates anywhere from fully before to fully after the tensor in every dimension.
     fn random_coords(rng: &mut XorShift, m: &TensorMap) -> Vec<i64> {
         let s = m.spec();
@@ -4556,22 +5348,40 @@ mod tests {
         let smem_b = 16 * rng.below(8000) as u32;
         let word = rng.below(1 << 16) as u16;
         if r < 52 {
-            let m = random_map(rng);
-            let c = random_coords(rng, &m.0);
-            load_t(tb, &m, &c, smem_t, random_mask(rng), word);
+            if rng.pct(20) {
+                let m = random_im2col_map(rng);
+                let (c, o) = random_im2col_coords(rng, &m.0);
+                load_o(tb, &m, &c, &o, smem_t, random_mask(rng), word);
+            } else {
+                let m = random_map(rng);
+                let c = random_coords(rng, &m.0);
+                load_t(tb, &m, &c, smem_t, random_mask(rng), word);
+            }
         } else if r < 67 {
-            let m = random_map(rng);
-            let c = random_coords(rng, &m.0);
-            store_t(tb, &m, &c, smem_t);
+            if rng.pct(15) {
+                let m = random_im2col_map(rng);
+                let (c, o) = random_im2col_coords(rng, &m.0);
+                store_o(tb, &m, &c, &o, smem_t);
+            } else {
+                let m = random_map(rng);
+                let c = random_coords(rng, &m.0);
+                store_t(tb, &m, &c, smem_t);
+            }
         } else if r < 79 {
             let sr = if rng.pct(90) { 24 } else { 128 };
             let size = 16 * rng.below(sr) as u32;
             match rng.below(10) {
                 0 => prefetch_b(tb, GBASE + 16 * rng.below(1 << 16), size),
                 1 => {
-                    let m = random_map(rng);
-                    let c = random_coords(rng, &m.0);
-                    prefetch_t(tb, &m, &c);
+                    if rng.pct(30) {
+                        let m = random_im2col_map(rng);
+                        let (c, o) = random_im2col_coords(rng, &m.0);
+                        prefetch_o(tb, &m, &c, &o);
+                    } else {
+                        let m = random_map(rng);
+                        let c = random_coords(rng, &m.0);
+                        prefetch_t(tb, &m, &c);
+                    }
                 }
                 2 | 3 => {
                     const REDS: [(TmaRedOp, TmaRedType); 4] = [
@@ -5064,7 +5874,7 @@ mod tests {
         let mut c = tensor(TmaCmdKind::TensorStore, 2, &[36, 2], 0x400, 0, 0);
         c.red_op = TmaRedOp::Max;
         c.red_type = TmaRedType::F32;
-        tb.push(c, m.1, exp_tensor_store(&m.0, &[36, 2], 0x400));
+        tb.push(c, m.1, exp_tensor_store(&m.0, &[36, 2], &[], 0x400));
         tb.drain();
         assert!(tb.ops.iter().all(|o| o.writes_seen == o.writes_total) && tb.st.writes > 0);
     }
@@ -5226,13 +6036,38 @@ mod tests {
             128,
         ))
         .unwrap();
-        let mut c = tensor(TmaCmdKind::TensorLoad, 4, &[0, 0, 0, 0], 0, 1, 1);
-        c.im2col = true;
+        let imd = TmaDescImage::from_bytes(&im.encode());
+        // a tile-mode instruction on an im2col map; im2col maps breaking their own rules
+        refused(&mut tb, tensor(TmaCmdKind::TensorLoad, 4, &[0, 0, 0, 0], 0, 1, 1), imd, F::TensorMapInvalid);
+        let im_ld = tensor_m(TmaCmdKind::TensorLoad, &im, &[0, 0, 0, 0], &[1, 1], 0, 1, 1);
+        let bad_im = |f: &dyn Fn(&mut [u8; 128])| {
+            let mut b = im.encode();
+            f(&mut b);
+            assert!(TensorMap::decode(&b).is_err(), "the golden decoder refuses it too");
+            TmaDescImage::from_bytes(&b)
+        };
         refused(
             &mut tb,
-            c,
-            TmaDescImage::from_bytes(&im.encode()),
-            F::UnsupportedIm2col,
+            im_ld,
+            bad_im(&|b| {
+                b[64] = 0x80; // lower[0] = 128: outside rank 4's -128..=127
+                b[65] = 0;
+            }),
+            F::TensorMapInvalid,
+        );
+        refused(&mut tb, im_ld, bad_im(&|b| b[68] = 1), F::TensorMapInvalid); // lower[2] of a rank-4 map
+        refused(&mut tb, im_ld, bad_im(&|b| b[56] = 1), F::TensorMapInvalid); // boxDim[0] set
+        refused(&mut tb, im_ld, bad_im(&|b| b[76] = 0x02), F::TensorMapInvalid); // 3 halves: 6 bytes
+        refused(
+            &mut tb,
+            im_ld,
+            bad_im(&|b| {
+                b[64] = 0x7f; // lower[0] = 127, upper[0] = -128: no area on globalDim[1] = 10
+                b[65] = 0;
+                b[70] = 0x80;
+                b[71] = 0xff;
+            }),
+            F::TensorMapInvalid,
         );
         let mut il = TensorMapSpec::tiled(
             Dt::Float16,
@@ -5303,21 +6138,14 @@ mod tests {
         refused(&mut tb, pf, TmaDescImage::default(), F::TmaMisaligned);
         // work continues, and refused stores left their bulk group
         load_t(&mut tb, &m, &[1, 1], 0x800, 4, 2);
+        load_o(&mut tb, &(im, imd), &[3, 2, 5, 1], &[1, 2], 0x2000, 2, 3);
         store_b(&mut tb, GBASE, 0x40, 64);
         tb.push_commit();
         tb.drain();
-        assert_eq!((tb.st.faults, tb.st.copies), (29, 1));
-        for k in [
-            F::TensorMapInvalid,
-            F::UnsupportedIm2col,
-            F::UnsupportedInterleave,
-        ] {
+        assert_eq!((tb.st.faults, tb.st.copies), (34, 2));
+        for k in [F::TensorMapInvalid, F::UnsupportedInterleave] {
             assert!(k.name().is_some());
         }
-        assert_eq!(
-            F::UnsupportedIm2col.name(),
-            Some("unsupported: im2col load mode")
-        );
     }
 
     /// Bytes per cycle into shared memory (first to last write) and request limits.
@@ -5456,6 +6284,43 @@ mod tests {
         st
     }
 
+    /// im2col loads, prefetches and stores only (PTX 5.5.4): random rank-3..5 maps (every
+    /// element size and swizzle, element strides, pixel box corners up to the rank's range
+    /// ends), channel starts that are not 16-byte aligned, pixels before, inside and past the
+    /// bounding box (coordinates at the ends of the 32-bit range too), offsets up to their
+    /// limit, under random back-pressure and out-of-order responses: every byte, sector read,
+    /// write and complete_tx against `TensorMap::im2col_box_elements`.
+    #[test]
+    fn im2col_against_tensormap_reference() {
+        let mut tb = Tb::new(RANDOM, 0x12C0_0001);
+        let mut rng = XorShift(0x12C0_0002);
+        let (mut ranks, mut mixed, mut wrapped) = ([0u32; 6], 0, 0);
+        for n in 0..1500 {
+            let m = random_im2col_map(&mut rng);
+            let (c, o) = random_im2col_coords(&mut rng, &m.0);
+            let els = m.0.im2col_box_elements(&c, &o);
+            ranks[m.0.rank()] += 1;
+            mixed += (els.iter().any(|e| e.1.is_some()) && els.iter().any(|e| e.1.is_none())) as u32;
+            // a pixel after the first on a lower-corner W: the walk wrapped
+            let s = m.0.spec();
+            let hi = s.global_dim[1] as i64 - 1 + s.pixel_box_upper_corner[0] as i64;
+            wrapped += (c[1] + (s.pixels_per_column as i64 - 1) * s.element_strides[1] as i64 > hi) as u32;
+            let smem = 128 * rng.below(1000) as u32;
+            match n % 10 {
+                0 => prefetch_o(&mut tb, &m, &c, &o),
+                1 | 2 => store_o(&mut tb, &m, &c, &o, smem),
+                _ => load_o(&mut tb, &m, &c, &o, smem, random_mask(&mut rng), rng.below(1 << 16) as u16),
+            }
+            while tb.pending.len() >= 3 {
+                tb.step();
+            }
+        }
+        tb.drain();
+        assert!(ranks[3] > 400 && ranks[4] > 400 && ranks[5] > 400, "{ranks:?}");
+        assert!(mixed > 150 && wrapped > 600, "{mixed} {wrapped}");
+        assert!(tb.st.copies > 1000, "{:?}", tb.st);
+    }
+
     /// 1e4 random copies under heavy back-pressure (the default test; see the long variant).
     #[test]
     fn randomized_copies_against_tensormap_reference() {
@@ -5479,7 +6344,7 @@ mod tests {
         for i in 0..2u64 {
             load_b(&mut tb, GBASE + 0x1_0000 * i, 0x4000 * i as u32, 16384, 1 << 2, 1);
         }
-        let st = run_random(&mut tb, 0x5EED_0008, 500);
+        let st = run_random(&mut tb, 0x5EED_0008, 600);
         assert_eq!(st.max_tags, TMA_TAGS as u64, "{st:?}");
         assert!(st.reads > 8 * TMA_TAGS as u64, "{st:?}");
         assert!(st.copies > 300, "{st:?}");

@@ -30,8 +30,9 @@
 //! the bytes are the unit's). `wait_group` still releases warps through the golden bookkeeping
 //! those events drive; each store event carries the unit's own answer to `wait_group{.read}
 //! 0..=3` for the issuing thread (`TmaEffect::bulk`), which the lockstep compares with the golden
-//! model's. The other forms (reductions into shared::cluster, prefetches, im2col, shared::cta ->
-//! shared::cluster) are timed by the `[tma]` model and applied with the golden model's code at their completion
+//! model's. Loads in im2col mode, prefetches and shared::cta -> shared::cluster copies and
+//! reductions run on the unit too; im2col-mode stores (`.im2col_no_offs`) are timed by the
+//! `[tma]` model and applied with the golden model's code at their completion
 //! events; their complete-tx still goes through the MbarrierUnits.
 //!
 //! Timing (all constants in [`SmConfig`]): per SM (one CTA per SM) `issue.schedulers` warp
@@ -1232,10 +1233,10 @@ impl<'p> Engine<'p> {
 
     /// The RTL TmaEngine's command for a TMA operation, or None for the forms it does not
     /// implement (those are timed by [`Self::schedule_tma`]): it takes the loads from global
-    /// memory into shared::cluster, bulk or tiled tensor, with or without multicast, and the
-    /// stores and reductions from shared::cta to global memory (hdl/src/tma_engine.rs
-    /// "Unsupported": reductions into shared::cluster, prefetches, im2col, shared::cta ->
-    /// shared::cluster are left to the model).
+    /// memory into shared::cluster, bulk or tensor (tile and im2col mode), with or without
+    /// multicast, the shared::cta -> shared::cluster copies and reductions, and the stores and
+    /// reductions from shared::cta to global memory (tile mode; im2col-mode stores are left to
+    /// the model).
     fn rtl_command(&mut self, op: &TmaOp) -> Result<Option<(TmaCmd, TmaDescImage)>, Stop> {
         if let TmaOp::ToGlobal { pieces, data: None, red, at, .. } = op {
             return self.rtl_store_command(pieces, *red, *at);
@@ -1287,17 +1288,21 @@ impl<'p> Engine<'p> {
                 cmd.gaddr_hi = (g >> 32).into();
                 cmd.size = (p.len as u64).into();
             }
-            Opcode::CpAsyncBulkTensor if red.is_none() && !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
-                // The golden body already made these checks at issue (and reported what they
-                // found): evaluate again without a second report.
+            Opcode::CpAsyncBulkTensor if red.is_none() && !ins.has(Mod::Im2colNoOffs) => {
+                // Tile or im2col mode (PTX 9.7.9.25.5.2; im2col: PTX 5.5.4, the offsets are
+                // operand 3). The golden body already made these checks at issue (and reported
+                // what they found): evaluate again without a second report.
                 let findings = self.m.findings.len();
                 let ub = self.m.cfg.ub;
                 self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
                 let mut cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
-                let r = exec::tma_tensor_operands(&mut cx, ins, 1, lane);
+                let r = exec::tma_tensor_operands(&mut cx, ins, 1, lane).and_then(|(map, coords)| {
+                    let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(&mut cx, ins, 3, lane, map.rank())? } else { Vec::new() };
+                    Ok((map, coords, offs))
+                });
                 self.m.cfg.ub = ub;
                 self.m.findings.truncate(findings);
-                let Ok((map, coords)) = r else { return Ok(None) };
+                let Ok((map, coords, offs)) = r else { return Ok(None) };
                 let cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
                 let a = cx.addr(ins, 0, lane);
                 let space = if ins.has(Mod::SharedCluster) { Mod::SharedCluster } else { Mod::SharedCta };
@@ -1307,6 +1312,7 @@ impl<'p> Engine<'p> {
                 }
                 let c = |k: usize| -> u64 { coords.get(k).map(|&v| v as i32 as u32 as u64).unwrap_or(0) };
                 cmd.kind = TmaCmdKind::TensorLoad;
+                set_im2col(&mut cmd, ins.has(Mod::Im2col), &offs);
                 cmd.dims = (coords.len() as u64).into();
                 cmd.smem = (doff as u64).into();
                 (cmd.c0, cmd.c1, cmd.c2, cmd.c3, cmd.c4) = (c(0).into(), c(1).into(), c(2).into(), c(3).into(), c(4).into());
@@ -1318,11 +1324,9 @@ impl<'p> Engine<'p> {
     }
 
     /// Sends the prefetches of `ins` (cp.async.bulk.prefetch.L2, PTX 9.7.9.25.4.3;
-    /// cp.async.bulk.prefetch.tensor tile mode, PTX 9.7.9.25.5.4) to CTA `c`'s TmaEngine: one
+    /// cp.async.bulk.prefetch.tensor, PTX 9.7.9.25.5.4) to CTA `c`'s TmaEngine: one
     /// command per lane, whose sector reads reach the global-memory model and whose data the
-    /// unit drops (no architectural effect, no completion). An im2col-mode tensor prefetch is
-    /// not sent: the unit has no im2col mode (hdl/src/tma_engine.rs "Unsupported"), so it stays
-    /// a hint without cost, as in the golden model.
+    /// unit drops (no architectural effect, no completion); tile and im2col mode (PTX 5.5.4).
     fn send_prefetch(&mut self, c: u32, w: u32, pc: u32, mask: u32, ins: &Instr) {
         if self.ctas[c as usize].tma.is_none() {
             return;
@@ -1347,12 +1351,16 @@ impl<'p> Engine<'p> {
             } else {
                 let findings = self.m.findings.len();
                 let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
-                let r = exec::tma_tensor_operands(&mut cx, ins, 0, lane);
+                let r = exec::tma_tensor_operands(&mut cx, ins, 0, lane).and_then(|(map, coords)| {
+                    let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(&mut cx, ins, 1, lane, map.rank())? } else { Vec::new() };
+                    Ok((map, coords, offs))
+                });
                 self.m.findings.truncate(findings);
-                let Ok((map, coords)) = r else { continue };
-                if ins.has(Mod::Im2col) || coords.len() > 5 {
+                let Ok((map, coords, offs)) = r else { continue };
+                if coords.len() > 5 {
                     continue;
                 }
+                set_im2col(&mut cmd, ins.has(Mod::Im2col), &offs);
                 let k = |i: usize| -> u64 { coords.get(i).map(|&v| v as i32 as u32 as u64).unwrap_or(0) };
                 cmd.kind = TmaCmdKind::TensorPrefetch;
                 cmd.dims = (coords.len() as u64).into();
@@ -2948,6 +2956,14 @@ fn arrival_req(a: &Arrival, w: u32, live: u32, count: Option<u32>) -> NamedBarri
         lanes: (live as u64).into(),
         pred: (pred as u64).into(),
     }
+}
+
+/// An im2col-mode tensor command (PTX 5.5.4): the `im2col` flag and the im2col offsets
+/// (`tensorRank - 2` of them, below 2^16 as the golden model checked; W, H, D order).
+fn set_im2col(cmd: &mut TmaCmd, im2col: bool, offs: &[i64]) {
+    cmd.im2col = im2col;
+    let o = |i: usize| -> u64 { offs.get(i).map(|&v| v as u64 & 0xffff).unwrap_or(0) };
+    (cmd.o0, cmd.o1, cmd.o2) = (o(0).into(), o(1).into(), o(2).into());
 }
 
 /// The TmaEngine's reduction operators and the golden model's `.redOp` (PTX 9.7.9.25.4.2).

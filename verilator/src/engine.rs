@@ -287,7 +287,7 @@ unpack_enum! {
         ArriveDropNoComplete, ArriveDropExpectTx, ExpectTx, CompleteTx, TestWait, TestWaitParity,
         TryWait, TryWaitParity, PendingCount, CpAsyncArriveInc]
     TmaFaultKind [NoFault, TensorMapInvalid, TmaCoordOutOfRange, TmaMisaligned,
-        ClusterRankOutOfRange, UnsupportedIm2col, UnsupportedInterleave, UnsupportedThreads]
+        ClusterRankOutOfRange, UnsupportedInterleave, UnsupportedThreads]
     TmaRedOp [Copy, Add, Min, Max, Inc, Dec, And, Or, Xor]
     TmaRedType [B32, U32, S32, B64, U64, S64, F32, F64, F16, Bf16]
 }

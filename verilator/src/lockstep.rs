@@ -352,6 +352,7 @@ pub fn smem_write(rng: &mut Rng) -> SmemWrite {
 /// A TMA command: bulk loads / stores / prefetches / shared::cta -> shared::cluster copies and
 /// reductions and commits with aligned operands mostly, tiled 2-D tensor loads / stores /
 /// prefetches on a valid u8 tensor map (box 16 x 4, coordinates partly out of bounds) mostly,
+/// im2col loads / stores / prefetches on a valid rank-3 u8 im2col map now and then,
 /// and now and then any bits (faults).
 pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
     let kind = match rng.below(100) {
@@ -414,7 +415,11 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         red_op: if rng.pct(50) { TmaRedOp::Copy } else { RED_OPS[rng.below(9) as usize] },
         red_type: RED_TYPES[rng.below(10) as usize],
         thread: b(rng.below(6)),
+        o0: b(rng.below(4)),
+        o1: b(0),
+        o2: b(0),
     };
+    let mut cmd = cmd;
     let mut d = TmaDescImage {
         version: b(1),
         rank_m1: b(1),
@@ -436,6 +441,34 @@ pub fn tma_cmd(rng: &mut Rng, cta_rank: u64) -> (TmaCmd, TmaDescImage) {
         d.interleave = rng.bits();
         d.rsvd_24 = b(rng.below(2));
         d.box0_m1 = rng.bits();
+    }
+    if tensor && !junk && rng.pct(30) {
+        // im2col (PTX 5.5.4) on a valid rank-3 u8 map (C 32, W 12, N 3): 16-channel pixels,
+        // a random pixel box, element stride and offset, pixels before, in and past the box
+        cmd.im2col = true;
+        cmd.dims = b(3);
+        cmd.c0 = b((rng.below(56) as i64 - 20) as u64);
+        cmd.c1 = b((rng.below(22) as i64 - 5) as u64);
+        cmd.c2 = b((rng.below(6) as i64 - 1) as u64);
+        let corner = |rng: &mut Rng| b((rng.below(7) as i64 - 3) as u16 as u64);
+        d = TmaDescImage {
+            version: b(1),
+            im2col: true,
+            rank_m1: b(2),
+            data_type: b(0),
+            gaddr_lo: b(0x1000),
+            gdim0_m1: b(31),
+            gdim1_m1: b(11),
+            gdim2_m1: b(2),
+            gstride0_lo: b(32),
+            gstride1_lo: b(384),
+            estride1_m1: b(rng.below(3)),
+            lower0: corner(rng),
+            upper0: corner(rng),
+            channels_m1: b(15),
+            pixels_m1: b(rng.below(24)),
+            ..Default::default()
+        };
     }
     (cmd, d)
 }

@@ -1064,7 +1064,7 @@ fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(Te
 
 /// The im2col offsets (vector operand `k`, if present): `tensorRank - 2` unsigned values, each in
 /// `0..2^16` (3D), `0..2^8` (4D) or `0..2^5` (5D) ([PTX] §9.7.9.25.5.2 im2colOffsets, §5.5.4).
-fn im2col_offsets(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32, rank: usize) -> Result<Vec<i64>, Stop> {
+pub fn im2col_offsets(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32, rank: usize) -> Result<Vec<i64>, Stop> {
     let Some(Operand::Vector(v)) = i.operands.get(k) else {
         cx.finding(FindingKind::TmaCoordOutOfRange, lane, format!("im2col mode needs {} im2col offsets (PTX 9.7.9.25.5.2)", rank - 2))?;
         return Err(Stop::Finding);
@@ -1096,51 +1096,6 @@ fn im2col_offsets(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32, rank: usi
         out.push(x);
     }
     Ok(out)
-}
-
-/// Every element of the box at `coords`: its dense byte offset in shared memory and its global
-/// address (None: out of bounds) ([PTX] §5.5.3 tiled, §5.5.4 im2col; module doc).
-fn box_elements(map: &TensorMap, coords: &[i64], offsets: &[i64]) -> Vec<(u64, Option<u64>)> {
-    let s = map.spec();
-    let r = map.rank();
-    let es = map.element_size() as u64;
-    let stride = |i: usize| if i == 0 { 1 } else { s.element_strides[i] as i64 };
-    let mut out = Vec::new();
-    match map.mode() {
-        TensorMapMode::Tiled => out = map.tiled_box_elements(coords),
-        TensorMapMode::Im2col => {
-            let cpp = s.channels_per_pixel as u64;
-            let lo: Vec<i64> = (1..r - 1).map(|i| s.pixel_box_lower_corner[i - 1] as i64).collect();
-            let hi: Vec<i64> = (1..r - 1).map(|i| s.global_dim[i] as i64 - 1 + s.pixel_box_upper_corner[i - 1] as i64).collect();
-            let mut pos: Vec<i64> = coords[1..r].to_vec(); // spatial dims, then N
-            for p in 0..s.pixels_per_column as u64 {
-                for j in 0..cpp {
-                    let mut x = Vec::with_capacity(r);
-                    x.push(coords[0] + j as i64);
-                    for d in 0..r - 2 {
-                        x.push(pos[d] + offsets[d]);
-                    }
-                    x.push(pos[r - 2]);
-                    out.push(((p * cpp + j) * es, map.global_byte_address(&x)));
-                }
-                // Next pixel: W, then H, then D, wrapping inside the bounding box, then N.
-                let mut d = 0;
-                loop {
-                    if d == r - 2 {
-                        pos[d] += 1;
-                        break;
-                    }
-                    pos[d] += stride(d + 1);
-                    if pos[d] <= hi[d] {
-                        break;
-                    }
-                    pos[d] = lo[d];
-                    d += 1;
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Shared-memory offset of dense box byte `off` for a box at (128-byte aligned) `base`.
@@ -1200,7 +1155,7 @@ impl Exec for op::CpAsyncBulkTensor {
             let mbar = mbarrier_for(cx, i, 2, l, &ctas, multicast)?;
             let es = map.element_size();
             let mut pieces = Vec::new();
-            for (off, g) in box_elements(&map, &coords, &offsets) {
+            for (off, g) in map.box_elements(&coords, &offsets) {
                 let src = match g {
                     Some(a) => Some(global_span_or_finding(cx, l, a, es as u64, "cp.async.bulk.tensor: an in-bounds tensor element")?),
                     None => None,
@@ -1224,7 +1179,7 @@ fn tensor_to_global(cx: &mut Cx<'_, '_>, i: &Instr, l: u32, map: &TensorMap, coo
     let (sc, soff) = shared_span(cx, l, Mod::SharedCta, src, bytes, "tensor copy source")?;
     let es = map.element_size();
     let mut pieces = Vec::new();
-    for (off, g) in box_elements(map, coords, offsets) {
+    for (off, g) in map.box_elements(coords, offsets) {
         if let Some(a) = g {
             let gp = global_span_or_finding(cx, l, a, es as u64, "tensor store: an in-bounds tensor element")?;
             pieces.push(Piece { src: Some(Place::Shared(sc, swz(map, soff, off))), dst: gp, len: es });
