@@ -64,6 +64,7 @@ use hopsync_cosim::mbarrier as mb;
 use hopsync_cosim::report::RunReport;
 use hopsync_cosim::retire::{RegWrite, Retire, SyncEvent};
 use hopsync_firmware::ir::{Instr, Mod, Operand, RegId};
+use hopsync_firmware::tensormap::TensorMap;
 use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
 use hopsync_hdl::mbarrier_unit::{MbarrierOp, MbarrierReq, MbarrierResp, MbarrierWord};
@@ -1290,19 +1291,8 @@ impl<'p> Engine<'p> {
             }
             Opcode::CpAsyncBulkTensor if red.is_none() && !ins.has(Mod::Im2colNoOffs) => {
                 // Tile or im2col mode (PTX 9.7.9.25.5.2; im2col: PTX 5.5.4, the offsets are
-                // operand 3). The golden body already made these checks at issue (and reported
-                // what they found): evaluate again without a second report.
-                let findings = self.m.findings.len();
-                let ub = self.m.cfg.ub;
-                self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
-                let mut cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
-                let r = exec::tma_tensor_operands(&mut cx, ins, 1, lane).and_then(|(map, coords)| {
-                    let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(&mut cx, ins, 3, lane, map.rank())? } else { Vec::new() };
-                    Ok((map, coords, offs))
-                });
-                self.m.cfg.ub = ub;
-                self.m.findings.truncate(findings);
-                let Ok((map, coords, offs)) = r else { return Ok(None) };
+                // operand 3).
+                let Some((map, coords, offs)) = self.quiet_tensor_operands(*at, ins, 1, 3) else { return Ok(None) };
                 let cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
                 let a = cx.addr(ins, 0, lane);
                 let space = if ins.has(Mod::SharedCluster) { Mod::SharedCluster } else { Mod::SharedCta };
@@ -1349,14 +1339,7 @@ impl<'p> Engine<'p> {
                 cmd.gaddr_hi = (src >> 32).into();
                 cmd.size = size.into();
             } else {
-                let findings = self.m.findings.len();
-                let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
-                let r = exec::tma_tensor_operands(&mut cx, ins, 0, lane).and_then(|(map, coords)| {
-                    let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(&mut cx, ins, 1, lane, map.rank())? } else { Vec::new() };
-                    Ok((map, coords, offs))
-                });
-                self.m.findings.truncate(findings);
-                let Ok((map, coords, offs)) = r else { continue };
+                let Some((map, coords, offs)) = self.quiet_tensor_operands((c, w, lane, pc), ins, 0, 1) else { continue };
                 if coords.len() > 5 {
                     continue;
                 }
@@ -1369,6 +1352,25 @@ impl<'p> Engine<'p> {
             }
             self.ctas[c as usize].tma_cmd_q.push_back((at, cmd, desc, 0));
         }
+    }
+
+    /// The tensor operands of thread `at` (CTA, warp, lane, pc) for its TmaEngine command: the
+    /// map, the coordinates and, in im2col mode, the offsets (operand `offs_k`; the map is
+    /// operand `map_k`). The golden body already made these checks at issue and reported what
+    /// they found: they are evaluated again without a second report. None where they fail.
+    fn quiet_tensor_operands(&mut self, at: (u32, u32, u32, u32), ins: &Instr, map_k: usize, offs_k: usize) -> Option<(TensorMap, Vec<i64>, Vec<i64>)> {
+        let (c, w, lane, pc) = at;
+        let findings = self.m.findings.len();
+        let ub = self.m.cfg.ub;
+        self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
+        let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
+        let r = exec::tma_tensor_operands(&mut cx, ins, map_k, lane).and_then(|(map, coords)| {
+            let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(&mut cx, ins, offs_k, lane, map.rank())? } else { Vec::new() };
+            Ok((map, coords, offs))
+        });
+        self.m.cfg.ub = ub;
+        self.m.findings.truncate(findings);
+        r.ok()
     }
 
     /// The RTL TmaEngine's command for a store from shared::cta to global memory (bulk or tiled
@@ -1403,15 +1405,7 @@ impl<'p> Engine<'p> {
                 cmd.size = (p.len as u64).into();
             }
             Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulkTensor if !ins.has(Mod::Im2col) && !ins.has(Mod::Im2colNoOffs) => {
-                // As for loads: the golden body made (and reported) the checks at issue.
-                let findings = self.m.findings.len();
-                let ub = self.m.cfg.ub;
-                self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
-                let mut cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
-                let r = exec::tma_tensor_operands(&mut cx, ins, 0, lane);
-                self.m.cfg.ub = ub;
-                self.m.findings.truncate(findings);
-                let Ok((map, coords)) = r else { return Ok(None) };
+                let Some((map, coords, _)) = self.quiet_tensor_operands(at, ins, 0, 0) else { return Ok(None) };
                 let cx = Cx { m: &mut self.m, cta: c0, warp: w0, pc, mask: 1 << lane, group: 1 << lane };
                 let a = cx.addr(ins, 1, lane);
                 let Ok(Place::Shared(_, soff)) = self.m.resolve(c0, w0, lane, Some(Mod::SharedCta), a, 1) else { return Ok(None) };
