@@ -189,6 +189,10 @@ enum Cmd {
         /// target, seeds and tools.
         #[arg(long)]
         no_reuse: bool,
+        /// Place-and-route seeds run at once, each its own nextpnr process (default: the
+        /// machine's cores; the results do not depend on it).
+        #[arg(long)]
+        jobs: Option<usize>,
         #[command(flatten)]
         sizes: SizeArgs,
     },
@@ -404,7 +408,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             files.iter().for_each(|f| println!("{}", f.display()));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Synth { unit, all, targets, seeds, markdown, work, no_reuse, sizes } => {
+        Cmd::Synth { unit, all, targets, seeds, markdown, work, no_reuse, jobs, sizes } => {
             use hopsync_hdl::fpga;
             let usage = |e: String| {
                 eprintln!("error: {e}");
@@ -416,7 +420,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 (false, None) => return Err(usage("name a unit, `top`, or --all".into())),
             };
             let targets = if targets.is_empty() { fpga::TARGETS.to_vec() } else { targets.iter().map(|t| fpga::Target::parse(t)).collect::<Result<_, _>>().map_err(usage)? };
-            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work, reuse: !no_reuse };
+            let jobs = match jobs {
+                Some(0) => return Err(usage("--jobs must be at least 1".into())),
+                Some(n) => n,
+                None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            };
+            let opts = fpga::Options { sizes: sizes.get(), seeds, workdir: work, reuse: !no_reuse, jobs };
             opts.sizes.check().map_err(usage)?;
             let command: Vec<String> = std::env::args().skip(1).collect();
             fpga::cli(&units, &targets, &opts, markdown.as_deref(), &format!("hopsync {}", command.join(" "))).map_err(|e| {

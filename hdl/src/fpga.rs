@@ -7,8 +7,9 @@
 //!    harness (`hopsync_fpga_wrap`: one shift register feeding every input bit, one capture /
 //!    shift register for every output bit, four pins), so that a unit with hundreds of port bits
 //!    fits a package, keeps all its logic and is timed register to register. nextpnr places and
-//!    routes it for seeds 1..=N; Fmax is the best seed's last "Max frequency for clock" line, and
-//!    that run's critical-path report is kept.
+//!    routes it for seeds 1..=N, `jobs` seeds at once (separate nextpnr processes on the same
+//!    netlist, taken in seed order, so the result does not depend on `jobs`); Fmax is the best
+//!    seed's last "Max frequency for clock" line, and that run's critical-path report is kept.
 //!
 //! Results are kept: each (unit, target) folder of the working folder holds `result.json`
 //! (serde), keyed by a hash of the unit's Verilog, the target, the seeds and the tool versions;
@@ -204,6 +205,9 @@ pub struct Options {
     pub workdir: PathBuf,
     /// reuse a subfolder's `result.json` when its key matches (see the module documentation)
     pub reuse: bool,
+    /// place-and-route seeds run at once (each seed is its own nextpnr process on the same
+    /// netlist; the results do not depend on it, so it is not part of the key)
+    pub jobs: usize,
 }
 
 /// FNV-1a, 64 bits.
@@ -626,50 +630,52 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
         let freq = format!("{}", target.goal_mhz());
         let mut best: Option<(f64, String)> = None;
         let mut errors = vec![];
-        for seed in 1..=opts.seeds {
-            let s = seed.to_string();
-            let mut args: Vec<&str> = match target {
-                Target::Ice40Up5k => vec!["--up5k", "--package", "sg48"],
-                Target::Ice40Hx8k => vec!["--hx8k", "--package", "ct256"],
-                Target::Ecp5_85k => vec![
-                    "--85k",
-                    "--speed",
-                    "8",
-                    "--package",
-                    "CABGA381",
-                    "--lpf-allow-unconstrained",
-                ],
-                Target::Xc7 => unreachable!(),
-            };
-            args.extend([
-                "--json",
-                "wrap.json",
-                "--freq",
-                &freq,
-                "--seed",
-                &s,
-                "--timing-allow-fail",
-            ]);
-            let log = format!("nextpnr_seed{seed}.log");
-            match run(pnr, &args, &dir, &log) {
-                Ok(text) => {
-                    let f = parse_fmax(&text);
-                    r.fmax_seeds.push((seed, f));
-                    if let Some(f) = f {
-                        if best.as_ref().map(|b| f > b.0) != Some(false) {
-                            best = Some((f, text));
+        let seeds: Vec<u32> = (1..=opts.seeds).collect();
+        for batch in seeds.chunks(opts.jobs.max(1)) {
+            // the seeds of a batch run at once; their results are taken in seed order, so the
+            // best seed (the first of the highest Fmax) does not depend on `jobs`
+            let outcomes: Vec<(u32, Result<String, String>)> = std::thread::scope(|sc| {
+                let runs: Vec<_> = batch
+                    .iter()
+                    .map(|&seed| {
+                        let freq = &freq;
+                        let dir = &dir;
+                        sc.spawn(move || {
+                            let args = pnr_args(target, freq, seed);
+                            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                            run(pnr, &args, dir, &format!("nextpnr_seed{seed}.log"))
+                        })
+                    })
+                    .collect();
+                batch
+                    .iter()
+                    .zip(runs)
+                    .map(|(&seed, h)| (seed, h.join().unwrap_or_else(|_| Err(format!("seed {seed}: the place-and-route thread panicked")))))
+                    .collect()
+            });
+            let mut no_fit = false;
+            for (seed, outcome) in outcomes {
+                match outcome {
+                    Ok(text) => {
+                        let f = parse_fmax(&text);
+                        r.fmax_seeds.push((seed, f));
+                        if let Some(f) = f {
+                            if best.as_ref().map(|b| f > b.0) != Some(false) {
+                                best = Some((f, text));
+                            }
                         }
                     }
-                }
-                Err(e) => {
-                    r.fmax_seeds.push((seed, None));
-                    errors.push(e);
-                    // a design that does not fit does not fit with another seed either
-                    let log = std::fs::read_to_string(dir.join(&log)).unwrap_or_default();
-                    if over_utilised(&log).is_some() {
-                        break;
+                    Err(e) => {
+                        r.fmax_seeds.push((seed, None));
+                        errors.push(e);
+                        let log = std::fs::read_to_string(dir.join(format!("nextpnr_seed{seed}.log"))).unwrap_or_default();
+                        no_fit |= over_utilised(&log).is_some();
                     }
                 }
+            }
+            // a design that does not fit does not fit with another seed either
+            if no_fit {
+                break;
             }
         }
         match best {
@@ -691,6 +697,19 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
     let json = serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?;
     std::fs::write(&saved, json).map_err(|e| format!("{}: {e}", saved.display()))?;
     Ok(r)
+}
+
+/// nextpnr's arguments for one seed of a target with place and route.
+fn pnr_args(target: Target, freq: &str, seed: u32) -> Vec<String> {
+    let device: &[&str] = match target {
+        Target::Ice40Up5k => &["--up5k", "--package", "sg48"],
+        Target::Ice40Hx8k => &["--hx8k", "--package", "ct256"],
+        Target::Ecp5_85k => &["--85k", "--speed", "8", "--package", "CABGA381", "--lpf-allow-unconstrained"],
+        Target::Xc7 => &[],
+    };
+    let seed = seed.to_string();
+    let common = ["--json", "wrap.json", "--freq", freq, "--seed", &seed, "--timing-allow-fail"];
+    device.iter().chain(common.iter()).map(|a| a.to_string()).collect()
 }
 
 /// One table row in markdown.
@@ -917,7 +936,12 @@ pub fn cli(units: &[String], targets: &[Target], opts: &Options, markdown_out: O
             });
             println!("{}", markdown_row(&r));
             if r.reused {
-                eprintln!("  ({} on {}: reused {}/result.json, same Verilog, seeds and tools)", r.unit, r.target, opts.workdir.display());
+                eprintln!(
+                    "  ({} on {}: reused {}, same Verilog, seeds and tools)",
+                    r.unit,
+                    r.target,
+                    opts.workdir.join(format!("{}-{}", r.unit, r.target)).join("result.json").display()
+                );
             }
             if let Some(cp) = &r.critical_path {
                 if r.fmax.map(|f| f < t.goal_mhz()) == Some(true) {
@@ -1026,9 +1050,10 @@ mod tests {
                 smem_beats_log2: 8,
                 ..Sizes::default()
             },
-            seeds: 1,
+            seeds: 2,
             workdir: dir.clone(),
             reuse: true,
+            jobs: 2,
         };
         let r = synth("smem_port", Target::Ice40Hx8k, &tools, &opts).unwrap();
         assert!(r.luts > 0 && r.ffs > 0, "{r:?}");
@@ -1036,6 +1061,12 @@ mod tests {
         // the same inputs again: the saved result, not a new run
         let again = synth("smem_port", Target::Ice40Hx8k, &tools, &opts).unwrap();
         assert!(again.reused && again.key == r.key && again.fmax == r.fmax && again.luts == r.luts);
+        // both seeds ran (at once, jobs = 2), reported in seed order; the best is their maximum
+        assert_eq!(r.fmax_seeds.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 2], "{r:?}");
+        let per_seed: Vec<f64> = r.fmax_seeds.iter().filter_map(|s| s.1).collect();
+        assert_eq!(per_seed.len(), 2, "{r:?}");
+        assert_eq!(r.fmax, per_seed.iter().copied().reduce(f64::max), "{r:?}");
+        assert!(dir.join("smem_port-ice40-hx8k/nextpnr_seed2.log").exists());
         assert_eq!(r.bram, 16, "16 byte lanes of 256 x 8 bits: one SB_RAM40_4K each: {r:?}");
         let f = r.fmax.unwrap_or_else(|| panic!("no Fmax: {:?}", r.pnr_note));
         assert!(f > 20.0, "{f} MHz");
