@@ -655,6 +655,11 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
             });
             let mut no_fit = false;
             for (seed, outcome) in outcomes {
+                // as one seed after the other would: nothing after a seed that does not fit (a
+                // design that does not fit does not fit with another seed either)
+                if no_fit {
+                    break;
+                }
                 match outcome {
                     Ok(text) => {
                         let f = parse_fmax(&text);
@@ -673,7 +678,6 @@ pub fn synth(unit: &str, target: Target, tools: &Tools, opts: &Options) -> Resul
                     }
                 }
             }
-            // a design that does not fit does not fit with another seed either
             if no_fit {
                 break;
             }
@@ -800,7 +804,8 @@ pub fn markdown(results: &[SynthResult], tools: &Tools, opts: &Options, command:
           bit is captured and shifted out; four pins, every path register to register; it adds one flip-flop per port bit, not \
           counted above) placed and routed by nextpnr for seeds 1..={}, with `--freq` set to the goal (iCE40 UP5K {} MHz, HX8K {} \
           MHz, ECP5 {} MHz); the table gives the best seed's final \"Max frequency for clock\" and every seed's. xc7: synthesis \
-          only (no open place-and-route installed). A design that does not fit with seed 1 is not tried with other seeds.\n",
+          only (no open place-and-route installed). A design that does not fit with a seed does not fit with another: the seeds after it are not \
+          reported (nor run, one seed at a time).\n",
         opts.seeds,
         Target::Ice40Up5k.goal_mhz(),
         Target::Ice40Hx8k.goal_mhz(),
