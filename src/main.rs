@@ -85,8 +85,14 @@ enum Cmd {
         #[arg(long)]
         print: bool,
     },
-    /// Run the built-in mbarrier producer/consumer pipeline and explain what happened.
-    Demo,
+    /// Run the built-in mbarrier producer/consumer pipeline and explain what happened, then run
+    /// it on the RTL engine in lockstep with the golden model and write its waves.
+    Demo {
+        /// Where to write the RTL run's VCD and GTKWave save file (default: target/hopsync-demo
+        /// in a checkout, else hopsync-demo in the temp folder).
+        #[arg(long, value_name = "DIR")]
+        waves_dir: Option<PathBuf>,
+    },
     /// Print the supported-instruction table (markdown), generated from the opcode table.
     Ops,
     /// Generate a random legal program (or, with --ub, one with exactly one finding) from a seed.
@@ -355,7 +361,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Demo => Ok(demo::run()),
+        Cmd::Demo { waves_dir } => Ok(demo::run(&waves_dir.unwrap_or_else(demo::default_waves_dir))),
         Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd)),
         Cmd::Gpu { cmd } => {
             use hopsync_cosim::gpu::cli;
@@ -568,7 +574,7 @@ fn verilator_config(vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitC
 /// Built without the `verilator` feature: `--engine verilator` is not available.
 #[cfg(not(feature = "verilator"))]
 fn verilator_config(_vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
-    eprintln!("error: unsupported: --engine verilator: this hopsync was built without the `verilator` feature (needs Verilator 5: `apt-get install -y verilator g++ make`)");
+    eprintln!("error: unsupported: --engine verilator: this hopsync was built without the `verilator` feature; install verilator g++ make (Debian: `apt-get install -y verilator g++ make`; scripts/test does) and rebuild with the default features");
     Err(ExitCode::from(1))
 }
 
@@ -578,6 +584,10 @@ fn verilator_config(_vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, Exit
 #[cfg(feature = "verilator")]
 fn verilator_bench(kcycles: u32) -> Result<ExitCode, ExitCode> {
     use hopsync_verilator::lockstep::{bench_unit, run_unit};
+    hopsync_verilator::available().map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(1)
+    })?;
     let cycles = kcycles.max(1) as u64 * 1000;
     println!(
         "{} ({} build; Verilator models: verilator --cc -O3, C++ -O2, tracing off; sizes {})",

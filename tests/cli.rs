@@ -18,6 +18,10 @@ fn demo_runs_and_explains() {
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("completed 4 phases"), "{text}");
     assert!(text.contains("expected: match"), "{text}");
+    // then the RTL engine in lockstep, with its waves
+    assert!(text.contains(" 0 divergences, outputs as expected"), "{text}");
+    assert!(text.contains("gtkwave target/hopsync-demo/pipeline.vcd target/hopsync-demo/pipeline.gtkw"), "{text}");
+    assert!(root().join("target/hopsync-demo/pipeline.vcd").is_file());
 }
 
 #[test]

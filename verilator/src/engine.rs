@@ -67,6 +67,7 @@ impl VerilatorBackend {
     /// A backend for `cfg` (its try_wait limit must be the models' one), writing VCDs into `vcd`
     /// when given.
     pub fn new(cfg: &SmConfig, vcd: Option<PathBuf>) -> Result<VerilatorBackend, String> {
+        crate::available()?;
         let suspend = cfg.ns_to_cycles(cfg.sync.default_suspend_ns);
         if suspend != ENGINE_SUSPEND_CYCLES as u64 {
             return Err(format!(

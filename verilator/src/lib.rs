@@ -51,6 +51,15 @@ pub struct ModelDesc {
 
 include!(concat!(env!("OUT_DIR"), "/models.rs"));
 
+/// Whether this build has the Verilator models: a build on a machine without Verilator 5 (or
+/// without a C++ compiler) has none, and says here what to install (`unsupported: ...`).
+pub fn available() -> Result<(), String> {
+    match MISSING {
+        None => Ok(()),
+        Some(why) => Err(why.to_string()),
+    }
+}
+
 /// One Verilated instance of a unit.
 pub struct Model {
     desc: &'static ModelDesc,
@@ -65,6 +74,9 @@ impl Model {
     /// A fresh instance of `unit`'s model (registers and memories zero, like the rust-hdl
     /// model's defaults; the rust-hdl `RAM` initializers become `initial` blocks).
     pub fn new(unit: &str) -> Model {
+        if let Err(why) = available() {
+            panic!("{why}");
+        }
         let desc = MODELS
             .iter()
             .find(|m| m.unit == unit)

@@ -925,6 +925,7 @@ pub fn run_flipping<D: Dut>(
     seed: u64,
     flip: Option<(u64, usize)>,
 ) -> Result<Report, String> {
+    crate::available()?;
     let mut dut = D::create();
     let mut m = Model::new(D::UNIT);
     let desc = m.desc();
@@ -1080,6 +1081,7 @@ pub fn bench<D: Dut>(cycles: u64, seed: u64) -> (u64, f64, f64) {
 
 /// [`bench`] for a unit given by name.
 pub fn bench_unit(unit: &str, cycles: u64, seed: u64) -> Result<(u64, f64, f64), String> {
+    crate::available()?;
     Ok(match unit {
         "mbarrier_unit" => bench::<MbarrierDut>(cycles, seed),
         "named_barrier_unit" => bench::<NamedBarrierDut>(cycles, seed),
@@ -1093,6 +1095,7 @@ pub fn bench_unit(unit: &str, cycles: u64, seed: u64) -> Result<(u64, f64, f64),
 
 /// [`run`] for a unit given by name.
 pub fn run_unit(unit: &str, cycles: u64, seed: u64) -> Result<Report, String> {
+    crate::available()?;
     match unit {
         "mbarrier_unit" => run::<MbarrierDut>(cycles, seed),
         "named_barrier_unit" => run::<NamedBarrierDut>(cycles, seed),
