@@ -55,15 +55,14 @@ use crate::config::SmConfig;
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
 use crate::timing::{self, Class, InstrInfo};
 use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
-use hopsync_cosim::exec::{self, Cx, Flow, Obj, Stop};
+use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, NamedArrival, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
 use hopsync_cosim::finding::FindingKind;
 use hopsync_cosim::lockstep::TmaEffect;
-use hopsync_cosim::machine::{AsyncOp, Config, Lane, Machine, MbarShadow, Outcome, PartialArrival, Place, Poll, Wait, WARP};
-use hopsync_cosim::mbarrier as mb;
+use hopsync_cosim::machine::{AsyncOp, Config, Lane, Machine, MbarShadow, Outcome, Place, Poll, Wait, WARP};
 use hopsync_cosim::report::RunReport;
 use hopsync_cosim::retire::{RegWrite, Retire, SyncEvent};
-use hopsync_firmware::ir::{Instr, Mod, Operand, RegId};
+use hopsync_firmware::ir::{Instr, Mod, RegId};
 use hopsync_firmware::tensormap::TensorMap;
 use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
@@ -140,24 +139,12 @@ struct Queued<T> {
     tag: Tag,
 }
 
-/// The mbarrier instruction families.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum MbarKind {
-    Init,
-    Inval,
-    Tx,
-    Arrive { no_complete: bool },
-    Wait,
-    PendingCount,
-    CpArrive,
-}
-
-/// One object-level operation of an mbarrier instruction: the lanes it serves and its unit
-/// requests (one, or expect-tx then arrive for a merged multi-lane `.expect_tx` arrive).
+/// One step of an mbarrier instruction in flight (`exec::MbarStep`): its unit requests (one,
+/// or expect-tx then arrive for a merged multi-lane `.expect_tx` arrive) and what the unit
+/// answered.
 #[derive(Debug, Clone)]
 struct Part {
-    obj: Obj,
-    lanes: u32,
+    step: MbarStep,
     reqs: Vec<MbarrierReq>,
     remote: bool,
     got: usize,
@@ -169,22 +156,29 @@ struct Part {
     wait: Option<bool>,
     suspended: bool,
     pending_count: u64,
-    per: u64,
 }
 
 impl Part {
-    fn new(obj: Obj, lanes: u32, reqs: Vec<MbarrierReq>, remote: bool) -> Part {
-        Part { obj, lanes, reqs, remote, got: 0, accepted: 0, first_state: None, old: None, new: None, phase_after: 0, wait: None, suspended: false, pending_count: 0, per: 0 }
+    fn new(step: MbarStep, reqs: Vec<MbarrierReq>, remote: bool) -> Part {
+        Part { step, reqs, remote, got: 0, accepted: 0, first_state: None, old: None, new: None, phase_after: 0, wait: None, suspended: false, pending_count: 0 }
     }
     fn done(&self) -> bool {
         self.got == self.reqs.len() && !self.suspended
+    }
+    /// What the unit did, for `exec::mbar_apply`.
+    fn outcome(&self) -> MbarOutcome {
+        let completed = match (self.old, self.new) {
+            (Some(a), Some(b)) => (a >> 63) != (b >> 63),
+            _ => false,
+        };
+        MbarOutcome { old: self.first_state.unwrap_or(0), completed, phase_after: self.phase_after, wait: self.wait.unwrap_or(false), pending_count: self.pending_count }
     }
 }
 
 #[derive(Debug, Clone)]
 enum OpKind {
-    Mbar(MbarKind),
-    Named(Arrival),
+    Mbar(MbarFamily),
+    Named(NamedArrival),
     ClusterArrive,
     ClusterWait,
 }
@@ -209,16 +203,6 @@ enum NamedTag {
     ExitPartial(u32),
 }
 
-/// One warp's arrival at a named barrier: per arriving lane what it executed (lane, predicate,
-/// destination, whether it waits), as the golden model keeps it for divergent warps whose lanes
-/// reach the barrier at different instructions (PTX 9.7.13.1, non-`.aligned`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Arrival {
-    id: u8,
-    lanes: Vec<(u32, bool, Option<u32>, bool)>,
-    red: Option<Mod>,
-}
-
 struct WarpState {
     /// Per register: the cycle from which it may be read (or written again).
     ready: Vec<u64>,
@@ -229,7 +213,7 @@ struct WarpState {
     /// bar.red destinations awaiting the release: (barrier, (lane, register) pairs, reduction).
     red: Option<(u8, Vec<(u32, u32)>, Mod)>,
     /// An arrival made on the warp's behalf after an exit, waiting for the unit.
-    exit_arrival: Option<Arrival>,
+    exit_arrival: Option<NamedArrival>,
     /// Lanes that executed a non-aligned barrier.cluster.arrive while the warp was divergent.
     cluster_partial: u32,
     exited: bool,
@@ -822,7 +806,7 @@ impl<'p> Engine<'p> {
                 let (pc, lane, obj) = match self.ctas[cta as usize].warps[warp as usize].op.as_ref() {
                     Some(op) => {
                         let p = &op.parts[part as usize];
-                        (op.pc, p.lanes.trailing_zeros().min(31), p.obj)
+                        (op.pc, p.step.lanes.trailing_zeros().min(31), p.step.obj)
                     }
                     None => (0, 0, Obj { cta: unit_cta, off: 0, remote: false }),
                 };
@@ -858,7 +842,7 @@ impl<'p> Engine<'p> {
     fn part_result(&mut self, cta: u32, warp: u32, part: u32, req: u32, change: Option<Option<SyncEvent>>, resp: Option<MbarrierResp>) -> Result<(), Stop> {
         let phase_now = {
             let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return Ok(()) };
-            let o = op.parts[part as usize].obj;
+            let o = op.parts[part as usize].step.obj;
             self.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0)
         };
         let suspended_now;
@@ -886,7 +870,7 @@ impl<'p> Engine<'p> {
                 // Remote ops get no response: the word before the op is the mirror's old word.
                 p.first_state = match &change {
                     Some(Some(SyncEvent::Mbarrier { old, .. })) => Some(*old),
-                    _ => Some(self.m.read_mbar_word(p.obj.cta, p.obj.off)),
+                    _ => Some(self.m.read_mbar_word(p.step.obj.cta, p.step.obj.off)),
                 };
             }
             suspended_now = p.suspended && resp.is_some_and(|r| r.suspended);
@@ -894,7 +878,7 @@ impl<'p> Engine<'p> {
         if suspended_now {
             self.ctas[cta as usize].suspended += 1;
             let pc = self.ctas[cta as usize].warps[warp as usize].op.as_ref().map(|o| o.pc).unwrap_or(0);
-            let o = self.ctas[cta as usize].warps[warp as usize].op.as_ref().unwrap().parts[part as usize].obj;
+            let o = self.ctas[cta as usize].warps[warp as usize].op.as_ref().unwrap().parts[part as usize].step.obj;
             self.m.ctas[cta as usize].warps[warp as usize].polling = Some(Poll { cta: o.cta, offset: o.off, pc });
         }
         self.try_retire(cta, warp)
@@ -955,7 +939,7 @@ impl<'p> Engine<'p> {
                         if let Some(op) = self.ctas[c as usize].warps[w as usize].op.as_mut() {
                             if let OpKind::Named(a) = &mut op.kind {
                                 for e in a.lanes.iter_mut() {
-                                    e.3 = false;
+                                    e.sync = false;
                                 }
                                 a.red = None;
                             }
@@ -1978,7 +1962,7 @@ impl<'p> Engine<'p> {
         };
         let class = self.info[pc as usize].class;
         match class {
-            Class::Mbarrier => self.issue_mbarrier(c, w, pc, group, ins),
+            Class::Mbarrier(family) => self.issue_mbarrier(c, w, pc, group, ins, family),
             Class::NamedBarrier => self.issue_named(c, w, pc, group, ins),
             Class::ClusterBarrier => self.issue_cluster(c, w, pc, group, ins),
             _ => self.issue_golden(c, w, pc, group, ins, class),
@@ -2053,17 +2037,11 @@ impl<'p> Engine<'p> {
         let live = self.m.ctas[c as usize].warps[w as usize].live();
         // Lanes waiting at a non-aligned barrier for the rest of their warp: the warp arrives.
         for id in 0..16u8 {
-            let partial = self.m.ctas[c as usize].warps[w as usize].bar_partial[id as usize];
-            if partial != 0 && live != 0 && partial & live == live && self.ctas[c as usize].warps[w as usize].exit_arrival.is_none() {
-                // As the golden model: the waiting lanes become the warp's arrival, with what
-                // they executed (the first of them gives the count and the operation).
-                let mw = &mut self.m.ctas[c as usize].warps[w as usize];
-                mw.bar_partial[id as usize] = 0;
-                let info = take_partial(mw, id);
-                let first = info.first().cloned();
-                let a = Arrival { id, lanes: info.iter().map(|e| (e.lane, e.pred, e.dst, e.sync)).collect(), red: first.as_ref().and_then(|f| f.red) };
-                let count = first.and_then(|f| f.count);
-                let req = arrival_req(&a, w, live, count);
+            if self.ctas[c as usize].warps[w as usize].exit_arrival.is_some() {
+                break;
+            }
+            if let Some(a) = exec::named_exit_arrival(&mut self.m, c, w, id) {
+                let req = arrival_req(&a, w);
                 self.ctas[c as usize].warps[w as usize].exit_arrival = Some(a);
                 let at = self.cycle + self.cfg.sync.named_barrier_request_cycles;
                 self.ctas[c as usize].named_q.push_back((at, req, NamedTag::ExitPartial(w)));
@@ -2211,7 +2189,7 @@ impl<'p> Engine<'p> {
                 let tag = Tag::Part { cta: c, warp: w, part: k as u32, req: j as u32 };
                 if p.remote {
                     let at = now + self.cfg.dsmem.latency;
-                    self.ctas[p.obj.cta as usize].cluster_q.push_back(Queued { at, req: *r, tag });
+                    self.ctas[p.step.obj.cta as usize].cluster_q.push_back(Queued { at, req: *r, tag });
                 } else {
                     let at = now + self.cfg.sync.mbarrier_request_cycles;
                     self.ctas[c as usize].local_q.push_back(Queued { at, req: *r, tag });
@@ -2220,36 +2198,25 @@ impl<'p> Engine<'p> {
         }
     }
 
-    fn base_req(op: MbarrierOp, o: Obj, w: u32) -> MbarrierReq {
-        MbarrierReq { op, word: ((o.off / 8) as u64).into(), warp: (w as u64).into(), ..Default::default() }
-    }
-
-    /// Front half of an mbarrier instruction: the golden model's operand evaluation and the
-    /// checks the unit cannot make; then the unit requests.
-    fn issue_mbarrier(&mut self, c: u32, w: u32, pc: u32, group: u32, ins: &'p Instr) -> Result<(), Stop> {
+    /// Front half of an mbarrier instruction: the shared plan (`exec::mbar_plan`: operands, the
+    /// checks the unit cannot make, the merge of the warp's lanes); then the unit requests.
+    fn issue_mbarrier(&mut self, c: u32, w: u32, pc: u32, group: u32, ins: &'p Instr, family: MbarFamily) -> Result<(), Stop> {
         let mask = self.m.guard_mask(c, w, pc, group);
-        let kind = match ins.op {
-            Opcode::MbarrierInit => MbarKind::Init,
-            Opcode::MbarrierInval => MbarKind::Inval,
-            Opcode::MbarrierExpectTx | Opcode::MbarrierCompleteTx => MbarKind::Tx,
-            Opcode::MbarrierArrive | Opcode::MbarrierArriveDrop => MbarKind::Arrive { no_complete: ins.has(Mod::NoComplete) },
-            Opcode::MbarrierTestWait | Opcode::MbarrierTryWait => MbarKind::Wait,
-            Opcode::MbarrierPendingCount => MbarKind::PendingCount,
-            _ => MbarKind::CpArrive,
-        };
         let mut parts: Vec<Part> = Vec::new();
         if mask != 0 {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
-            parts = match kind {
-                MbarKind::Init | MbarKind::Inval => mbar_simple(&mut cx, ins, kind)?,
-                MbarKind::Tx => mbar_tx(&mut cx, ins)?,
-                MbarKind::Arrive { no_complete } => mbar_arrive(&mut cx, ins, no_complete)?,
-                MbarKind::Wait => mbar_wait(&mut cx, ins, &self.cfg)?,
-                MbarKind::PendingCount => mbar_pending_count(&mut cx, ins)?,
-                MbarKind::CpArrive => mbar_cp_arrive(&mut cx, ins)?,
-            };
+            let steps = exec::mbar_plan(&mut cx, ins, family)?;
+            let several = steps.len() > 1;
+            for st in steps {
+                let reqs = unit_requests(&st, w, several, &self.cfg);
+                let mut p = Part::new(st, reqs, st.obj.cta != c);
+                if matches!(st.op, MbarStepOp::CpAsyncArrive { .. }) {
+                    p.first_state = Some(0);
+                }
+                parts.push(p);
+            }
         }
-        let op = SyncOp { pc, group, mask, kind: OpKind::Mbar(kind), parts, queued: false };
+        let op = SyncOp { pc, group, mask, kind: OpKind::Mbar(family), parts, queued: false };
         self.queue_mbar(c, w, &op);
         self.ctas[c as usize].warps[w as usize].op = Some(op);
         self.try_retire(c, w)
@@ -2265,7 +2232,7 @@ impl<'p> Engine<'p> {
             return Ok(());
         }
         let op = self.ctas[c as usize].warps[w as usize].op.take().unwrap();
-        let OpKind::Mbar(kind) = op.kind else { unreachable!() };
+        let OpKind::Mbar(family) = op.kind else { unreachable!() };
         let ins = &self.m.module().kernel.body[op.pc as usize];
         self.m.instructions += 1;
         self.m.thread_instructions += op.mask.count_ones() as u64;
@@ -2274,22 +2241,24 @@ impl<'p> Engine<'p> {
             .parts
             .iter()
             .filter_map(|p| match (p.old, p.new) {
-                (Some(old), Some(new)) if old != new => Some(SyncEvent::Mbarrier { cta: p.obj.cta, offset: p.obj.off, old, new }),
+                (Some(old), Some(new)) if old != new => Some(SyncEvent::Mbarrier { cta: p.step.obj.cta, offset: p.step.obj.off, old, new }),
                 _ => None,
             })
             .collect();
         self.m.rec = Some(Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, sync, ..Default::default() });
         {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc: op.pc, mask: op.mask, group: op.group };
-            mbar_back(&mut cx, ins, kind, &op.parts)?;
+            let steps: Vec<MbarStep> = op.parts.iter().map(|p| p.step).collect();
+            let outcomes: Vec<Option<MbarOutcome>> = op.parts.iter().map(|p| Some(p.outcome())).collect();
+            exec::mbar_apply(&mut cx, ins, &steps, &outcomes)?;
         }
-        if kind == MbarKind::CpArrive {
+        if family == MbarFamily::CpAsyncArrive {
             // The deferred arrive-ons, one per lane in lane order (their issue numbers).
             for p in &op.parts {
-                for l in bits_of(p.lanes) {
+                for l in bits_of(p.step.lanes) {
                     self.m.seq += 1;
                     let seq = self.m.seq;
-                    self.asyncs.push(AsyncItem { seq, at: self.cycle, kind: AsyncKind::Arrive { cta: p.obj.cta, off: p.obj.off, warp: w, lane: l, issuing_cta: c }, queued: false });
+                    self.asyncs.push(AsyncItem { seq, at: self.cycle, kind: AsyncKind::Arrive { cta: p.step.obj.cta, off: p.step.obj.off, warp: w, lane: l, issuing_cta: c }, queued: false });
                 }
             }
         }
@@ -2313,24 +2282,21 @@ impl<'p> Engine<'p> {
 
     fn issue_named(&mut self, c: u32, w: u32, pc: u32, group: u32, ins: &'p Instr) -> Result<(), Stop> {
         let mask = self.m.guard_mask(c, w, pc, group);
-        let mut kind = None;
-        let mut req = None;
+        let mut arrival = None;
         if mask != 0 {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
-            if let Some((k, r)) = named_front(&mut cx, ins)? {
-                kind = Some(k);
-                req = r;
-            }
+            arrival = exec::named_plan(&mut cx, ins)?;
         }
-        match (kind, req) {
-            (Some(k), Some(r)) => {
-                let op = SyncOp { pc, group, mask, kind: k, parts: Vec::new(), queued: true };
+        match arrival {
+            Some(a) => {
+                let r = arrival_req(&a, w);
+                let op = SyncOp { pc, group, mask, kind: OpKind::Named(a), parts: Vec::new(), queued: true };
                 self.ctas[c as usize].warps[w as usize].op = Some(op);
                 let at = self.cycle + self.cfg.sync.named_barrier_request_cycles;
                 self.ctas[c as usize].named_q.push_back((at, r, NamedTag::Op(w)));
                 Ok(())
             }
-            _ => {
+            None => {
                 // No unit request: guard false, a finding in warn mode, or lanes that wait for
                 // the rest of their warp (non-aligned). Retires now.
                 self.retire_plain(c, w, pc, group, mask);
@@ -2369,21 +2335,13 @@ impl<'p> Engine<'p> {
         Ok((w, rec))
     }
 
-    /// The unit took warp w's arrival: `.sync`/`.red` lanes wait for the completion, `.arrive`
-    /// lanes (those that waited for the rest of the warp included) go on; reductions remember
-    /// where their results go.
-    fn apply_arrival(&mut self, c: u32, w: u32, a: Arrival) {
+    /// The unit took warp w's arrival (`exec::named_apply_arrival`: `.sync`/`.red` lanes wait
+    /// for the completion, `.arrive` lanes go on); reductions remember where their results go.
+    fn apply_arrival(&mut self, c: u32, w: u32, a: NamedArrival) {
         let gen = self.ctas[c as usize].bar_gen[a.id as usize];
-        let mw = &mut self.m.ctas[c as usize].warps[w as usize];
-        for &(l, _, _, sync) in &a.lanes {
-            if sync {
-                mw.lane[l as usize] = Lane::Blocked(Wait::NamedBarrier(a.id, gen));
-            } else if mw.lane[l as usize] == Lane::Blocked(Wait::NamedBarrierWarp(a.id)) {
-                mw.lane[l as usize] = Lane::Ready;
-            }
-        }
+        exec::named_apply_arrival(&mut self.m, c, w, &a, gen);
         if let Some(op) = a.red {
-            let dsts: Vec<(u32, u32)> = a.lanes.iter().filter_map(|&(l, _, d, _)| d.map(|d| (l, d))).collect();
+            let dsts: Vec<(u32, u32)> = a.lanes.iter().filter_map(|e| e.dst.map(|d| (e.lane, d))).collect();
             self.ctas[c as usize].warps[w as usize].red = Some((a.id, dsts, op));
         }
         self.m.progress();
@@ -2400,13 +2358,8 @@ impl<'p> Engine<'p> {
             Some((w, r)) => (Some(*w), r.as_mut()),
             None => (None, None),
         };
+        exec::named_release_waiters(&mut self.m, c, id, gen, warps as u64);
         for w in bits_of(warps) {
-            let mw = &mut self.m.ctas[c as usize].warps[w as usize];
-            for l in 0..WARP {
-                if mw.lane[l] == Lane::Blocked(Wait::NamedBarrier(id, gen)) {
-                    mw.lane[l] = Lane::Ready;
-                }
-            }
             let ws = &mut self.ctas[c as usize].warps[w as usize];
             ws.next_issue = ws.next_issue.max(back);
             ws.wait_why = Stall::BarrierWait;
@@ -2421,8 +2374,7 @@ impl<'p> Engine<'p> {
             };
             for (l, reg) in dsts {
                 self.ctas[c as usize].warps[w as usize].ready[reg as usize] = back;
-                let is_pred = self.m.module().kernel.regs[reg as usize].ty == Mod::Pred;
-                let v = if is_pred { result & 1 } else { result & 0xffff_ffff };
+                let v = exec::named_red_value(&self.m, reg, result);
                 self.m.ctas[c as usize].warps[w as usize].regs[reg as usize * WARP + l as usize] = v;
                 match writes.iter_mut().find(|x| x.1 == w && x.2.reg == reg) {
                     Some(x) => {
@@ -2465,28 +2417,14 @@ impl<'p> Engine<'p> {
         let mask = self.m.guard_mask(c, w, pc, group);
         let live = self.m.ctas[c as usize].warps[w as usize].live();
         let arrive = ins.op == Opcode::BarrierClusterArrive;
-        if mask != 0 && ins.has(Mod::Aligned) && mask != live {
-            let what = if arrive { "arrive" } else { "wait" };
-            let msg = format!("`.aligned` barrier.cluster.{what} executed by lanes {mask:#010x} of live {live:#010x}");
-            self.m.report(FindingKind::ClusterBarrierAlignedDivergent, msg, Some((c, w, mask.trailing_zeros(), pc)))?;
-        }
         if mask == 0 {
             self.retire_plain(c, w, pc, group, mask);
             return Ok(());
         }
         if arrive {
-            // PTX 9.7.13.3: "each thread must arrive at the barrier only once before the barrier
-            // completes", and arrives again after a wait: the golden model's per-thread side check
-            // (the unit sees only the current phase's arrivals).
             let phase = self.clusters[self.m.ctas[c as usize].cluster as usize].phase;
-            for l in bits_of(mask) {
-                if self.m.ctas[c as usize].warps[w as usize].cluster_arrival[l as usize].is_some() {
-                    let msg = format!("thread arrives on the cluster barrier again before waiting (phase {phase})");
-                    self.m.report(FindingKind::ClusterBarrierArriveTwice, msg, Some((c, w, l, pc)))?;
-                    continue;
-                }
-                self.m.ctas[c as usize].warps[w as usize].cluster_arrival[l as usize] = Some(phase);
-            }
+            let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
+            exec::cluster_arrive_plan(&mut cx, ins, phase)?;
             let arriving = self.ctas[c as usize].warps[w as usize].cluster_partial | mask;
             if arriving & live != live {
                 // Non-aligned and divergent: the warp arrives once all its live lanes did.
@@ -2499,6 +2437,7 @@ impl<'p> Engine<'p> {
             self.queue_cluster(c, w, op);
             self.ctas[c as usize].warps[w as usize].op = Some(SyncOp { pc, group, mask, kind: OpKind::ClusterArrive, parts: Vec::new(), queued: true });
         } else {
+            exec::cluster_aligned_check(&mut Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }, ins)?;
             self.queue_cluster(c, w, ClusterBarrierOp::Wait);
             self.ctas[c as usize].warps[w as usize].op = Some(SyncOp { pc, group, mask, kind: OpKind::ClusterWait, parts: Vec::new(), queued: true });
         }
@@ -2588,366 +2527,87 @@ impl<'p> Engine<'p> {
     }
 }
 
-// ---- front and back halves of the mbarrier instructions (golden operand evaluation) -------
+// ---- the MbarrierUnit's requests of an mbarrier instruction's steps ----------------------
 
-fn is_valid(cx: &Cx<'_, '_>, o: Obj) -> bool {
-    cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off)
-}
-
-fn describe_fail(cx: &mut Cx<'_, '_>, k: FindingKind, o: Obj, lane: u32, what: &str) -> Result<(), Stop> {
-    let state = exec::describe(cx.m, o);
-    cx.finding(k, lane, format!("{what}: {state}"))
-}
-
-fn mbar_simple(cx: &mut Cx<'_, '_>, i: &Instr, kind: MbarKind) -> Result<Vec<Part>, Stop> {
-    let mut parts = Vec::new();
-    for l in exec::lanes(cx.mask) {
-        let o = exec::locate(cx, i, 0, l)?;
-        let mut r = Engine::base_req(if kind == MbarKind::Init { MbarrierOp::Init } else { MbarrierOp::Inval }, o, cx.warp);
-        if kind == MbarKind::Init {
-            r.count = (cx.src(i, 1, l).min(u32::MAX as u64)).into();
+/// The unit requests of one step of warp `w`'s instruction (`several`: the instruction has more
+/// than one step).
+fn unit_requests(st: &MbarStep, w: u32, several: bool, cfg: &SmConfig) -> Vec<MbarrierReq> {
+    let req = |op: MbarrierOp| MbarrierReq { op, word: ((st.obj.off / 8) as u64).into(), warp: (w as u64).into(), ..Default::default() };
+    match st.op {
+        MbarStepOp::Init { count } => vec![MbarrierReq { count: count.min(u32::MAX as u64).into(), ..req(MbarrierOp::Init) }],
+        MbarStepOp::Inval => vec![req(MbarrierOp::Inval)],
+        MbarStepOp::Tx { complete, tx } => {
+            vec![MbarrierReq { tx_count: tx.min(u32::MAX as u64).into(), ..req(if complete { MbarrierOp::CompleteTx } else { MbarrierOp::ExpectTx }) }]
         }
-        parts.push(Part::new(o, 1 << l, vec![r], o.cta != cx.cta));
-    }
-    Ok(parts)
-}
-
-fn mbar_tx(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Vec<Part>, Stop> {
-    let complete = i.op == Opcode::MbarrierCompleteTx;
-    let name = if complete { "mbarrier.complete_tx" } else { "mbarrier.expect_tx" };
-    let mut parts = Vec::new();
-    for l in exec::lanes(cx.mask) {
-        let o = exec::locate(cx, i, 0, l)?;
-        let tx = cx.src(i, 1, l);
-        if is_valid(cx, o) && tx > mb::MAX_TX as u64 {
-            describe_fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name} of {tx} bytes"))?;
-            continue;
-        }
-        let mut r = Engine::base_req(if complete { MbarrierOp::CompleteTx } else { MbarrierOp::ExpectTx }, o, cx.warp);
-        r.tx_count = tx.min(u32::MAX as u64).into();
-        parts.push(Part::new(o, 1 << l, vec![r], o.cta != cx.cta));
-    }
-    Ok(parts)
-}
-
-/// mbarrier.arrive / arrive_drop: the golden model's per-lane checks and per-object merge
-/// (docs/MBARRIER_ENCODING.md "Warps": one request per object with counts and tx summed; the
-/// `.noComplete` forms per group of lanes with equal counts).
-fn mbar_arrive(cx: &mut Cx<'_, '_>, i: &Instr, no_complete: bool) -> Result<Vec<Part>, Stop> {
-    let drop = i.op == Opcode::MbarrierArriveDrop;
-    let expect = i.has(Mod::ExpectTx);
-    let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
-    let mut reqs: Vec<(u32, Obj, u64, u64)> = Vec::new();
-    for l in exec::lanes(cx.mask) {
-        let o = exec::locate(cx, i, 1, l)?;
-        // The golden model's own checks (one function, so the engines cannot drift).
-        let Some((count, tx)) = exec::arrive_operands(cx, i, o, l)? else { continue };
-        reqs.push((l, o, count, tx));
-    }
-    let mut groups: Vec<(Obj, u64, u32)> = Vec::new();
-    for &(l, o, count, _) in &reqs {
-        let key = if no_complete { count } else { 0 };
-        match groups.iter_mut().find(|(g, k, _)| g.cta == o.cta && g.off == o.off && *k == key) {
-            Some(g) => g.2 |= 1 << l,
-            None => groups.push((o, key, 1 << l)),
-        }
-    }
-    let mut parts = Vec::new();
-    for (o, _, mask) in groups {
-        let members: Vec<&(u32, Obj, u64, u64)> = reqs.iter().filter(|r| mask >> r.0 & 1 == 1).collect();
-        let count: u64 = members.iter().map(|r| r.2).sum();
-        let tx: u64 = members.iter().map(|r| r.3).sum();
-        let l = mask.trailing_zeros();
-        if count > mb::MAX_COUNT as u64 || tx > mb::MAX_TX as u64 {
-            let k = if count > mb::MAX_COUNT as u64 { FindingKind::MbarrierCountOutOfRange } else { FindingKind::MbarrierTxCountOutOfRange };
-            describe_fail(cx, k, o, l, &format!("{name} by lanes {mask:#010x}: merged count {count}, tx {tx}"))?;
-            continue;
-        }
-        // PTX 9.7.13.15.4: no arrive in the next phase before a wait returned true in this one
-        // (a side check of the golden model's shadow; the unit checks validity itself).
-        if let Some(s) = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off) {
-            if !s.waited_prev {
-                describe_fail(
-                    cx,
-                    FindingKind::MbarrierArriveBeforeWait,
-                    o,
-                    l,
-                    &format!("{name} in a new phase before any test_wait/try_wait returned true for the phase that just completed (PTX 9.7.13.15.4)"),
-                )?;
-                continue;
+        MbarStepOp::Arrive { count, tx, drop, no_complete, expect_tx, .. } => {
+            let one = st.lanes.count_ones() == 1;
+            let (arrive_op, expect_op) = match (drop, no_complete, expect_tx) {
+                (false, true, _) => (MbarrierOp::ArriveNoComplete, None),
+                (true, true, _) => (MbarrierOp::ArriveDropNoComplete, None),
+                (false, false, true) if one => (MbarrierOp::ArriveExpectTx, None),
+                (true, false, true) if one => (MbarrierOp::ArriveDropExpectTx, None),
+                (false, false, true) => (MbarrierOp::Arrive, Some(MbarrierOp::ExpectTx)),
+                (true, false, true) => (MbarrierOp::ArriveDrop, Some(MbarrierOp::ExpectTx)),
+                (false, false, false) => (MbarrierOp::Arrive, None),
+                (true, false, false) => (MbarrierOp::ArriveDrop, None),
+            };
+            let mut rs = Vec::with_capacity(2);
+            if let Some(e) = expect_op {
+                // A merged multi-lane .expect_tx arrive: expect-tx of the summed bytes, then the
+                // arrive of the summed count (the unit's .expect_tx ops arrive with count 1).
+                rs.push(MbarrierReq { tx_count: tx.into(), ..req(e) });
             }
+            rs.push(MbarrierReq { count: count.into(), tx_count: tx.into(), ..req(arrive_op) });
+            rs
         }
-        let w = cx.warp;
-        let (arrive_op, expect_op) = match (drop, no_complete, expect) {
-            (false, true, _) => (MbarrierOp::ArriveNoComplete, None),
-            (true, true, _) => (MbarrierOp::ArriveDropNoComplete, None),
-            (false, false, true) if members.len() == 1 => (MbarrierOp::ArriveExpectTx, None),
-            (true, false, true) if members.len() == 1 => (MbarrierOp::ArriveDropExpectTx, None),
-            (false, false, true) => (MbarrierOp::Arrive, Some(MbarrierOp::ExpectTx)),
-            (true, false, true) => (MbarrierOp::ArriveDrop, Some(MbarrierOp::ExpectTx)),
-            (false, false, false) => (MbarrierOp::Arrive, None),
-            (true, false, false) => (MbarrierOp::ArriveDrop, None),
-        };
-        let mut rs = Vec::new();
-        if let Some(e) = expect_op {
-            // A merged multi-lane .expect_tx arrive: expect-tx of the summed bytes, then the
-            // arrive of the summed count (the unit's .expect_tx ops arrive with count 1).
-            let mut r = Engine::base_req(e, o, w);
-            r.tx_count = tx.into();
-            rs.push(r);
-        }
-        let mut r = Engine::base_req(arrive_op, o, w);
-        r.count = count.into();
-        r.tx_count = tx.into();
-        rs.push(r);
-        let mut p = Part::new(o, mask, rs, o.cta != cx.cta);
-        p.per = members[0].2;
-        parts.push(p);
-    }
-    Ok(parts)
-}
-
-fn mbar_wait(cx: &mut Cx<'_, '_>, i: &Instr, cfg: &SmConfig) -> Result<Vec<Part>, Stop> {
-    let parity = i.has(Mod::Parity);
-    let try_ = i.op == Opcode::MbarrierTryWait;
-    let mut parts: Vec<Part> = Vec::new();
-    let mut keys: Vec<(u32, u32, u64)> = Vec::new();
-    for l in exec::lanes(cx.mask) {
-        let o = exec::locate(cx, i, 1, l)?;
-        if o.remote || i.has(Mod::SharedCluster) {
-            describe_fail(
-                cx,
-                FindingKind::MbarrierClusterAddressUnsupported,
-                o,
-                l,
-                &format!("`{}` on a .shared::cluster mbarrier address (cta {} shared 0x{:x}): only arrive, expect_tx and complete_tx support it (PTX 9.7.13.15.8)", i.op.name(), o.cta, o.off),
-            )?;
-            continue;
-        }
-        let arg = cx.src(i, 2, l);
-        if !parity && is_valid(cx, o) {
-            exec::wait_phase_check(cx, o, l, arg)?;
-        }
-        // Silicon compares only the token's phase parity (bit 63; DESIGN.md): lanes whose tokens
-        // agree there ask the same question, in one request.
-        let key_arg = if parity { arg & 1 } else { arg >> 63 };
-        match keys.iter().position(|k| k.0 == o.cta && k.1 == o.off && k.2 == key_arg) {
-            Some(k) => parts[k].lanes |= 1 << l,
-            None => {
-                keys.push((o.cta, o.off, key_arg));
-                let mut r = Engine::base_req(MbarrierOp::TestWait, o, cx.warp);
-                if parity {
-                    r.op = MbarrierOp::TestWaitParity;
-                    r.phase_parity = arg & 1 == 1;
-                } else {
-                    r.token = MbarrierWord::from_u64(arg);
-                }
-                if try_ {
-                    r.op = if parity { MbarrierOp::TryWaitParity } else { MbarrierOp::TryWait };
-                    if i.operands.len() > 3 {
-                        let ns = cx.src(i, 3, l) as f64;
-                        r.suspend_time_hint = cfg.ns_to_cycles(ns).min(u32::MAX as u64 - 4).into();
-                        r.has_suspend_time_hint = true;
-                    }
-                }
-                parts.push(Part::new(o, 1 << l, vec![r], false));
+        MbarStepOp::Wait { parity, arg, try_wait, suspend_hint_ns } => {
+            // The unit's waiter table holds one try_wait per warp: a warp waiting on several
+            // (object, phase) pairs at once tests them without suspending (try_wait may return
+            // false at once).
+            let op = match (parity, try_wait && !several) {
+                (false, false) => MbarrierOp::TestWait,
+                (true, false) => MbarrierOp::TestWaitParity,
+                (false, true) => MbarrierOp::TryWait,
+                (true, true) => MbarrierOp::TryWaitParity,
+            };
+            let mut r = req(op);
+            if parity {
+                r.phase_parity = arg & 1 == 1;
+            } else {
+                r.token = MbarrierWord::from_u64(arg);
             }
-        }
-    }
-    if parts.len() > 1 {
-        // The unit's waiter table holds one try_wait per warp: a warp waiting on several
-        // (object, phase) pairs at once tests them without suspending (try_wait may return
-        // false at once).
-        for p in &mut parts {
-            for r in &mut p.reqs {
-                r.op = match r.op {
-                    MbarrierOp::TryWait => MbarrierOp::TestWait,
-                    MbarrierOp::TryWaitParity => MbarrierOp::TestWaitParity,
-                    x => x,
-                };
+            if let (Some(ns), true) = (suspend_hint_ns, try_wait) {
+                // (kept when the try_wait became a test: the unit ignores it there)
+                r.suspend_time_hint = cfg.ns_to_cycles(ns as f64).min(u32::MAX as u64 - 4).into();
+                r.has_suspend_time_hint = true;
             }
+            vec![r]
         }
+        MbarStepOp::PendingCount { token } => vec![MbarrierReq { token: MbarrierWord::from_u64(token), ..req(MbarrierOp::PendingCount) }],
+        // Without .noinc the pending count is raised at issue (the unit's CpAsyncArriveInc); the
+        // arrive-on itself comes later from the async-copy path.
+        MbarStepOp::CpAsyncArrive { noinc: true } => Vec::new(),
+        MbarStepOp::CpAsyncArrive { noinc: false } => vec![req(MbarrierOp::CpAsyncArriveInc)],
     }
-    Ok(parts)
 }
 
-fn mbar_pending_count(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Vec<Part>, Stop> {
-    let mut parts: Vec<Part> = Vec::new();
-    let mut tokens: Vec<u64> = Vec::new();
-    for l in exec::lanes(cx.mask) {
-        let token = cx.src(i, 1, l);
-        if !cx.m.nocomplete_tokens.contains(&token) {
-            cx.finding(
-                FindingKind::MbarrierPendingCountBadToken,
-                l,
-                format!("mbarrier.pending_count on state 0x{token:016x}, which no .noComplete arrive returned (PTX 9.7.13.15.17)"),
-            )?;
-        }
-        match tokens.iter().position(|t| *t == token) {
-            Some(k) => parts[k].lanes |= 1 << l,
-            None => {
-                tokens.push(token);
-                let o = Obj { cta: cx.cta, off: 0, remote: false };
-                let mut r = Engine::base_req(MbarrierOp::PendingCount, o, cx.warp);
-                r.token = MbarrierWord::from_u64(token);
-                parts.push(Part::new(o, 1 << l, vec![r], false));
-            }
-        }
-    }
-    Ok(parts)
-}
-
-fn mbar_cp_arrive(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Vec<Part>, Stop> {
-    let noinc = i.has(Mod::Noinc);
-    let mut parts = Vec::new();
-    for l in exec::lanes(cx.mask) {
-        let o = exec::locate(cx, i, 0, l)?;
-        if !is_valid(cx, o) {
-            cx.finding(FindingKind::MbarrierUninitialized, l, format!("cp.async.mbarrier.arrive on cta {} shared 0x{:x}, which holds no valid mbarrier", o.cta, o.off))?;
-            continue;
-        }
-        // Without .noinc the pending count is raised at issue (the unit's CpAsyncArriveInc);
-        // the arrive-on itself comes later from the async-copy path.
-        let reqs = if noinc { Vec::new() } else { vec![Engine::base_req(MbarrierOp::CpAsyncArriveInc, o, cx.warp)] };
-        let mut p = Part::new(o, 1 << l, reqs, o.cta != cx.cta);
-        p.first_state = Some(0);
-        parts.push(p);
-    }
-    Ok(parts)
-}
-
-/// Back half: the results of the unit's responses into registers, and the golden model's side
-/// facts (tokens of .noComplete arrives, each lane's last arrive, waits that returned true).
-fn mbar_back(cx: &mut Cx<'_, '_>, i: &Instr, kind: MbarKind, parts: &[Part]) -> Result<(), Stop> {
-    match kind {
-        MbarKind::Arrive { no_complete } => {
-            for p in parts {
-                let old = p.first_state.unwrap_or(0);
-                let token = mb::token_of(old);
-                let completed = match (p.old, p.new) {
-                    (Some(a), Some(b)) => (a >> 63) != (b >> 63),
-                    _ => false,
-                };
-                let token_phase = if completed { p.phase_after.saturating_sub(1) } else { p.phase_after };
-                for (k, l) in exec::lanes(p.lanes).enumerate() {
-                    let t = if no_complete {
-                        let t = token + ((k as u64 * p.per) << 43);
-                        cx.m.nocomplete_tokens.insert(t | p.lanes as u64);
-                        t | p.lanes as u64
-                    } else {
-                        token
-                    };
-                    cx.dst(i, 0, l, t);
-                    cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize] = Some((p.obj.cta, p.obj.off, token_phase));
-                }
-            }
-        }
-        MbarKind::Wait => {
-            let mut any_false = None;
-            for p in parts {
-                let done = p.wait.unwrap_or(false);
-                if done {
-                    if let Some(s) = cx.m.ctas[p.obj.cta as usize].mbarriers.get_mut(&p.obj.off) {
-                        if !s.waited_prev {
-                            s.waited_prev = true;
-                            cx.m.progress();
-                        }
-                    }
-                } else {
-                    any_false = Some(p.obj);
-                }
-                for l in exec::lanes(p.lanes) {
-                    cx.dst(i, 0, l, done as u64);
-                }
-            }
-            let pc = cx.pc;
-            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].polling = any_false.map(|o| Poll { cta: o.cta, offset: o.off, pc });
-        }
-        MbarKind::PendingCount => {
-            for p in parts {
-                for l in exec::lanes(p.lanes) {
-                    cx.dst(i, 0, l, p.pending_count);
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// Front half of bar / barrier: the golden model's operand evaluation and the checks the unit
-/// cannot make (barrier id range, counts below a warp, `.aligned` divergence, the merge of a
-/// divergent warp's lanes). Returns the op and its unit request (None: no request; the lanes'
-/// states are set and the instruction retires at once).
-fn named_front(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Option<(OpKind, Option<NamedBarrierReq>)>, Stop> {
-    let aligned = i.op == Opcode::Bar || i.has(Mod::Aligned);
-    let red = i.has(Mod::Red);
-    let sync = i.has(Mod::Sync) || red;
-    let (ai, bi, ci) = if red { (1, 2, 3) } else { (0, 1, 0) };
-    let has_b = if red { i.operands.len() == 4 } else { i.operands.len() == 2 };
-    let ci = if red && !has_b { 2 } else { ci };
-    let lane0 = cx.first_lane();
-    // The golden model's own operand checks (one function, so the engines cannot drift).
-    let Some((id, count)) = exec::named_operands(cx, i, ai, bi, has_b)? else { return Ok(None) };
-    let Some((live, arriving)) = exec::aligned_arrival(cx, id, aligned, lane0)? else { return Ok(None) };
-    let dst = match (&i.operands[0], red) {
-        (Operand::Reg(r), true) => Some(r.0),
-        _ => None,
-    };
-    let red_op = [Mod::Popc, Mod::And, Mod::Or].into_iter().find(|m| i.has(*m));
-    if arriving != live {
-        // Non-aligned: these lanes wait for the rest of the warp (golden model: each remembers
-        // what it executed).
-        let own: Vec<PartialArrival> = exec::lanes(cx.mask)
-            .map(|l| PartialArrival { id, lane: l, count, sync, red: if red { red_op } else { None }, pred: red && cx.src(i, ci, l) & 1 == 1, dst })
-            .collect();
-        let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-        warp.bar_partial[id as usize] = arriving;
-        warp.bar_partial_lanes.extend(own);
-        cx.block(cx.mask, Wait::NamedBarrierWarp(id));
-        return Ok(None);
-    }
-    let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    warp.bar_partial[id as usize] = 0;
-    let earlier = take_partial(warp, id);
-    let lanes: Vec<(u32, bool, Option<u32>, bool)> = exec::lanes(arriving)
-        .map(|l| match earlier.iter().find(|e| e.lane == l && cx.mask >> l & 1 == 0) {
-            Some(e) => (l, e.pred, e.dst, e.sync),
-            None => (l, red && cx.src(i, ci, l) & 1 == 1, dst, sync),
-        })
-        .collect();
-    let a = Arrival { id, lanes, red: if red { red_op } else { None } };
-    let req = arrival_req(&a, cx.warp, live, count);
-    Ok(Some((OpKind::Named(a), Some(req))))
-}
-
-/// Removes and returns what the lanes of `warp` waiting at barrier `id` executed.
-fn take_partial(warp: &mut hopsync_cosim::machine::Warp, id: u8) -> Vec<PartialArrival> {
-    if !warp.bar_partial_lanes.iter().any(|e| e.id == id) {
-        return Vec::new();
-    }
-    let (mine, rest) = std::mem::take(&mut warp.bar_partial_lanes).into_iter().partition(|e| e.id == id);
-    warp.bar_partial_lanes = rest;
-    mine
-}
-
-/// The NamedBarrierUnit request of a warp's arrival (one per warp: lanes = its live lanes).
-fn arrival_req(a: &Arrival, w: u32, live: u32, count: Option<u32>) -> NamedBarrierReq {
-    let pred = a.lanes.iter().filter(|e| e.1).fold(0u32, |m, e| m | 1 << e.0);
+/// The NamedBarrierUnit request of warp `w`'s arrival (one per warp: lanes = its live lanes).
+fn arrival_req(a: &NamedArrival, w: u32) -> NamedBarrierReq {
+    let pred = a.lanes.iter().filter(|e| e.pred).fold(0u32, |m, e| m | 1 << e.lane);
     let op = match a.red {
         Some(Mod::Popc) => NamedBarrierOp::RedPopc,
         Some(Mod::And) => NamedBarrierOp::RedAnd,
         Some(_) => NamedBarrierOp::RedOr,
-        None if a.lanes.iter().any(|e| e.3) => NamedBarrierOp::Sync,
+        None if a.lanes.iter().any(|e| e.sync) => NamedBarrierOp::Sync,
         None => NamedBarrierOp::Arrive,
     };
     NamedBarrierReq {
         op,
         barrier: (a.id as u64).into(),
         warp: (w as u64).into(),
-        has_count: count.is_some(),
-        count: (count.unwrap_or(0) as u64).into(),
-        lanes: (live as u64).into(),
+        has_count: a.count.is_some(),
+        count: (a.count.unwrap_or(0) as u64).into(),
+        lanes: (a.live as u64).into(),
         pred: (pred as u64).into(),
     }
 }
