@@ -11,6 +11,8 @@ use hopsync_firmware::Opcode;
 pub enum Class {
     /// Golden body; result after a fixed latency.
     Compute,
+    /// Golden body; a TMA copy, reduction or prefetch: its operation goes to the CTA's TmaEngine.
+    Tma,
     /// Golden body; a branch (taken: fetch redirect).
     Branch,
     /// Golden body; `nanosleep` (the warp sleeps).
@@ -87,8 +89,8 @@ pub fn class_of(op: Opcode) -> Class {
         Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Class::Compute,
         Exit | Ret | Mapa | Elect | Activemask | Vote | Match | Redux | BarWarpSync | Griddepcontrol | Membar | Fence => Class::Compute,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
-        // TMA instructions hand a command to the TMA engine at issue (the golden body builds it)
-        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
+        CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
         // sm_100 only: rejected by the target check before any engine runs them
         ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
         Bra => Class::Branch,
