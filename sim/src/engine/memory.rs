@@ -61,7 +61,7 @@ impl<'p> Engine<'p> {
     pub(super) fn lane0_pipe(&mut self, c: u32, w: u32, pc: u32) -> Pipe {
         let ins = &self.m.module().kernel.body[pc as usize];
         let Some(k) = self.info[pc as usize].addr else { return Pipe::Fixed(0) };
-        let lane = self.m.ctas[c as usize].warps[w as usize].next_group().map(|g| g.1.trailing_zeros()).unwrap_or(0);
+        let lane = self.m.warp(c, w).next_group().map(|g| g.1.trailing_zeros()).unwrap_or(0);
         match ins.op {
             Opcode::CpAsync => Pipe::Global,
             Opcode::TensormapCpFenceproxy => Pipe::Global,
@@ -109,7 +109,7 @@ impl<'p> Engine<'p> {
             Pipe::Global => {
                 let acc: Vec<(u64, usize)> = places
                     .iter()
-                    .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global[*r].base + *o as u64, size)) } else { None })
+                    .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global_address(*r, *o), size)) } else { None })
                     .collect();
                 let bytes = timing::sectors(&cfg, &acc) * cfg.global.sector_bytes;
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle);
