@@ -2027,7 +2027,7 @@ impl<'p> Engine<'p> {
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
         match flow {
-            Flow::Jump(_) => {
+            Flow::Jump(_) | Flow::Lanes => {
                 ws.next_issue = self.cycle + cfg.issue.branch_cycles;
                 ws.wait_why = Stall::Branch;
             }

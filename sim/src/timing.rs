@@ -10,7 +10,8 @@ use hopsync_firmware::Opcode;
 pub enum Class {
     /// Golden body; result after a fixed latency.
     Compute,
-    /// Golden body; a branch (taken: fetch redirect).
+    /// Golden body; a branch, `call` or `ret` (taken: fetch redirect; a call to a runtime
+    /// function such as vprintf runs in the golden body in its issue slot).
     Branch,
     /// Golden body; `nanosleep` (the warp sleeps).
     Sleep,
@@ -81,7 +82,7 @@ fn first_is_dest(i: &Instr) -> bool {
 fn class_of(i: &Instr) -> Class {
     use Opcode::*;
     match i.op {
-        Bra => Class::Branch,
+        Bra | Call | Ret => Class::Branch,
         Nanosleep => Class::Sleep,
         Ld | St | Atom | Red | TensormapCpFenceproxy => Class::Mem,
         CpAsync => Class::CpAsync,
@@ -106,7 +107,7 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         Mul | Mad | Fma if float => l.fp32,
         Mul | Mad => l.mul,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => l.misc,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Call | Trap | Brkpt => l.misc,
         // TMA instructions hand a command to the engine; none has a result register.
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => l.misc,
         _ if f64_ => l.fp64,
