@@ -278,6 +278,9 @@ fn pip_install(cache: &Path, packages: &[&str]) -> Result<(), String> {
     let target = cache.join("cuda");
     eprintln!("hopsync: installing {} with pip into {} (first use; no GPU needed)", packages.join(" "), target.display());
     let out = Command::new("python3")
+        // pip refuses installs into a system Python (PEP 668) unless told; --target touches
+        // only hopsync's cache
+        .env("PIP_BREAK_SYSTEM_PACKAGES", "1")
         .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "--target"])
         .arg(&target)
         .args(packages)
