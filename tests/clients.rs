@@ -81,7 +81,7 @@ fn run_client(file: &str, ub: UbMode, check: Check) -> Result<String, String> {
         Ok(p) => p,
         Err(d) => {
             let text = d.to_string();
-            if let Some((_, what)) = WAITING_FOR.iter().find(|(f, w)| *f == file && text.contains(&format!("`{w}`"))) {
+            if let Some((_, what)) = WAITING_FOR.iter().find(|(f, w)| *f == file && text.contains(&format!("unsupported: the PTX instruction `{w}"))) {
                 return Ok(format!("{file}: waits for `{what}`"));
             }
             return Err(format!("{file} does not compile or parse:\n{text}"));
