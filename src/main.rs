@@ -344,6 +344,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     return Err(ExitCode::from(2));
                 }
             };
+            print!("{}", report.device_output());
             print!("{}", report.summary());
             write_json(&json, &report)?;
             Ok(status_code(&report))
@@ -488,6 +489,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     ExitCode::from(2)
                 })?,
             };
+            print!("{}", r.run.device_output());
             print!("{}", r.run.summary());
             println!("  cosim: {} instructions compared, {} divergences", r.compared, r.divergences.len());
             for d in &r.divergences {

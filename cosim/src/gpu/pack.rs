@@ -102,7 +102,12 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
     }
     let program_fnv64 = fnv64_hex(&prog.source);
     let mut s = String::new();
-    for line in prog.source.lines() {
+    // A `.cu` program's manifest is in the .cu file, its PTX (`source`) came from nvcc.
+    let manifest_src = match &prog.cuda {
+        Some(_) => std::fs::read_to_string(&prog.path).map_err(|e| format!("cannot read {}: {e}", prog.path))?,
+        None => prog.source.clone(),
+    };
+    for line in manifest_src.lines() {
         if line.trim_start().starts_with("//!") {
             s.push_str(line);
             s.push('\n');
