@@ -488,18 +488,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     ExitCode::from(2)
                 })?,
             };
-            print!("{}", r.run.summary());
-            println!("  cosim: {} instructions compared, {} divergences", r.compared, r.divergences.len());
-            for d in &r.divergences {
-                println!("  {d}");
-            }
+            print!("{}{}", r.run.summary(), r.summary());
             if let Some(p) = &json {
                 std::fs::write(p, serde_json::to_string_pretty(&r).expect("report serializes")).map_err(|e| {
                     eprintln!("error: cannot write {}: {e}", p.display());
                     ExitCode::from(2)
                 })?;
             }
-            Ok(if r.divergences.is_empty() && r.run.status == "ok" { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if r.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Cmd::Waves { programs, dir } => {
             let programs = if programs.is_empty() {

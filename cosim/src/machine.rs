@@ -1,8 +1,9 @@
 //! The golden machine: a SIMT executor of the firmware IR.
 //!
 //! Grid → clusters → CTAs → warps of 32 lanes. Each lane has its own pc; a warp executes the group
-//! of ready lanes at the lowest pc (min-pc reconvergence: divergent paths of structured code meet
-//! again where the lower path catches up), one warp-instruction per scheduler step, atomically.
+//! of ready lanes at the lowest pc, one warp-instruction per scheduler step, atomically. Lanes that
+//! split at a branch meet again at its join (the immediate post-dominator, [`crate::reconverge`]):
+//! those arriving first wait there for the others, as ptxas's convergence barriers make them.
 //! Warps are picked round-robin, or in a seeded random order with `--seed`. Asynchronous
 //! operations (cp.async, st.async, red.async) complete at later steps chosen by the scheduler.
 //!
@@ -17,6 +18,7 @@
 
 use crate::exec::{self, Flow, Stop};
 use crate::finding::{Finding, FindingKind, Location};
+use crate::reconverge::{self, ConvBarrier};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
 use hopsync_firmware::{printer, Program};
@@ -151,6 +153,8 @@ pub struct Warp {
     pub last_arrive: [Option<(u32, u32, u64)>; WARP],
     /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
     pub cluster_arrival: [Option<u64>; WARP],
+    /// Convergence barriers of divergent branches whose lanes have not all met at the join yet.
+    pub conv: Vec<ConvBarrier>,
 }
 
 impl Warp {
@@ -162,18 +166,31 @@ impl Warp {
     pub fn exited(&self) -> bool {
         self.lane.iter().all(|l| *l == Lane::Done)
     }
-    /// The group to run next: lanes that are ready at the lowest pc.
+    /// Lanes that are ready.
+    pub fn ready(&self) -> u32 {
+        (0..WARP).filter(|&l| self.lane[l] == Lane::Ready).fold(0, |m, l| m | 1 << l)
+    }
+    /// Ready lanes waiting at a join for the rest of their branch ([`crate::reconverge::held`]).
+    pub fn held(&self) -> u32 {
+        if self.conv.is_empty() {
+            return 0;
+        }
+        reconverge::held(&self.conv, &self.pc, self.ready(), self.live())
+    }
+    /// The group to run next: lanes that are ready, and not waiting at a join, at the lowest pc.
     pub fn next_group(&self) -> Option<(u32, u32)> {
+        let held = self.held();
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
         let mut best = u32::MAX;
         for l in 0..WARP {
-            if self.lane[l] == Lane::Ready && self.pc[l] < best {
+            if runs(l) && self.pc[l] < best {
                 best = self.pc[l];
             }
         }
         if best == u32::MAX {
             return None;
         }
-        let mask = (0..WARP).filter(|&l| self.lane[l] == Lane::Ready && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
+        let mask = (0..WARP).filter(|&l| runs(l) && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
         Some((best, mask))
     }
 }
@@ -426,6 +443,8 @@ pub struct Machine<'p> {
     pub reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
     pub smem_bytes: u32,
+    /// Per instruction index: the join of the conditional branch there ([`reconverge::joins`]).
+    pub joins: Vec<Option<u32>>,
     /// Asynchronous operations in flight.
     pub pending: Vec<Pending>,
     /// Scheduler step.
@@ -595,6 +614,7 @@ impl<'p> Machine<'p> {
                                 cp_inflight: Vec::new(),
                                 cluster_arrival: [None; WARP],
                                 last_arrive: [None; WARP],
+                                conv: Vec::new(),
                             }
                         })
                         .collect();
@@ -656,6 +676,7 @@ impl<'p> Machine<'p> {
             params,
             sym_offset,
             smem_bytes,
+            joins: reconverge::joins(&m.kernel),
             pending: Vec::new(),
             step: 0,
             instructions: 0,
@@ -891,6 +912,17 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        let held = warp.held();
+        for b in warp.conv.iter().filter(|b| b.mask & held != 0) {
+            let line = |pc: u32| self.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+            parts.push(format!(
+                "lanes {:#010x} wait at the join (line {}) of the branch at line {} for lanes {:#010x} to reconverge",
+                b.mask & held,
+                line(b.join),
+                line(b.branch),
+                b.mask & warp.live() & !held
+            ));
+        }
         if let Some(p) = warp.polling {
             let word = self.read_mbar_word(p.cta, p.offset);
             let s = crate::mbarrier::MbarrierState::decode(word);
@@ -981,13 +1013,27 @@ impl<'p> Machine<'p> {
                 warp.lane[l] = Lane::Done;
             }
         }
+        let live = warp.live();
+        warp.conv.retain(|b| b.mask & live != 0);
     }
 
     /// Applies an instruction's control flow to the lanes of `group` at `pc` (`mask`: the lanes
-    /// whose guard held): next pc, branch target, or exit. No barrier bookkeeping (the golden
-    /// model's [`exec::on_lanes_exit`] runs after an exit in `exec_at`).
+    /// whose guard held): next pc, branch target, or exit; a branch that splits the group opens a
+    /// convergence barrier at its join, and a group that executed a join closes the barriers
+    /// waiting there. No named-barrier bookkeeping (the golden model's [`exec::on_lanes_exit`]
+    /// runs after an exit in `exec_at`).
     pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
+        let join = self.joins.get(pc as usize).copied().flatten();
         let warp = &mut self.ctas[c as usize].warps[w as usize];
+        if !warp.conv.is_empty() {
+            let live = warp.live() & !if flow == Flow::Exit { mask } else { 0 };
+            reconverge::retire(&mut warp.conv, pc, group, live);
+        }
+        if let Flow::Jump(t) = flow {
+            if t != pc + 1 {
+                reconverge::diverge(&mut warp.conv, join, pc, group, mask);
+            }
+        }
         match flow {
             Flow::Next => {
                 for l in 0..WARP {

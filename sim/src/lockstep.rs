@@ -8,7 +8,9 @@
 //! same warp's next instruction and compares. TMA completions (each destination CTA of a copy,
 //! a store's read and write events) go through `complete_tma` with what the engine wrote, its
 //! complete-tx and the bulk async-group state, compared byte for byte. The first divergence
-//! stops the run.
+//! stops the run. At the end the two sides' findings must be the same (under `--ub warn` both
+//! record them and go on), and the report carries the golden model's: a cosim in which the golden
+//! model found something is not a clean run, whatever the comparison says.
 
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
@@ -96,10 +98,15 @@ pub fn run_cosim_probed<'p>(prog: &'p Program, cfg: Config, sm: SmConfig, probe:
             Outcome::Unsupported(_) => None,
         };
     }
+    if divergence.is_none() {
+        // Under `--ub warn` both sides record findings and go on: they must be the same ones.
+        divergence = g.compare_findings(&e.m.findings).err();
+    }
     let mut run = e.report(&outcome);
     if divergence.is_some() && run.status == "ok" {
         run.status = "fault".into();
     }
     let probe = e.take_probe();
-    (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect() }, probe)
+    let golden_findings = g.m.findings.clone();
+    (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect(), golden_findings }, probe)
 }
