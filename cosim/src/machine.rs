@@ -738,6 +738,9 @@ impl<'p> Machine<'p> {
     pub fn push_async(&mut self, op: AsyncOp) {
         let ready_at = self.async_ready_at();
         self.seq += 1;
+        if let Some(r) = self.rec.as_mut() {
+            r.issued.push(self.seq);
+        }
         self.pending.push(Pending { ready_at, seq: self.seq, op });
     }
 
