@@ -3,10 +3,11 @@
 //!
 //! One process per CTA, with these tracks:
 //! - one per warp: what it was doing, as slices. On the RTL engine these are its stall reasons
-//!   ([`Stall`]; `Issued`, `Ready`, `ScoreboardDep` and `Branch` make one `Active` slice); on the
-//!   golden engine, the state of its lanes after each step (`Active`, `MbarrierWait`: its last
-//!   mbarrier poll failed, `BarrierWait`, `ClusterBarrierWait`, `AsyncWait`, `Reconverge`: its
-//!   ready lanes wait at a join, `Exited`);
+//!   ([`Stall`]; `Issued` and `Ready` make one `Active` slice); on the golden engine, the state of
+//!   its lanes after each step (`Active`, `BarrierWait`, `ClusterBarrierWait`, `AsyncWait`,
+//!   `Reconverge`: its ready lanes wait at a join, `Exited`). On both, a warp whose last mbarrier
+//!   test/try_wait failed is `MbarrierPoll` until one succeeds (RTL: unless try_wait suspended
+//!   it, `TryWaitSuspended`), with the wait instruction;
 //! - one per mbarrier (named by its shared variable): its phases as slices, and each arrival,
 //!   expect-tx and complete-tx as an instant event, by a warp's instruction or by an asynchronous
 //!   operation (cp.async's arrive-on, st.async, the TMA);
@@ -154,12 +155,14 @@ pub struct Timeline {
     copies: BTreeMap<u64, Copy>,
     next_flow: u64,
     phases: u64,
+    /// RTL engine: the probe's stall reasons of the last cycle (cycle, cta, warp, slice, pc).
+    stalls: Vec<(u64, u32, u32, &'static str, u32)>,
 }
 
 impl Timeline {
     /// A timeline for a run of `m`'s program.
     pub fn new(m: &Machine<'_>, clock: Clock, engine: &str) -> Timeline {
-        let mut t = Timeline { clock, events: Vec::new(), warps: HashMap::new(), mbars: BTreeMap::new(), mbar_tracks: vec![0; m.ctas.len()], copies: BTreeMap::new(), next_flow: 0, phases: 0 };
+        let mut t = Timeline { clock, events: Vec::new(), warps: HashMap::new(), mbars: BTreeMap::new(), mbar_tracks: vec![0; m.ctas.len()], copies: BTreeMap::new(), next_flow: 0, phases: 0, stalls: Vec::new() };
         for c in &m.ctas {
             let pid = c.id + 1;
             t.meta("process_name", pid, 0, serde_json::json!({ "name": format!("CTA {} (cluster {} rank {}) - {engine}", c.id, c.cluster, c.rank) }));
@@ -277,7 +280,10 @@ impl Timeline {
         }
     }
 
-    /// The RTL engine's events of a cycle, then [`Self::observe`].
+    /// The RTL engine's events of a cycle and its warps' stall reasons (the probe's), then
+    /// [`Self::observe`]. A warp whose last mbarrier poll failed and that is not suspended by
+    /// try_wait is `MbarrierPoll` (its wait loop: issue, unit round trip, predicate, branch) at
+    /// the wait instruction, as on the golden engine.
     pub fn rtl_cycle(&mut self, cycle: u64, events: &[Event], m: &mut Machine<'_>) {
         for ev in events {
             match ev {
@@ -285,6 +291,14 @@ impl Timeline {
                 Event::TmaComplete { cycle, seq, effect, .. } => self.tma_complete(*cycle, *seq, effect),
                 Event::Complete { .. } | Event::Release { .. } | Event::AsyncFault { .. } => {}
             }
+        }
+        for (t, c, w, state, pc) in std::mem::take(&mut self.stalls) {
+            let poll = m.ctas[c as usize].warps[w as usize].polling;
+            let (state, pc) = match poll {
+                Some(p) if matches!(state, "Active" | "ScoreboardDep" | "Branch" | "MbarrierWait" | "UnitBackpressure") => ("MbarrierPoll", p.pc),
+                _ => (state, pc),
+            };
+            self.warp_state(t, c, w, state, pc, m.module());
         }
         self.observe(cycle, m);
     }
@@ -479,7 +493,10 @@ fn golden_state(w: &Warp) -> (&'static str, u32) {
         return ("Exited", w.pc.iter().copied().max().unwrap_or(0));
     }
     if let Some((pc, _)) = w.next_group() {
-        return (if w.polling.is_some() { "MbarrierWait" } else { "Active" }, pc);
+        return match w.polling {
+            Some(p) => ("MbarrierPoll", p.pc),
+            None => ("Active", pc),
+        };
     }
     for l in 0..WARP {
         if let Lane::Blocked(b) = w.lane[l] {
@@ -499,7 +516,7 @@ fn golden_state(w: &Warp) -> (&'static str, u32) {
 /// The slice an RTL stall reason belongs to.
 pub fn stall_slice(s: Stall) -> &'static str {
     match s {
-        Stall::Issued | Stall::Ready | Stall::ScoreboardDep | Stall::Branch => "Active",
+        Stall::Issued | Stall::Ready => "Active",
         other => other.name(),
     }
 }
@@ -620,9 +637,8 @@ struct Stalls(Rc<RefCell<Timeline>>);
 impl Probe for Stalls {
     fn cycle(&mut self, snap: &Snapshot<'_>) {
         let mut tl = self.0.borrow_mut();
-        for w in snap.warps {
-            tl.warp_state(snap.cycle, w.cta, w.warp, stall_slice(w.stall), w.pc, snap.module);
-        }
+        tl.stalls.clear();
+        tl.stalls.extend(snap.warps.iter().map(|w| (snap.cycle, w.cta, w.warp, stall_slice(w.stall), w.pc)));
     }
 }
 
