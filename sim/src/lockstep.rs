@@ -101,7 +101,7 @@ pub fn run_cosim_observed<'p>(
         divergence = match &outcome {
             Outcome::Completed => g.finish(&e.m).err(),
             Outcome::Fault if async_fault => None,
-            Outcome::Fault => match e.m.findings.last() {
+            Outcome::Fault => match e.m.findings().last() {
                 Some(f) => {
                     let l = &f.location;
                     let at = (!l.instr.is_empty()).then_some((l.cta, l.warp, l.pc));
@@ -114,13 +114,13 @@ pub fn run_cosim_observed<'p>(
     }
     if divergence.is_none() {
         // Under `--ub warn` both sides record findings and go on: they must be the same ones.
-        divergence = g.compare_findings(&e.m.findings).err();
+        divergence = g.compare_findings(e.m.findings()).err();
     }
     let mut run = e.report(&outcome);
     if divergence.is_some() && run.status == "ok" {
         run.status = "fault".into();
     }
     let probe = e.take_probe();
-    let golden_findings = g.m.findings.clone();
+    let golden_findings = g.m.findings().to_vec();
     (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect(), golden_findings }, probe)
 }

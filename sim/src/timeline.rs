@@ -26,7 +26,7 @@
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
 use crate::probe::{Probe, Snapshot, Stall};
-use hopsync_cosim::exec::{Cx, Stop, TmaOp};
+use hopsync_cosim::exec::{Stop, TmaOp};
 use hopsync_cosim::lockstep::{CosimReport, TmaEffect};
 use hopsync_cosim::machine::{AsyncOp, Config, Lane, Machine, Outcome, Place, Wait, Warp, WARP};
 use hopsync_cosim::mbarrier::MbarrierState;
@@ -162,12 +162,12 @@ pub struct Timeline {
 impl Timeline {
     /// A timeline for a run of `m`'s program.
     pub fn new(m: &Machine<'_>, clock: Clock, engine: &str) -> Timeline {
-        let mut t = Timeline { clock, events: Vec::new(), warps: HashMap::new(), mbars: BTreeMap::new(), mbar_tracks: vec![0; m.ctas.len()], copies: BTreeMap::new(), next_flow: 0, phases: 0, stalls: Vec::new() };
-        for c in &m.ctas {
-            let pid = c.id + 1;
-            t.meta("process_name", pid, 0, serde_json::json!({ "name": format!("CTA {} (cluster {} rank {}) - {engine}", c.id, c.cluster, c.rank) }));
-            t.meta("process_sort_index", pid, 0, serde_json::json!({ "sort_index": c.id }));
-            for w in 0..c.warps.len() as u32 {
+        let mut t = Timeline { clock, events: Vec::new(), warps: HashMap::new(), mbars: BTreeMap::new(), mbar_tracks: vec![0; m.cta_count()], copies: BTreeMap::new(), next_flow: 0, phases: 0, stalls: Vec::new() };
+        for c in 0..m.cta_count() as u32 {
+            let pid = c + 1;
+            t.meta("process_name", pid, 0, serde_json::json!({ "name": format!("CTA {c} (cluster {} rank {}) - {engine}", m.cta_cluster(c), m.cta_rank(c)) }));
+            t.meta("process_sort_index", pid, 0, serde_json::json!({ "sort_index": c }));
+            for w in 0..m.warp_count(c) as u32 {
                 t.meta("thread_name", pid, w, serde_json::json!({ "name": format!("warp {w}") }));
                 t.meta("thread_sort_index", pid, w, serde_json::json!({ "sort_index": w }));
             }
@@ -215,11 +215,10 @@ impl Timeline {
 
     /// Golden engine: every warp's state after a step.
     pub fn golden_warps(&mut self, t: u64, m: &Machine<'_>) {
-        for c in 0..m.ctas.len() {
-            for w in 0..m.ctas[c].warps.len() {
-                let warp = &m.ctas[c].warps[w];
-                let (state, pc) = golden_state(warp);
-                self.warp_state(t, c as u32, w as u32, state, pc, m.module());
+        for c in 0..m.cta_count() as u32 {
+            for w in 0..m.warp_count(c) as u32 {
+                let (state, pc) = golden_state(m.warp(c, w));
+                self.warp_state(t, c, w, state, pc, m.module());
             }
         }
     }
@@ -245,7 +244,7 @@ impl Timeline {
         }
         if is_tma(ins.op) {
             for &seq in &rec.issued {
-                let bytes = m.pending.iter().find(|p| p.seq == seq).map(|p| op_bytes(&p.op)).unwrap_or(0);
+                let bytes = m.pending_op(seq).map(op_bytes).unwrap_or(0);
                 let args = serde_json::json!({ "seq": seq, "warp": rec.warp, "line": ins.loc.line, "instr": printer::print_instr(m.module(), ins) });
                 self.copies.insert(seq, Copy { cta: rec.cta, name: mnemonic(m.module(), ins), issue: t, done: None, bytes, args });
             }
@@ -273,7 +272,7 @@ impl Timeline {
         if self.clock == Clock::Steps {
             for c in self.copies.values_mut().filter(|c| c.done.is_none()) {
                 let seq = c.args["seq"].as_u64().unwrap_or(0);
-                if !m.pending.iter().any(|p| p.seq == seq) {
+                if m.pending_op(seq).is_none() {
                     c.done = Some(t);
                 }
             }
@@ -293,7 +292,7 @@ impl Timeline {
             }
         }
         for (t, c, w, state, pc) in std::mem::take(&mut self.stalls) {
-            let poll = m.ctas[c as usize].warps[w as usize].polling;
+            let poll = m.warp(c, w).polling;
             let (state, pc) = match poll {
                 Some(p) if matches!(state, "Active" | "ScoreboardDep" | "Branch" | "MbarrierWait" | "UnitBackpressure") => ("MbarrierPoll", p.pc),
                 _ => (state, pc),
@@ -310,10 +309,10 @@ impl Timeline {
     fn refresh(&mut self, t: u64, k: (u32, u32), m: &Machine<'_>) {
         let Some(mb) = self.mbars.get(&k) else { return };
         let word = m.read_mbar_word(k.0, k.1);
-        let phase = m.ctas[k.0 as usize].mbarriers.get(&k.1).map(|s| s.phase);
-        if word != mb.word || phase.is_some_and(|p| p > mb.phase) {
+        let phase = m.mbar_phase(k.0, k.1);
+        if word != mb.word || phase > mb.phase {
             let old = mb.word;
-            self.async_change(t, k, old, word, phase, m);
+            self.async_change(t, k, old, word, Some(phase), m);
         }
     }
 
@@ -343,7 +342,7 @@ impl Timeline {
         if op == Some(Opcode::MbarrierInit) {
             let s = MbarrierState::decode(new);
             self.push("init".into(), "mbarrier", "i", t, pid, tid, serde_json::json!({ "count": s.expected_arrivals, "warp": by.map(|(r, _)| r.warp) })).s = Some("t".into());
-            let phase = m.ctas[k.0 as usize].mbarriers.get(&k.1).map(|s| s.phase).unwrap_or(0);
+            let phase = m.mbar_phase(k.0, k.1);
             let mb = self.mbars.get_mut(&k).unwrap();
             (mb.word, mb.phase, mb.since, mb.flow) = (new, phase, Some(t), None);
             return;
@@ -446,7 +445,7 @@ impl Timeline {
             trace_events: events,
             display_time_unit: "ns".into(),
             other_data: serde_json::json!({
-                "program": m.prog.path,
+                "program": m.program().path,
                 "engine": engine,
                 "time_unit": if self.clock == Clock::Steps { "step" } else { "cycle" },
                 "phases_completed": self.phases,
@@ -568,10 +567,8 @@ fn woke_on(rec: &Retire, ins: &Instr, m: &mut Machine<'_>) -> Option<(u32, u32)>
     let Some(Operand::Reg(d)) = ins.operands.first() else { return None };
     let w = rec.regs.iter().find(|r| r.reg == d.0)?;
     let lane = (0..32).find(|&l| w.mask >> l & 1 == 1 && w.values[l] & 1 == 1)? as u32;
-    let cx = Cx { m, cta: rec.cta, warp: rec.warp, pc: rec.pc, mask: rec.mask, group: rec.mask };
-    let (a, sp) = (cx.addr(ins, 1, lane), cx.space(ins, 1));
-    match cx.m.resolve(rec.cta, rec.warp, lane, sp, a, 8) {
-        Ok(Place::Shared(c, o)) => Some((c, o as u32)),
+    match m.place_of(rec.cta, rec.warp, rec.pc, lane, 1, 8, None) {
+        Some(Place::Shared(c, o)) => Some((c, o as u32)),
         _ => None,
     }
 }
@@ -616,7 +613,7 @@ pub fn run_golden(prog: &Program, cfg: Config) -> (RunReport, Trace) {
         for rec in &recs {
             tl.retire(rec, &mut m);
         }
-        let t = m.step;
+        let t = m.now();
         tl.observe(t, &m);
         tl.golden_warps(t, &m);
         match r {
@@ -627,7 +624,7 @@ pub fn run_golden(prog: &Program, cfg: Config) -> (RunReport, Trace) {
         }
     };
     let report = RunReport::from_machine(&m, "golden", &outcome);
-    let trace = tl.finish(m.step, &m, "golden");
+    let trace = tl.finish(m.now(), &m, "golden");
     (report, trace)
 }
 
