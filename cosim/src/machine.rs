@@ -1,8 +1,9 @@
 //! The golden machine: a SIMT executor of the firmware IR.
 //!
 //! Grid → clusters → CTAs → warps of 32 lanes. Each lane has its own pc; a warp executes the group
-//! of ready lanes at the lowest pc (min-pc reconvergence: divergent paths of structured code meet
-//! again where the lower path catches up), one warp-instruction per scheduler step, atomically.
+//! of ready lanes at the lowest pc, one warp-instruction per scheduler step, atomically. Lanes that
+//! split at a branch meet again at its join (the immediate post-dominator, [`crate::reconverge`]):
+//! those arriving first wait there for the others, as ptxas's convergence barriers make them.
 //! Warps are picked round-robin, or in a seeded random order with `--seed`. Asynchronous
 //! operations (cp.async, st.async, red.async) complete at later steps chosen by the scheduler.
 //!
@@ -17,6 +18,7 @@
 
 use crate::exec::{self, Flow, Stop};
 use crate::finding::{Finding, FindingKind, Location};
+use crate::reconverge::{self, ConvBarrier};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
 use hopsync_firmware::{printer, Program};
@@ -163,6 +165,8 @@ pub struct Warp {
     pub cluster_arrival: [Option<u64>; WARP],
     /// Per lane: the calls it is in, outermost first (empty in the entry).
     pub frames: Vec<Vec<Frame>>,
+    /// Convergence barriers of divergent branches whose lanes have not all met at the join yet.
+    pub conv: Vec<ConvBarrier>,
 }
 
 /// One activation of a `.func` on a lane's call stack (PTX 9.7.12.5 `call`, 9.7.12.6 `ret`).
@@ -195,11 +199,12 @@ pub struct DeviceOutput {
 
 impl Warp {
     /// `next_group` when some lane is inside a call: lanes ordered by (call sites, pc).
-    fn next_group_in_calls(&self) -> Option<(u32, u32)> {
+    fn next_group_in_calls(&self, held: u32) -> Option<(u32, u32)> {
         let key = |l: usize| self.frames[l].iter().map(|f| f.call_pc).chain(std::iter::once(self.pc[l]));
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
         let mut best: Option<usize> = None;
         for l in 0..WARP {
-            if self.lane[l] != Lane::Ready {
+            if !runs(l) {
                 continue;
             }
             if best.is_none_or(|b| key(l).cmp(key(b)) == std::cmp::Ordering::Less) {
@@ -207,7 +212,7 @@ impl Warp {
             }
         }
         let b = best?;
-        let mask = (0..WARP).filter(|&l| self.lane[l] == Lane::Ready && key(l).eq(key(b))).fold(0, |m, l| m | 1 << l);
+        let mask = (0..WARP).filter(|&l| runs(l) && key(l).eq(key(b))).fold(0, |m, l| m | 1 << l);
         Some((self.pc[b], mask))
     }
 
@@ -224,24 +229,37 @@ impl Warp {
     pub fn exited(&self) -> bool {
         self.lane.iter().all(|l| *l == Lane::Done)
     }
-    /// The group to run next: lanes that are ready at the lowest pc. A lane inside calls is
-    /// at its call sites and then its pc (compared in that order): it runs before lanes past
-    /// its outermost call site and after lanes before it, so lanes meet again where the call
-    /// returns, as they would after a branch.
-    pub fn next_group(&self) -> Option<(u32, u32)> {
-        if self.frames.iter().any(|f| !f.is_empty()) {
-            return self.next_group_in_calls();
+    /// Lanes that are ready.
+    pub fn ready(&self) -> u32 {
+        (0..WARP).filter(|&l| self.lane[l] == Lane::Ready).fold(0, |m, l| m | 1 << l)
+    }
+    /// Ready lanes waiting at a join for the rest of their branch ([`crate::reconverge::held`]).
+    pub fn held(&self) -> u32 {
+        if self.conv.is_empty() {
+            return 0;
         }
+        reconverge::held(&self.conv, &self.pc, self.ready(), self.live())
+    }
+    /// The group to run next: lanes that are ready, and not waiting at a join, at the lowest pc.
+    /// A lane inside calls is at its call sites and then its pc (compared in that order): it
+    /// runs before lanes past its outermost call site and after lanes before it, so lanes meet
+    /// again where the call returns, as they would after a branch.
+    pub fn next_group(&self) -> Option<(u32, u32)> {
+        let held = self.held();
+        if self.frames.iter().any(|f| !f.is_empty()) {
+            return self.next_group_in_calls(held);
+        }
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
         let mut best = u32::MAX;
         for l in 0..WARP {
-            if self.lane[l] == Lane::Ready && self.pc[l] < best {
+            if runs(l) && self.pc[l] < best {
                 best = self.pc[l];
             }
         }
         if best == u32::MAX {
             return None;
         }
-        let mask = (0..WARP).filter(|&l| self.lane[l] == Lane::Ready && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
+        let mask = (0..WARP).filter(|&l| runs(l) && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
         Some((best, mask))
     }
 }
@@ -505,6 +523,8 @@ pub struct Machine<'p> {
     pub(crate) reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
     pub(crate) smem_bytes: u32,
+    /// Per instruction index: the join of the conditional branch there ([`reconverge::joins`]).
+    pub(crate) joins: Vec<Option<u32>>,
     /// Asynchronous operations in flight.
     pub(crate) pending: Vec<Pending>,
     /// Scheduler step.
@@ -691,6 +711,7 @@ impl<'p> Machine<'p> {
                                 cluster_arrival: [None; WARP],
                                 last_arrive: [None; WARP],
                                 frames: vec![Vec::new(); WARP],
+                                conv: Vec::new(),
                             }
                         })
                         .collect();
@@ -746,6 +767,7 @@ impl<'p> Machine<'p> {
             heap_next: HEAP_BASE,
             heap_live: 0,
             smem_bytes,
+            joins: reconverge::joins(&m.kernel),
             pending: Vec::new(),
             step: 0,
             instructions: 0,
@@ -807,6 +829,9 @@ impl<'p> Machine<'p> {
     pub fn push_async(&mut self, op: AsyncOp) {
         let ready_at = self.async_ready_at();
         self.seq += 1;
+        if let Some(r) = self.rec.as_mut() {
+            r.issued.push(self.seq);
+        }
         self.pending.push(Pending { ready_at, seq: self.seq, op });
     }
 
@@ -981,6 +1006,17 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        let held = warp.held();
+        for b in warp.conv.iter().filter(|b| b.mask & held != 0) {
+            let line = |pc: u32| self.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+            parts.push(format!(
+                "lanes {:#010x} wait at the join (line {}) of the branch at line {} for lanes {:#010x} to reconverge",
+                b.mask & held,
+                line(b.join),
+                line(b.branch),
+                b.mask & warp.live() & !held
+            ));
+        }
         if let Some(p) = warp.polling {
             let word = self.read_mbar_word(p.cta, p.offset);
             let s = crate::mbarrier::MbarrierState::decode(word);
@@ -1071,13 +1107,27 @@ impl<'p> Machine<'p> {
                 warp.lane[l] = Lane::Done;
             }
         }
+        let live = warp.live();
+        warp.conv.retain(|b| b.mask & live != 0);
     }
 
     /// Applies an instruction's control flow to the lanes of `group` at `pc` (`mask`: the lanes
-    /// whose guard held): next pc, branch target, or exit. No barrier bookkeeping (the golden
-    /// model's [`exec::on_lanes_exit`] runs after an exit in `exec_at`).
+    /// whose guard held): next pc, branch target, or exit; a branch that splits the group opens a
+    /// convergence barrier at its join, and a group that executed a join closes the barriers
+    /// waiting there. No named-barrier bookkeeping (the golden model's [`exec::on_lanes_exit`]
+    /// runs after an exit in `exec_at`).
     pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
+        let join = self.joins.get(pc as usize).copied().flatten();
         let warp = &mut self.ctas[c as usize].warps[w as usize];
+        if !warp.conv.is_empty() {
+            let live = warp.live() & !if flow == Flow::Exit { mask } else { 0 };
+            reconverge::retire(&mut warp.conv, pc, group, live);
+        }
+        if let Flow::Jump(t) = flow {
+            if t != pc + 1 {
+                reconverge::diverge(&mut warp.conv, join, pc, group, mask);
+            }
+        }
         match flow {
             Flow::Next => {
                 for l in 0..WARP {
