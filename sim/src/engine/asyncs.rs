@@ -30,7 +30,7 @@ pub(super) struct AsyncItem {
 impl<'p> Engine<'p> {
     /// Takes the asynchronous operations a golden body queued in the machine and times them.
     pub(super) fn take_pending(&mut self, c: u32, w: u32, copy_done: u64, store_done: u64) -> Result<(), Stop> {
-        let pend = std::mem::take(&mut self.m.pending);
+        let pend = self.m.take_pending();
         for p in pend {
             match &p.op {
                 AsyncOp::CpAsync { lane, .. } => {
@@ -53,7 +53,7 @@ impl<'p> Engine<'p> {
                     Some((cmd, desc)) => {
                         let TmaOp::ToShared { ctas, .. } = &**op else { unreachable!("stores are matched above") };
                         let mut dests: Vec<u32> = ctas.clone();
-                        dests.sort_by_key(|d| self.m.ctas[*d as usize].rank);
+                        dests.sort_by_key(|d| self.m.cta_rank(*d));
                         for &d in &dests {
                             // Completed by the unit's complete-tx (`clock_tma`, `async_done`).
                             self.asyncs.push(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: Some(d) }, queued: true });
@@ -156,7 +156,7 @@ impl<'p> Engine<'p> {
                     self.m.progress();
                     exec::complete_async(&mut self.m, AsyncOp::Tma(op.clone()))?;
                     // A store's read event queues its write event.
-                    for p in std::mem::take(&mut self.m.pending) {
+                    for p in self.m.take_pending() {
                         match p.op {
                             AsyncOp::Tma(next) => self.schedule_tma(at_cta(&next), p.seq, *next),
                             other => unreachable!("a TMA completion queues only TMA events: {other:?}"),

@@ -61,18 +61,11 @@ impl<'p> Engine<'p> {
             let cl = &mut self.clusters[k as usize];
             cl.phase += 1;
             let phase = cl.phase;
-            let ctas = self.m.clusters[k as usize].ctas.clone();
+            let ctas = self.m.cluster_ctas(k).to_vec();
             let back = self.cycle + self.cfg.sync.cluster_barrier_cycles;
             for c in ctas {
-                for (w, mw) in self.m.ctas[c as usize].warps.iter_mut().enumerate() {
-                    let mut any = false;
-                    for l in 0..WARP {
-                        if matches!(mw.lane[l], Lane::Blocked(Wait::ClusterBarrier(_))) {
-                            mw.lane[l] = Lane::Ready;
-                            any = true;
-                        }
-                    }
-                    if any {
+                for w in 0..self.m.warp_count(c) {
+                    if self.m.release_lanes(c, w as u32, |x| matches!(x, Wait::ClusterBarrier(_))) != 0 {
                         let ws = &mut self.ctas[c as usize].warps[w];
                         ws.next_issue = ws.next_issue.max(back);
                         ws.wait_why = Stall::ClusterBarrierWait;
@@ -97,8 +90,8 @@ impl<'p> Engine<'p> {
     }
 
     pub(super) fn queue_cluster(&mut self, c: u32, w: u32, op: ClusterBarrierOp) {
-        let k = self.m.ctas[c as usize].cluster as usize;
-        let rank = self.m.ctas[c as usize].rank;
+        let k = self.m.cta_cluster(c) as usize;
+        let rank = self.m.cta_rank(c);
         let req = ClusterBarrierReq { op, cta: (rank as u64).into(), warp: (w as u64).into() };
         let at = self.cycle + self.cfg.sync.cluster_barrier_cycles;
         self.clusters[k].q.push_back(Queued { at, req, tag: WarpRef { cta: c, warp: w } });
@@ -106,14 +99,14 @@ impl<'p> Engine<'p> {
 
     pub(super) fn issue_cluster(&mut self, c: u32, w: u32, pc: u32, group: u32, ins: &'p Instr) -> Result<(), Stop> {
         let mask = self.m.guard_mask(c, w, pc, group);
-        let live = self.m.ctas[c as usize].warps[w as usize].live();
+        let live = self.m.warp(c, w).live();
         let arrive = ins.op == Opcode::BarrierClusterArrive;
         if mask == 0 {
             self.retire_plain(c, w, pc, group, mask);
             return Ok(());
         }
         if arrive {
-            let phase = self.clusters[self.m.ctas[c as usize].cluster as usize].phase;
+            let phase = self.clusters[self.m.cta_cluster(c) as usize].phase;
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
             exec::cluster_arrive_plan(&mut cx, ins, phase)?;
             let arriving = self.ctas[c as usize].warps[w as usize].cluster_partial | mask;
@@ -137,20 +130,14 @@ impl<'p> Engine<'p> {
 
     pub(super) fn retire_cluster(&mut self, c: u32, w: u32, blocked: bool) -> Result<Option<Retire>, Stop> {
         let Some(op) = self.ctas[c as usize].warps[w as usize].op.take() else { return Ok(None) };
-        self.m.instructions += 1;
-        self.m.thread_instructions += op.mask.count_ones() as u64;
+        self.m.count_retired(op.mask);
         self.m.advance(c, w, op.pc, op.group, op.mask, Flow::Next);
-        let phase = self.clusters[self.m.ctas[c as usize].cluster as usize].phase;
+        let phase = self.clusters[self.m.cta_cluster(c) as usize].phase;
         if matches!(op.kind, OpKind::ClusterWait) {
-            for l in bits_of(op.mask) {
-                self.m.ctas[c as usize].warps[w as usize].cluster_arrival[l as usize] = None;
-            }
+            self.m.forget_cluster_arrival(c, w, op.mask);
         }
         if blocked {
-            let mw = &mut self.m.ctas[c as usize].warps[w as usize];
-            for l in bits_of(op.mask) {
-                mw.lane[l as usize] = Lane::Blocked(Wait::ClusterBarrier(phase));
-            }
+            self.m.block_lanes(c, w, op.mask, Wait::ClusterBarrier(phase));
         }
         self.m.progress();
         let ws = &mut self.ctas[c as usize].warps[w as usize];

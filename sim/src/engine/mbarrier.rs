@@ -182,7 +182,7 @@ impl<'p> Engine<'p> {
         }
         // The operation in stage 1: its write, response and finding.
         if let Some(tag) = s1 {
-            let change = out.write.map(|(word, new, valid)| self.mirror(c, word, new, valid));
+            let change = out.write.map(|(word, new, valid)| self.m.mirror_mbar_write(c, word * 8, new, valid));
             if out.fault.valid {
                 self.unit_fault(c, tag, out.fault.kind.name())?;
             }
@@ -192,38 +192,6 @@ impl<'p> Engine<'p> {
             }
         }
         Ok(())
-    }
-
-    /// Applies a bank write of CTA `c`'s MbarrierUnit to the shared-memory image and the shadow
-    /// facts; returns the event when the word changed.
-    pub(super) fn mirror(&mut self, c: u32, word: u32, new: u64, valid: bool) -> Option<SyncEvent> {
-        let off = word * 8;
-        if off as usize + 8 > self.m.ctas[c as usize].smem.len() {
-            return None;
-        }
-        let old = self.m.read_mbar_word(c, off);
-        let was_valid = self.m.ctas[c as usize].mbarriers.contains_key(&off);
-        if !valid && !was_valid {
-            // The unit writes every operation's word back, but its bank only holds mbarrier
-            // state: a word that holds no valid object (pending_count, a faulting op) is the
-            // shared memory's, not the unit's.
-            return None;
-        }
-        if old != new {
-            self.m.ctas[c as usize].smem[off as usize..off as usize + 8].copy_from_slice(&new.to_le_bytes());
-            self.m.progress();
-        }
-        if valid && !was_valid {
-            // mbarrier.init: phase 0 completes nothing before it, so no wait is owed.
-            self.m.ctas[c as usize].mbarriers.insert(off, MbarShadow { phase: 0, waited_prev: true, ..Default::default() });
-            self.m.progress();
-        } else if !valid && was_valid {
-            self.m.ctas[c as usize].mbarriers.remove(&off);
-            self.m.progress();
-        } else if valid && (old >> 63) != (new >> 63) {
-            exec::on_phase_complete(&mut self.m, Obj { cta: c, off, remote: false });
-        }
-        (old != new).then_some(SyncEvent::Mbarrier { cta: c, offset: off, old, new })
     }
 
     pub(super) fn unit_fault(&mut self, unit_cta: u32, tag: Tag, name: Option<&str>) -> Result<(), Stop> {
@@ -270,7 +238,7 @@ impl<'p> Engine<'p> {
         let phase_now = {
             let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return Ok(()) };
             let o = op.parts[part as usize].step.obj;
-            self.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0)
+            self.m.mbar_phase(o.cta, o.off)
         };
         let suspended_now;
         {
@@ -306,7 +274,7 @@ impl<'p> Engine<'p> {
             self.ctas[cta as usize].mbar.suspended += 1;
             let pc = self.ctas[cta as usize].warps[warp as usize].op.as_ref().map(|o| o.pc).unwrap_or(0);
             let o = self.ctas[cta as usize].warps[warp as usize].op.as_ref().unwrap().parts[part as usize].step.obj;
-            self.m.ctas[cta as usize].warps[warp as usize].polling = Some(Poll { cta: o.cta, offset: o.off, pc });
+            self.m.set_polling(cta, warp, Some(Poll { cta: o.cta, offset: o.off, pc }));
         }
         self.try_retire(cta, warp)
     }
@@ -372,8 +340,7 @@ impl<'p> Engine<'p> {
         let op = self.ctas[c as usize].warps[w as usize].op.take().unwrap();
         let OpKind::Mbar(family) = op.kind else { unreachable!() };
         let ins = &self.m.module().kernel.body[op.pc as usize];
-        self.m.instructions += 1;
-        self.m.thread_instructions += op.mask.count_ones() as u64;
+        self.m.count_retired(op.mask);
         // One word change per part (a merged .expect_tx arrive takes two unit operations).
         let sync: Vec<SyncEvent> = op
             .parts
@@ -383,7 +350,7 @@ impl<'p> Engine<'p> {
                 _ => None,
             })
             .collect();
-        self.m.rec = Some(Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, sync, ..Default::default() });
+        self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, sync, ..Default::default() });
         {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc: op.pc, mask: op.mask, group: op.group };
             let steps: Vec<MbarStep> = op.parts.iter().map(|p| p.step).collect();
@@ -394,14 +361,13 @@ impl<'p> Engine<'p> {
             // The deferred arrive-ons, one per lane in lane order (their issue numbers).
             for p in &op.parts {
                 for l in bits_of(p.step.lanes) {
-                    self.m.seq += 1;
-                    let seq = self.m.seq;
+                    let seq = self.m.next_seq();
                     self.asyncs.push(AsyncItem { seq, at: self.cycle, kind: AsyncKind::Arrive { cta: p.step.obj.cta, off: p.step.obj.off, warp: w, lane: l, issuing_cta: c }, queued: false });
                 }
             }
         }
         self.m.advance(c, w, op.pc, op.group, op.mask, Flow::Next);
-        let rec = self.m.rec.take();
+        let rec = self.m.take_record();
         if let (Some(r), true) = (rec, self.recording()) {
             let cy = self.cycle;
             self.emit(Event::Retire { cycle: cy, rec: r });

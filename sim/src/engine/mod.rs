@@ -91,10 +91,10 @@ use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, Mba
 use hopsync_cosim::exec::TmaOp;
 use hopsync_cosim::finding::FindingKind;
 use hopsync_cosim::lockstep::TmaEffect;
-use hopsync_cosim::machine::{AsyncOp, Config, Lane, Machine, MbarShadow, Outcome, Place, Poll, Wait, WARP};
+use hopsync_cosim::machine::{AsyncOp, Config, Lane, Machine, Outcome, Place, Poll, Wait, WARP};
 use hopsync_cosim::report::RunReport;
 use hopsync_cosim::retire::{RegWrite, Retire, SyncEvent};
-use hopsync_firmware::ir::{Instr, Mod, RegId};
+use hopsync_firmware::ir::{Instr, Mod};
 use hopsync_firmware::tensormap::TensorMap;
 use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
@@ -243,15 +243,13 @@ impl<'p> Engine<'p> {
         let info = timing::analyze(&prog.module, &cfg);
         let nregs = prog.module.kernel.regs.len();
         let suspend = cfg.ns_to_cycles(cfg.sync.default_suspend_ns).min(u32::MAX as u64) as u32;
-        let ctas: Vec<CtaState> = m
-            .ctas
-            .iter()
+        let ctas: Vec<CtaState> = (0..m.cta_count() as u32)
             .map(|c| CtaState {
-                mbar: MbarPort::new(MbarUnit::with_backend(&cfg.backend, m.smem_bytes, suspend)),
-                named: NamedPort::new(NamedUnit::with_backend(&cfg.backend), c.warps.len()),
+                mbar: MbarPort::new(MbarUnit::with_backend(&cfg.backend, m.smem_size(), suspend)),
+                named: NamedPort::new(NamedUnit::with_backend(&cfg.backend), m.warp_count(c)),
                 tma: TmaPort::new(None),
-                mem: MemPipes::default(),
-                warps: c.warps.iter().map(|_| WarpState::new(nregs)).collect(),
+                mem: MemPipes::new(cfg.issue.schedulers as usize),
+                warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
             })
             .collect();
@@ -266,10 +264,10 @@ impl<'p> Engine<'p> {
         }
         let mut clusters: Vec<ClusterState> = Vec::new();
         let mut launch_cycles = 1;
-        for cl in &m.clusters {
+        for k in 0..m.cluster_count() as u32 {
             let mut launch_q = VecDeque::new();
-            for (rank, &c) in cl.ctas.iter().enumerate() {
-                let n = m.ctas[c as usize].warps.len();
+            for (rank, &c) in m.cluster_ctas(k).iter().enumerate() {
+                let n = m.warp_count(c);
                 launch_q.push_back((rank as u32, ((1u64 << n) - 1) as u32));
             }
             launch_cycles = launch_cycles.max(launch_q.len() as u64);
@@ -360,7 +358,7 @@ impl<'p> Engine<'p> {
             return Err(Stop::Unsupported(s.clone()));
         }
         self.cycle += 1;
-        self.m.step = self.cycle;
+        self.m.set_step(self.cycle);
         self.active_this_cycle = false;
         if self.cycle > self.cfg.run.max_cycles {
             self.m.report(FindingKind::StepLimit, format!("the run passed its limit of {} cycles", self.cfg.run.max_cycles), None)?;
@@ -404,7 +402,7 @@ impl<'p> Engine<'p> {
         // golden model's rule), even while units are busy: warps that poll with try_wait keep
         // their MbarrierUnit busy (suspended) forever, so waiting for quiet units first would
         // never name it (gen --ub --small seed 1000701: 4 warps of a CTA take turns suspended).
-        if self.asyncs.is_empty() && self.cycle - self.m.last_progress > self.cfg.run.deadlock_spin_cycles {
+        if self.asyncs.is_empty() && self.cycle - self.m.last_progress() > self.cfg.run.deadlock_spin_cycles {
             self.mirror_named_barriers();
             self.m.deadlock(true)?;
         }
@@ -422,7 +420,7 @@ impl<'p> Engine<'p> {
                 if w.exited || w.op.is_some() {
                     continue;
                 }
-                if self.m.ctas[ci].warps[wi].next_group().is_some() {
+                if self.m.warp(ci as u32, wi as u32).next_group().is_some() {
                     any_can_run = true;
                 }
             }
@@ -472,7 +470,7 @@ impl<'p> Engine<'p> {
                 if w.exited || w.op.is_some() {
                     continue;
                 }
-                let Some((pc, _)) = self.m.ctas[ci].warps[wi].next_group() else { continue };
+                let Some((pc, _)) = self.m.warp(ci as u32, wi as u32).next_group() else { continue };
                 let mut t = w.next_issue;
                 if let Some(inf) = self.info.get(pc as usize) {
                     for &r in inf.srcs.iter().chain(&inf.dsts) {

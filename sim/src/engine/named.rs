@@ -186,10 +186,7 @@ impl<'p> Engine<'p> {
     pub(super) fn mirror_named_barriers(&mut self) {
         for (c, cs) in self.ctas.iter().enumerate() {
             for id in 0..16 {
-                let b = &mut self.m.ctas[c].bars[id];
-                b.arrived_warps = cs.named.arrived[id];
-                b.arrived = cs.named.arrived[id].count_ones() * WARP as u32;
-                b.expected = if cs.named.arrived[id] == 0 { None } else { cs.named.expected[id] };
+                self.m.mirror_named_barrier(c as u32, id, cs.named.arrived[id], cs.named.expected[id]);
             }
         }
     }
@@ -224,8 +221,7 @@ impl<'p> Engine<'p> {
     pub(super) fn retire_named(&mut self, c: u32, w: u32) -> Result<(u32, Option<Retire>), Stop> {
         let Some(op) = self.ctas[c as usize].warps[w as usize].op.take() else { return Ok((w, None)) };
         let OpKind::Named(a) = op.kind else { unreachable!() };
-        self.m.instructions += 1;
-        self.m.thread_instructions += op.mask.count_ones() as u64;
+        self.m.count_retired(op.mask);
         self.m.advance(c, w, op.pc, op.group, op.mask, Flow::Next);
         self.apply_arrival(c, w, a);
         let ws = &mut self.ctas[c as usize].warps[w as usize];
@@ -275,7 +271,8 @@ impl<'p> Engine<'p> {
             for (l, reg) in dsts {
                 self.ctas[c as usize].warps[w as usize].ready[reg as usize] = back;
                 let v = exec::named_red_value(&self.m, reg, result);
-                self.m.ctas[c as usize].warps[w as usize].regs[reg as usize * WARP + l as usize] = v;
+                let rec = if rec_warp == Some(w) { rec_r.as_deref_mut() } else { None };
+                self.m.deliver_reg(c, w, reg, l, v, rec);
                 match writes.iter_mut().find(|x| x.1 == w && x.2.reg == reg) {
                     Some(x) => {
                         x.2.mask |= 1 << l;
@@ -285,14 +282,6 @@ impl<'p> Engine<'p> {
                         let mut values = vec![0; WARP];
                         values[l as usize] = v;
                         writes.push((c, w, RegWrite { reg, mask: 1 << l, values }));
-                    }
-                }
-                if rec_warp == Some(w) {
-                    if let Some(r) = rec_r.as_deref_mut() {
-                        let saved = self.m.rec.replace(std::mem::take(r));
-                        self.m.log_reg(RegId(reg), l, v);
-                        *r = self.m.rec.take().unwrap_or_default();
-                        self.m.rec = saved;
                     }
                 }
             }

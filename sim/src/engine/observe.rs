@@ -12,7 +12,7 @@ impl<'p> Engine<'p> {
         let run_done = self.finished();
         for (ci, c) in self.ctas.iter().enumerate() {
             for (wi, w) in c.warps.iter().enumerate() {
-                let mw = &self.m.ctas[ci].warps[wi];
+                let mw = self.m.warp(ci as u32, wi as u32);
                 let pc = mw.next_group().map(|g| g.0).unwrap_or_else(|| (0..WARP).filter(|&l| mw.lane[l] != Lane::Done).map(|l| mw.pc[l]).min().unwrap_or(0));
                 let live = (0..WARP).filter(|&l| mw.lane[l] != Lane::Done).fold(0u32, |m, l| m | 1 << l);
                 let state = if self.cycle < self.launched_at {
@@ -36,8 +36,8 @@ impl<'p> Engine<'p> {
             }
         }
         let mut cluster_of = vec![0u32; self.ctas.len()];
-        for (k, cl) in self.m.clusters.iter().enumerate() {
-            for &c in &cl.ctas {
+        for k in 0..self.m.cluster_count() as u32 {
+            for &c in self.m.cluster_ctas(k) {
                 cluster_of[c as usize] = k as u32;
             }
         }
@@ -49,7 +49,7 @@ impl<'p> Engine<'p> {
                 .ctas
                 .iter()
                 .zip(&cluster_of)
-                .map(|(c, &k)| CtaUnits { cluster: k, mbarrier: &c.mbar.unit, named: &c.named.unit, smem_booked_until: c.mem.smem_free, global_booked_until: c.mem.global_free, dsmem_booked_until: c.mem.dsmem_free })
+                .map(|(c, &k)| CtaUnits { cluster: k, mbarrier: &c.mbar.unit, named: &c.named.unit, smem_booked_until: c.mem.smem.free, global_booked_until: c.mem.global.free, dsmem_booked_until: c.mem.dsmem.free })
                 .collect(),
             clusters: self.clusters.iter().map(|c| &c.unit).collect(),
             period_ps: self.cfg.period_ps(),

@@ -105,7 +105,7 @@ impl<'p> Engine<'p> {
         if ws.next_issue > self.cycle {
             return ws.wait_why;
         }
-        let mw = &self.m.ctas[c].warps[w];
+        let mw = self.m.warp(c as u32, w as u32);
         let Some((pc, _)) = mw.next_group() else {
             for l in 0..WARP {
                 match mw.lane[l] {
@@ -126,9 +126,9 @@ impl<'p> Engine<'p> {
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let cs = &self.ctas[c];
             let busy = match pipe {
-                Pipe::Smem => cs.mem.smem_free > self.cycle + self.cfg.smem.queue_cycles,
-                Pipe::Global => cs.mem.global_free > self.cycle + self.cfg.global.queue_cycles,
-                Pipe::Dsmem => cs.mem.dsmem_free > self.cycle + self.cfg.dsmem.queue_cycles,
+                Pipe::Smem => cs.mem.smem.throttled(self.cycle, self.cfg.smem.queue_cycles, w),
+                Pipe::Global => cs.mem.global.throttled(self.cycle, self.cfg.global.queue_cycles, w),
+                Pipe::Dsmem => cs.mem.dsmem.throttled(self.cycle, self.cfg.dsmem.queue_cycles, w),
                 Pipe::Fixed(_) => false,
             };
             if busy {
@@ -139,7 +139,7 @@ impl<'p> Engine<'p> {
     }
 
     pub(super) fn issue_warp(&mut self, c: u32, w: u32) -> Result<(), Stop> {
-        let (pc, group) = self.m.ctas[c as usize].warps[w as usize].next_group().expect("eligible warp has a group");
+        let (pc, group) = self.m.warp(c, w).next_group().expect("eligible warp has a group");
         let module = self.m.module();
         let Some(ins) = module.kernel.body.get(pc as usize) else {
             // Falling off the end of the kernel is an implicit exit (no instruction retires).
@@ -163,12 +163,11 @@ impl<'p> Engine<'p> {
             Class::Mem | Class::CpAsync | Class::AsyncStore if mask != 0 => self.mem_cost(c, w, pc, mask, ins, class),
             _ => (self.cycle + self.info[pc as usize].latency, self.cycle, self.cycle),
         };
-        self.m.instructions += 1;
-        self.m.thread_instructions += mask.count_ones() as u64;
+        self.m.count_retired(mask);
         if self.recording() {
-            self.m.rec = Some(Retire { step: self.cycle, cta: c, warp: w, pc, mask, ..Default::default() });
+            self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc, mask, ..Default::default() });
         }
-        let findings = self.m.findings.len();
+        let findings = self.m.findings().len();
         let flow = if mask == 0 {
             Flow::Next
         } else {
@@ -176,17 +175,17 @@ impl<'p> Engine<'p> {
             exec::dispatch(&mut cx, ins)?
         };
         // A prefetch the golden model accepted (no finding) goes to the TmaEngine as reads.
-        if mask != 0 && self.m.findings.len() == findings && matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
+        if mask != 0 && self.m.findings().len() == findings && matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
             self.send_prefetch(c, w, pc, mask, ins);
         }
         self.m.advance(c, w, pc, group, mask, flow);
-        if !self.m.pending.is_empty() {
+        if self.m.has_pending() {
             self.take_pending(c, w, copy_done, store_done)?;
         }
         if ins.op == Opcode::CpAsyncBulkCommitGroup && mask != 0 {
             self.rtl_commit(c, w, mask);
         }
-        if let Some(r) = self.m.rec.take() {
+        if let Some(r) = self.m.take_record() {
             let cy = self.cycle;
             self.emit(Event::Retire { cycle: cy, rec: r });
         }
@@ -220,8 +219,7 @@ impl<'p> Engine<'p> {
 
     /// Retires an instruction that needed no unit (its lane states already set).
     pub(super) fn retire_plain(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32) {
-        self.m.instructions += 1;
-        self.m.thread_instructions += mask.count_ones() as u64;
+        self.m.count_retired(mask);
         self.m.advance(c, w, pc, group, mask, Flow::Next);
         if self.recording() {
             let cy = self.cycle;
@@ -235,7 +233,7 @@ impl<'p> Engine<'p> {
     /// Lanes of (c, w) exited: partial barrier arrivals complete, and a warp whose lanes are all
     /// done leaves the units.
     pub(super) fn on_exit(&mut self, c: u32, w: u32) -> Result<(), Stop> {
-        let live = self.m.ctas[c as usize].warps[w as usize].live();
+        let live = self.m.warp(c, w).live();
         // Lanes waiting at a non-aligned barrier for the rest of their warp: the warp arrives.
         for id in 0..16u8 {
             if self.ctas[c as usize].warps[w as usize].exit_arrival.is_some() {
@@ -256,8 +254,8 @@ impl<'p> Engine<'p> {
         if live == 0 && !self.ctas[c as usize].warps[w as usize].exited {
             self.ctas[c as usize].warps[w as usize].exited = true;
             self.ctas[c as usize].named.exit_q.push_back(w);
-            let k = self.m.ctas[c as usize].cluster as usize;
-            let rank = self.m.ctas[c as usize].rank;
+            let k = self.m.cta_cluster(c) as usize;
+            let rank = self.m.cta_rank(c);
             self.clusters[k].exit_q.push_back((rank, w));
         }
         Ok(())

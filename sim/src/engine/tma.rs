@@ -191,7 +191,7 @@ impl<'p> Engine<'p> {
         if self.ctas[c0 as usize].tma.unit.is_none() || mbar / 8 >= 1 << 16 {
             return Ok(None);
         }
-        let mask = ctas.iter().fold(0u64, |m, &d| m | 1 << self.m.ctas[d as usize].rank);
+        let mask = ctas.iter().fold(0u64, |m, &d| m | 1 << self.m.cta_rank(d));
         if mask >> 16 != 0 {
             return Ok(None);
         }
@@ -226,7 +226,7 @@ impl<'p> Engine<'p> {
                 if doff >= 1 << 18 {
                     return Ok(None);
                 }
-                let g = self.m.global[r].base + off as u64;
+                let g = self.m.global_address(r, off);
                 cmd.kind = TmaCmdKind::BulkLoad;
                 cmd.smem = (doff as u64).into();
                 cmd.gaddr_lo = (g & 0xffff_ffff).into();
@@ -303,18 +303,12 @@ impl<'p> Engine<'p> {
     /// operand `map_k`). The golden body already made these checks at issue and reported what
     /// they found: they are evaluated again without a second report. None where they fail.
     pub(super) fn quiet_tensor_operands(&mut self, at: (u32, u32, u32, u32), ins: &Instr, map_k: usize, offs_k: usize) -> Option<(TensorMap, Vec<i64>, Vec<i64>)> {
-        let (c, w, lane, pc) = at;
-        let findings = self.m.findings.len();
-        let ub = self.m.cfg.ub;
-        self.m.cfg.ub = hopsync_cosim::machine::UbMode::Error;
-        let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
-        let r = exec::tma_tensor_operands(&mut cx, ins, map_k, lane).and_then(|(map, coords)| {
-            let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(&mut cx, ins, offs_k, lane, map.rank())? } else { Vec::new() };
+        let lane = at.2;
+        self.m.quiet_eval(at, |cx| {
+            let (map, coords) = exec::tma_tensor_operands(cx, ins, map_k, lane)?;
+            let offs = if ins.has(Mod::Im2col) { exec::tma_im2col_offsets(cx, ins, offs_k, lane, map.rank())? } else { Vec::new() };
             Ok((map, coords, offs))
-        });
-        self.m.cfg.ub = ub;
-        self.m.findings.truncate(findings);
-        r.ok()
+        })
     }
 
     /// The RTL TmaEngine's command for a store from shared::cta to global memory (bulk or tiled
@@ -341,7 +335,7 @@ impl<'p> Engine<'p> {
                 if soff >= 1 << 18 {
                     return Ok(None);
                 }
-                let g = self.m.global[r].base + off as u64;
+                let g = self.m.global_address(r, off);
                 cmd.kind = TmaCmdKind::BulkStore;
                 cmd.smem = (soff as u64).into();
                 cmd.gaddr_lo = (g & 0xffff_ffff).into();
@@ -410,7 +404,7 @@ impl<'p> Engine<'p> {
         let due = due.map(|k| cs.tma.gmem.swap_remove(k));
         let resp = due.as_ref().map(|d| d.resp);
         let rd_data = cs.tma.rd_data.take().unwrap_or_default();
-        let rank = self.m.ctas[c as usize].rank;
+        let rank = self.m.cta_rank(c);
         // A write reaches global memory with its acknowledgement ([global] latency after issue;
         // the L2 applies the byte mask).
         let mut acked = None;
@@ -422,22 +416,7 @@ impl<'p> Engine<'p> {
             data[16..].copy_from_slice(&q.data_hi.to_bytes());
             // A reduction's write: each whole element of the mask is `old op new` (the L2's work on
             // silicon; the golden model's element function).
-            let red = red_mods(q.red_op, q.red_type).map(|(o, t)| (o, t, t.type_bytes().unwrap_or(4) as usize));
-            for g in &mut self.m.global {
-                let (lo, hi) = (g.base, g.base + g.bytes.len() as u64);
-                let step = red.map(|r| r.2).unwrap_or(1);
-                for k in (0..32).step_by(step) {
-                    let x = a + k as u64;
-                    if mask >> k & 1 == 0 || x < lo || x + step as u64 > hi {
-                        continue;
-                    }
-                    let at = (x - lo) as usize;
-                    match red {
-                        None => g.bytes[at] = data[k],
-                        Some((o, t, eb)) => exec::tma_reduce_element(o, t, &mut g.bytes[at..at + eb], &data[k..k + eb]),
-                    }
-                }
-            }
+            self.m.write_global_masked(a, &data, mask, red_mods(q.red_op, q.red_type));
             self.m.progress();
             acked = Some(*seq);
         }
@@ -462,14 +441,11 @@ impl<'p> Engine<'p> {
         }
         if let Some(a) = out.smem_rd {
             // The store's source beat, from this CTA's shared memory the cycle after.
-            let sm = &self.m.ctas[c as usize].smem;
             let mut b = [0u8; 16];
-            for (k, x) in b.iter_mut().enumerate() {
-                *x = sm.get(a as usize + k).copied().unwrap_or(0);
-            }
+            self.m.read_smem(c, a as usize, &mut b);
             let cs = &mut self.ctas[c as usize];
             cs.tma.rd_data = Some(TmaData16::from_bytes(&b));
-            cs.mem.smem_free = cs.mem.smem_free.max(now) + 1;
+            cs.mem.smem.book(now, 1, None);
         }
         if let Some(q) = out.gmem_req.filter(|q| q.write) {
             let cs = &mut self.ctas[c as usize];
@@ -487,21 +463,13 @@ impl<'p> Engine<'p> {
         if let Some(q) = out.gmem_req.filter(|q| !q.write) {
             let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
             let mut bytes = [0u8; 32];
-            for g in &self.m.global {
-                let (lo, hi) = (g.base, g.base + g.bytes.len() as u64);
-                for (k, b) in bytes.iter_mut().enumerate() {
-                    let x = a + k as u64;
-                    if x >= lo && x < hi {
-                        *b = g.bytes[(x - lo) as usize];
-                    }
-                }
-            }
+            self.m.read_global(a, &mut bytes);
             let resp = TmaGmemResp { tag: q.tag, write: false, data_lo: TmaData16::from_bytes(&bytes[..16]), data_hi: TmaData16::from_bytes(&bytes[16..]) };
             self.ctas[c as usize].tma.gmem.push(GmemInFlight { due: now + self.cfg.global.latency, resp, write: None });
         }
-        let cluster = self.m.ctas[c as usize].cluster as usize;
+        let cluster = self.m.cta_cluster(c);
         if let Some(wr) = out.smem_wr {
-            let d = self.m.clusters[cluster].ctas.get(wr.cta.index()).copied();
+            let d = self.m.cluster_ctas(cluster).get(wr.cta.index()).copied();
             let Some(d) = d else { return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {}, outside its cluster", wr.cta.index()))) };
             if d == c {
                 self.land_tma_beat(c, d, &wr, now)?;
@@ -511,7 +479,7 @@ impl<'p> Engine<'p> {
             }
         }
         if let Some((req, to_rank, remote)) = out.mbar {
-            let Some(d) = self.m.clusters[cluster].ctas.get(to_rank as usize).copied() else {
+            let Some(d) = self.m.cluster_ctas(cluster).get(to_rank as usize).copied() else {
                 return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} signalled cluster rank {to_rank}, outside its cluster")));
             };
             let cs = &mut self.ctas[c as usize];
@@ -576,19 +544,15 @@ impl<'p> Engine<'p> {
             // cp.reduce.async.bulk into shared::cluster: the golden model's element-wise
             // reduction, applied to the beat (whole beats: elements never straddle one).
             let Some((o, t)) = red_mods(wr.red_op, wr.red_type) else { unreachable!("red_op is not Copy") };
-            if m != 0xFFFF || base + 16 > self.m.ctas[d as usize].smem.len() {
+            if m != 0xFFFF || base + 16 > self.m.smem_len(d) {
                 return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} reduced a partial beat (mask {m:#x}) at {base:#x} of cta {d}")));
             }
             exec::tma_reduce_into(&mut self.m, Place::Shared(d, base), &data, o, t);
         } else {
-            for (k, b) in data.iter().enumerate() {
-                if m >> k & 1 == 1 && base + k < self.m.ctas[d as usize].smem.len() {
-                    self.m.ctas[d as usize].smem[base + k] = *b;
-                }
-            }
+            self.m.write_smem_masked(d, base, &data, m);
         }
         let ds = &mut self.ctas[d as usize];
-        ds.mem.smem_free = ds.mem.smem_free.max(now) + 1;
+        ds.mem.smem.book(now, 1, None);
         self.m.progress();
         Ok(())
     }
@@ -610,7 +574,7 @@ impl<'p> Engine<'p> {
             let (seq, op) = (cs.tma.stores[k].seq, cs.tma.stores[k].op.clone());
             self.m.progress();
             exec::complete_async(&mut self.m, AsyncOp::Tma(Box::new(op.clone())))?;
-            let pend = std::mem::take(&mut self.m.pending);
+            let pend = self.m.take_pending();
             let [p] = pend.as_slice() else { unreachable!("a store's read event queues its write event") };
             let AsyncOp::Tma(next) = &p.op else { unreachable!("a store's read event queues its write event") };
             let s = &mut self.ctas[c as usize].tma.stores[k];
@@ -711,7 +675,7 @@ impl<'p> Engine<'p> {
                 let lat = if g > 0 { cfg.global.latency } else if sh > 0 { cfg.smem.latency } else { 0 };
                 cs.tma.model_free = start + stream;
                 if g > 0 {
-                    cs.mem.global_free = cs.mem.global_free.max(start) + g.div_ceil(cfg.global.bytes_per_cycle);
+                    cs.mem.global.book(start, g.div_ceil(cfg.global.bytes_per_cycle), None);
                 }
                 for (k, &d) in ctas.iter().enumerate() {
                     // Destinations are written lowest rank first, one beat per cycle each; a
@@ -736,8 +700,7 @@ impl<'p> Engine<'p> {
                 // The global writes, queued by the read event: latency plus the path's bandwidth.
                 let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle).max(1);
-                let start = now.max(cs.mem.global_free);
-                cs.mem.global_free = start + occ;
+                let start = cs.mem.global.book(now, occ, None);
                 let at = start + occ + cfg.global.latency;
                 self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
             }
@@ -748,7 +711,7 @@ impl<'p> Engine<'p> {
     /// CTA-tagged offsets that never touch a global range).
     pub(super) fn m_addr(&self, p: Place) -> u64 {
         match p {
-            Place::Global(r, o) => self.m.global[r].base + o as u64,
+            Place::Global(r, o) => self.m.global_address(r, o),
             Place::Shared(c, o) => (1u64 << 63) | ((c as u64) << 32) | o as u64,
             _ => 0,
         }
