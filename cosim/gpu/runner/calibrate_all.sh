@@ -70,5 +70,6 @@ if [ "$size" -gt $(( 15 * 1024 * 1024 )) ]; then
   rm "$OUT/calibration_results.tar.gz"
 fi
 cp "$LOG" "$OUT/log.txt"
-tail -n 40 "$LOG"
+rm -rf "$WORK"
+tail -n 40 "$OUT/log.txt"
 ls -la "$OUT"

@@ -113,7 +113,7 @@ pub struct FitResult {
     pub config: SmConfig,
     /// (key, before, after) for every searched parameter.
     pub changes: Vec<(String, f64, f64)>,
-    /// Per searched parameter, what it was fitted to (from the last pass's probes).
+    /// Per searched parameter, what it was fitted to (from the first pass's probes).
     pub provenance: Vec<KeyProvenance>,
     /// (max, mean) |relative error| over the fit set before.
     pub before: (f64, f64),
@@ -186,11 +186,43 @@ fn clip(v: f64, p: &FitParam, int: bool) -> f64 {
     }
 }
 
+/// What [`probe`] found: the dependent programs, ((program index, figure) that moved most,
+/// figures that moved), and the probes' full runs (value, every program's figures).
+type Probed = (Vec<usize>, (Option<(usize, String)>, usize), Vec<(f64, Vec<(usize, Figures)>)>);
+
+/// Runs every fit-set program with `p` at half and at double `v0` (clipped to its range).
+fn probe(st: &mut FitState, all: &[usize], cur: &SmConfig, p: &FitParam, v0: f64, int: bool) -> Result<Probed, String> {
+    let mut probes: Vec<f64> = [clip(v0 * 0.5, p, int), clip(v0 * 2.0, p, int)].into_iter().filter(|v| *v != v0).collect();
+    probes.dedup();
+    let mut dependent: Vec<usize> = Vec::new();
+    let mut strongest: Option<(usize, String, f64)> = None;
+    let mut nmoved = std::collections::BTreeSet::new();
+    let mut scored = Vec::new();
+    for v in probes {
+        let res = st.run(all, &with_param(cur, p.key, v)?);
+        for (k, f) in &res {
+            let m = moved(&st.figures[*k], f);
+            if !m.is_empty() && !dependent.contains(k) {
+                dependent.push(*k);
+            }
+            for (name, change) in m {
+                nmoved.insert((*k, name.clone()));
+                if strongest.as_ref().is_none_or(|s| change > s.2) {
+                    strongest = Some((*k, name, change));
+                }
+            }
+        }
+        scored.push((v, res));
+    }
+    dependent.sort_unstable();
+    Ok((dependent, (strongest.map(|(k, n, _)| (k, n)), nmoved.len()), scored))
+}
+
 /// Deterministic coordinate search over `params` on the fit-set records of `w` (validation records
-/// are left out): per parameter, two probes find the programs that depend on it and the figure that
-/// names its provenance, then each candidate value is scored with those programs re-run, and the
-/// best by (max, mean) |relative error| is kept (ties keep the current value). Repeats until a pass
-/// changes nothing, at most `passes` times.
+/// are left out): per parameter, two probes (in the first pass) find the programs that depend on it
+/// and the figure that names its provenance, then each candidate value is scored with those
+/// programs re-run, and the best by (max, mean) |relative error| is kept (ties keep the current
+/// value). Repeats until a pass changes nothing, at most `passes` times.
 pub fn fit(w: &Workload, start: &SmConfig, params: &[FitParam], passes: usize) -> Result<FitResult, String> {
     let fit_set = w.only(Set::Fit);
     let all: Vec<usize> = (0..fit_set.records().len()).collect();
@@ -200,42 +232,22 @@ pub fn fit(w: &Workload, start: &SmConfig, params: &[FitParam], passes: usize) -
     let before = st.score_with(&[]);
     let mut best = before;
     let mut provenance: Vec<KeyProvenance> = params.iter().map(|p| KeyProvenance { key: p.key.into(), figure: None, dependents: 0 }).collect();
+    let mut deps: Vec<Option<Vec<usize>>> = vec![None; params.len()];
     let better = |a: (f64, f64), b: (f64, f64)| a.0 < b.0 - 1e-12 || (a.0 <= b.0 + 1e-12 && a.1 < b.1 - 1e-12);
     for _ in 0..passes {
         let mut changed = false;
         for (pi, p) in params.iter().enumerate() {
             let v0 = param(&cur, p.key)?;
             let int = matches!(lookup(&cur, p.key)?, toml::Value::Integer(_));
-            // Probes: which programs move, and which figure moves most.
-            let mut probes: Vec<f64> = [clip(v0 * 0.5, p, int), clip(v0 * 2.0, p, int)].into_iter().filter(|v| *v != v0).collect();
-            probes.dedup();
-            let mut dependent: Vec<usize> = Vec::new();
-            let mut strongest: Option<(usize, String, f64)> = None;
-            let mut nmoved = std::collections::BTreeSet::new();
+            // Probes (first pass only): which programs move, and which figure moves most.
             let mut scored: Vec<(f64, Vec<(usize, Figures)>)> = Vec::new();
-            for &v in &probes {
-                let c = with_param(&cur, p.key, v)?;
-                let res = st.run(&all, &c);
-                for (k, f) in &res {
-                    let m = moved(&st.figures[*k], f);
-                    if !m.is_empty() && !dependent.contains(k) {
-                        dependent.push(*k);
-                    }
-                    for (name, change) in m {
-                        nmoved.insert((*k, name.clone()));
-                        if strongest.as_ref().is_none_or(|s| change > s.2) {
-                            strongest = Some((*k, name, change));
-                        }
-                    }
-                }
-                scored.push((v, res));
+            if deps[pi].is_none() {
+                let (dependent, prov, runs) = probe(&mut st, &all, &cur, p, v0, int)?;
+                provenance[pi] = KeyProvenance { key: p.key.into(), figure: prov.0.map(|(k, name)| (fit_set.records()[k].program.clone(), name)), dependents: prov.1 };
+                deps[pi] = Some(dependent);
+                scored = runs;
             }
-            dependent.sort_unstable();
-            provenance[pi] = KeyProvenance {
-                key: p.key.into(),
-                figure: strongest.map(|(k, name, _)| (fit_set.records()[k].program.clone(), name)),
-                dependents: nmoved.len(),
-            };
+            let dependent = deps[pi].clone().unwrap_or_default();
             // Candidates: the probes' full runs, the rest with the dependent programs re-run.
             for v in candidates(v0, p, int) {
                 let res = match scored.iter().position(|(pv, _)| *pv == v) {
