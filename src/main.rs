@@ -291,6 +291,10 @@ enum GpuCmd {
         batch: PathBuf,
         /// Results folder to write.
         results: PathBuf,
+        /// The batch file of the launches to run, in the batch folder (`hopsync calibrate pack`
+        /// writes plain.txt and traced.txt).
+        #[arg(long, default_value = "batch.txt")]
+        list: String,
     },
     /// Replay every committed trace on the golden (or RTL) engine and compare; prints the
     /// per-opcode %clock64 figures beside silicon's.
@@ -421,7 +425,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let code = match cmd {
                 GpuCmd::Pack { programs, out } => cli::pack(&programs, &out),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
-                GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
+                GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
                 GpuCmd::Replay { names, engine: Engine::Rtl, traces, json } => {
                     let sm = hopsync_sim::SmConfig::sm90();

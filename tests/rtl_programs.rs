@@ -1,8 +1,9 @@
 //! System test of the RTL engine (hopsync-sim): every firmware program under `firmware/programs/`
-//! except `bad/` runs on the cycle-accurate engine with the golden engine's outputs, passes the
-//! step-and-compare lockstep (`hopsync cosim`) with no divergence, and takes the same number of
-//! cycles every time (with and without the lockstep's event recording). The bad programs that name
-//! a finding produce that same first finding on both engines, with no divergence before it.
+//! except `bad/` (the calibration programs in a test of their own) runs on the cycle-accurate
+//! engine with the golden engine's outputs, passes the step-and-compare lockstep (`hopsync
+//! cosim`) with no divergence, and takes the same number of cycles every time (with and without
+//! the lockstep's event recording). The bad programs that name a finding produce that same first
+//! finding on both engines, with no divergence before it.
 //! TMA programs included: every copy's completion is compared byte for byte in the lockstep.
 
 use hopsync_cosim::machine::Config;
@@ -134,8 +135,19 @@ fn check_bad(path: &Path) -> Result<String, Vec<String>> {
 #[test]
 fn rtl_every_program_matches_golden_and_passes_cosim() {
     let mut paths = Vec::new();
-    collect(&programs_dir(), &["bad"], &mut paths);
+    collect(&programs_dir(), &["bad", "calibration"], &mut paths);
     assert!(paths.len() > 20, "programs found: {}", paths.len());
+    for_all(&paths, check_program);
+}
+
+/// The calibration microbenchmarks (`firmware/programs/calibration/`, issue 13) the same way, in a
+/// test of their own: their TMA traffic through the rust-hdl TmaEngine takes a few minutes, which
+/// would put one test for every program near nextest's time limit on a 2-core machine.
+#[test]
+fn rtl_calibration_programs_match_golden_and_pass_cosim() {
+    let mut paths = Vec::new();
+    collect(&programs_dir().join("calibration"), &[], &mut paths);
+    assert!(paths.len() >= 40, "calibration programs found: {}", paths.len());
     for_all(&paths, check_program);
 }
 
