@@ -25,6 +25,24 @@ pub struct Issue {
     pub branch_cycles: u64,
     /// Cycles between two issues of one warp.
     pub warp_issue_cycles: u64,
+    /// Cycles an integer mul / mad occupies its scheduler's IMAD pipe (16 lanes a cycle on sm_90:
+    /// a warp instruction every 2 cycles).
+    pub imad_issue_cycles: u64,
+    /// Which eligible warp a scheduler issues.
+    #[serde(default)]
+    pub policy: IssuePolicy,
+}
+
+/// A warp scheduler's choice among its eligible warps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssuePolicy {
+    /// Greedy then oldest: the warp that issued last goes on while it can; then the oldest
+    /// (lowest-numbered) eligible warp.
+    #[default]
+    Gto,
+    /// Loose round robin: the eligible warp after the one that issued last.
+    Lrr,
 }
 
 /// Result latencies (issue to dependent issue), cycles.
@@ -77,6 +95,13 @@ pub struct Global {
     pub latency: u64,
     /// Atomic / reduction latency.
     pub atomic_latency: u64,
+    /// From a write's issue to the L2 until its acknowledgement (a store's completion: what a
+    /// release drains, what a bulk store's `wait_group` waits for).
+    pub write_ack_cycles: u64,
+    /// Load-to-use latency of an L1 hit.
+    pub l1_latency: u64,
+    /// L1 data cache capacity (bytes; sm_90: 256 KiB shared with shared memory).
+    pub l1_bytes: u64,
     /// Bytes per cycle of the SM's path.
     pub bytes_per_cycle: u64,
     /// Sector size.
@@ -105,12 +130,34 @@ pub struct Sync {
     pub mbarrier_request_cycles: u64,
     /// Response / wake to readable destination registers.
     pub mbarrier_response_cycles: u64,
+    /// What a wake (a suspended try_wait whose phase completed) takes beyond a response.
+    pub mbarrier_wake_cycles: u64,
     /// Issue to the NamedBarrierUnit.
     pub named_barrier_request_cycles: u64,
-    /// Release to issue of the released warps.
+    /// Release to issue of the released warps (the waiters, woken).
     pub named_barrier_release_cycles: u64,
-    /// Issue to the ClusterBarrierUnit, and completion back to the warps.
+    /// Release to issue of the warp whose own arrival completed the barrier (it never blocked).
+    pub named_barrier_self_release_cycles: u64,
+    /// The NamedBarrierUnit's port takes one warp arrival per this many cycles.
+    pub named_barrier_arrival_cycles: u64,
+    /// What a bar.red arrival occupies the port beyond a plain one (its reduction).
+    pub named_barrier_red_cycles: u64,
+    /// Issue of barrier.cluster.arrive / wait to the ClusterBarrierUnit.
     pub cluster_barrier_cycles: u64,
+    /// From the ClusterBarrierUnit's phase completion until the CTAs of the cluster see it: the
+    /// released waiters issue then, and a wait that reaches the unit earlier than that waits for it.
+    pub cluster_release_cycles: u64,
+    /// A `fence` / `membar` at CTA scope (`fence.acq_rel.cta`, `fence.sc.cta`, `membar.cta`): the
+    /// warp issues nothing else for this long.
+    pub fence_cta_cycles: u64,
+    /// A proxy fence (`fence.proxy.*`).
+    pub fence_proxy_cycles: u64,
+    /// A release at cluster or gpu scope (`fence.*.cluster|gpu|sys`, `membar.gl|sys`,
+    /// `barrier.cluster.arrive` without `.relaxed`, `mbarrier.arrive.release.cluster`, `st` /
+    /// `atom` / `red` with `.release` / `.acq_rel` / `.sc` at cluster scope or wider): the warp's
+    /// prior writes drain to the point of coherence first: the instruction issues this long after
+    /// its turn, or when the warp's last outstanding write completes if that is later.
+    pub release_drain_cycles: u64,
     /// From the last prior cp.async of a thread to its cp.async.mbarrier.arrive's arrive-on.
     pub cp_async_arrive_cycles: u64,
     /// try_wait time limit without suspendTimeHint, ns.

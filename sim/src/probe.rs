@@ -29,6 +29,11 @@ pub enum Stall {
     TryWaitSuspended,
     /// Its memory pipe (shared memory, global, DSMEM) is booked too far ahead.
     MemoryThrottle,
+    /// Its next instruction's execution pipe (the scheduler's IMAD pipe) is busy.
+    PipeThrottle,
+    /// Its next instruction waits for memory ordering: a fence, or a release at cluster scope or
+    /// wider draining the warp's writes.
+    MemoryOrder,
     /// Its sync-unit request waits for the unit's port (ready low or another request first).
     UnitBackpressure,
     /// Not launched yet (CTA launch into the units).
@@ -52,6 +57,8 @@ impl Stall {
             Stall::MbarrierWait => "MbarrierWait",
             Stall::TryWaitSuspended => "TryWaitSuspended",
             Stall::MemoryThrottle => "MemoryThrottle",
+            Stall::MemoryOrder => "MemoryOrder",
+            Stall::PipeThrottle => "PipeThrottle",
             Stall::UnitBackpressure => "UnitBackpressure",
             Stall::NotLaunched => "NotLaunched",
             Stall::Exited => "Exited",

@@ -50,6 +50,11 @@ pub struct InstrInfo {
     pub atomic: bool,
     /// A load (memory class; its destination waits for the data).
     pub load: bool,
+    /// The memory ordering the warp waits for before the instruction issues.
+    pub ordering: Ordering,
+    /// An integer multiply / multiply-add: it occupies its scheduler's IMAD pipe
+    /// (`issue.imad_issue_cycles`).
+    pub imad: bool,
 }
 
 fn regs_of(op: &Operand, out: &mut Vec<u32>) {
@@ -111,6 +116,82 @@ pub fn class_of(op: Opcode) -> Class {
         CpAsyncMbarrierArrive => Class::Mbarrier(MbarFamily::CpAsyncArrive),
         Bar | Barrier => Class::NamedBarrier,
         BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
+    }
+}
+
+/// What memory ordering an instruction makes its warp wait for before it issues (PTX 9.7.12.4
+/// `fence` / `membar`; 8.8 release patterns; 9.7.13.2 `barrier.cluster`, whose arrive has release
+/// semantics unless `.relaxed`; 9.7.13.15.13 `mbarrier.arrive`'s `.release` at `.cluster` scope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordering {
+    /// None.
+    None,
+    /// A CTA-scope fence (`sync.fence_cta_cycles`).
+    FenceCta,
+    /// A proxy fence (`sync.fence_proxy_cycles`).
+    FenceProxy,
+    /// A release at cluster scope or wider: the warp's writes drain first
+    /// (`sync.release_drain_cycles`).
+    ReleaseDrain,
+}
+
+/// Whether `i` releases at cluster scope or wider: a `.release`, `.acq_rel` or `.sc` (or, for
+/// `membar`, `.gl` / `.sys`) with a `.cluster`, `.gpu` or `.sys` scope.
+fn releases_wide(i: &Instr) -> bool {
+    let sem = i.has(Mod::Release) || i.has(Mod::AcqRel) || i.has(Mod::Sc);
+    sem && (i.has(Mod::Cluster) || i.has(Mod::Gpu) || i.has(Mod::Sys))
+}
+
+/// The ordering `i` waits for (every opcode named).
+pub fn ordering_of(i: &Instr) -> Ordering {
+    use Opcode::*;
+    let wide = if releases_wide(i) { Ordering::ReleaseDrain } else { Ordering::None };
+    match i.op {
+        Fence => {
+            if releases_wide(i) && !i.has(Mod::MbarrierInit) {
+                Ordering::ReleaseDrain
+            } else if i.has(Mod::Proxy) {
+                Ordering::FenceProxy
+            } else {
+                // CTA scope, or an acquire / mbarrier_init fence with no writes to drain
+                Ordering::FenceCta
+            }
+        }
+        Membar => {
+            if i.has(Mod::Proxy) {
+                Ordering::FenceProxy
+            } else if i.has(Mod::Gl) || i.has(Mod::Sys) {
+                Ordering::ReleaseDrain
+            } else {
+                Ordering::FenceCta
+            }
+        }
+        BarrierClusterArrive => {
+            if i.has(Mod::Relaxed) {
+                Ordering::None
+            } else {
+                Ordering::ReleaseDrain
+            }
+        }
+        MbarrierArrive | MbarrierArriveDrop | MbarrierExpectTx | MbarrierCompleteTx | St | Atom | Red => wide,
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Ordering::None,
+        Exit | Trap | Brkpt | Mapa | Elect | Activemask | Vote | Match | Redux | BarWarpSync | Griddepcontrol => Ordering::None,
+        CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Ordering::None,
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Ordering::None,
+        ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Ordering::None,
+        Ld | Bra | Call | Ret | Nanosleep | TensormapCpFenceproxy | CpAsync | StAsync | RedAsync => Ordering::None,
+        MbarrierInit | MbarrierInval | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => Ordering::None,
+        Bar | Barrier | BarrierClusterWait => Ordering::None,
+    }
+}
+
+/// Cycles the ordering of `o` holds the warp before the instruction issues.
+pub fn ordering_cycles(o: Ordering, c: &SmConfig) -> u64 {
+    match o {
+        Ordering::None => 0,
+        Ordering::FenceCta => c.sync.fence_cta_cycles,
+        Ordering::FenceProxy => c.sync.fence_proxy_cycles,
+        Ordering::ReleaseDrain => c.sync.release_drain_cycles,
     }
 }
 
@@ -233,6 +314,8 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 addr: i.operands.iter().position(|o| matches!(o, Operand::Addr { .. })),
                 atomic: matches!(i.op, Opcode::Atom | Opcode::Red),
                 load: matches!(i.op, Opcode::Ld),
+                ordering: ordering_of(i),
+                imad: latency_kind(i.op) == LatencyKind::Mul && !(i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float())),
             }
         })
         .collect()
@@ -258,6 +341,20 @@ pub fn bank_wavefronts(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
         per_bank[(w % banks) as usize] += 1;
     }
     per_bank.into_iter().max().unwrap_or(0).max(1)
+}
+
+/// The distinct sectors (numbers, of `sector_bytes`) a warp access touches, ascending.
+pub fn sector_list(c: &SmConfig, accesses: &[(u64, usize)]) -> Vec<u64> {
+    let sb = c.global.sector_bytes.max(1);
+    let mut s: Vec<u64> = Vec::with_capacity(accesses.len());
+    for &(a, size) in accesses {
+        for k in a / sb..=(a + size.max(1) as u64 - 1) / sb {
+            s.push(k);
+        }
+    }
+    s.sort_unstable();
+    s.dedup();
+    s
 }
 
 /// Distinct sectors (of `sector_bytes`) a warp access touches.

@@ -83,9 +83,9 @@ use memory::{MemPipes, Pipe};
 use named::{NamedTag, NamedPort, PendingRed, arrival_req};
 use scheduler::{WarpState, OpKind, SyncOp};
 use tma::{at_cta, TmaJob, TmaPort, TmaStore};
-use crate::config::SmConfig;
+use crate::config::{IssuePolicy, SmConfig};
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
-use crate::timing::{self, Class, InstrInfo};
+use crate::timing::{self, Class, InstrInfo, Ordering};
 use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, NamedArrival, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
@@ -186,8 +186,11 @@ struct CtaState {
     mem: MemPipes,
     /// The warps.
     warps: Vec<WarpState>,
-    /// Per warp scheduler: the member to try first (loose round robin).
+    /// Per warp scheduler: the member that issued last (GTO: tried first; LRR: the one after it).
     rr: Vec<usize>,
+    /// Per warp scheduler: its integer multiply-add pipe takes the next instruction from this
+    /// cycle (`issue.imad_issue_cycles`).
+    imad_free: Vec<u64>,
 }
 
 /// The cycle-accurate engine.
@@ -251,6 +254,7 @@ impl<'p> Engine<'p> {
                 mem: MemPipes::new(cfg.issue.schedulers as usize),
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
+                imad_free: vec![0; cfg.issue.schedulers as usize],
             })
             .collect();
         let mut ctas = ctas;
