@@ -62,18 +62,20 @@ impl<'p> Engine<'p> {
         for c in 0..self.ctas.len() {
             let n = self.ctas[c].warps.len();
             for s in 0..sched {
-                let members: Vec<usize> = (s..n).step_by(sched).collect();
-                if members.is_empty() {
+                // The scheduler's members are warps s, s + sched, ... below n (no allocation in
+                // the per-cycle loop).
+                if s >= n {
                     continue;
                 }
-                let start = self.ctas[c].rr[s] % members.len();
+                let count = (n - s).div_ceil(sched);
+                let start = self.ctas[c].rr[s] % count;
                 let mut issued = false;
-                for k in 0..members.len() {
-                    let w = members[(start + k) % members.len()];
+                for k in 0..count {
+                    let w = s + ((start + k) % count) * sched;
                     // What a probe looks at after the scheduler issued must not change the state.
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
-                        self.ctas[c].rr[s] = (start + k + 1) % members.len();
+                        self.ctas[c].rr[s] = (start + k + 1) % count;
                         self.issue_warp(c as u32, w as u32)?;
                         issued = true;
                         self.active_this_cycle = true;
