@@ -147,11 +147,15 @@ fn unit_requests(st: &MbarStep, w: u32, several: bool, cfg: &SmConfig) -> Vec<Mb
 
 impl<'p> Engine<'p> {
     pub(super) fn clock_mbar(&mut self, c: u32, now: u64) -> Result<(), Stop> {
+        // Waveforms show every edge of a unit with suspended warps (no idle fast-forward).
+        let observe = self.probe.is_some();
         let cs = &mut self.ctas[c as usize];
         let head = |q: &VecDeque<Queued<MbarrierReq>>| q.front().filter(|h| h.at <= now).map(|h| h.req);
         let inputs = MbarInputs { local: head(&cs.mbar.local_q), tma: head(&cs.mbar.tma_q), cluster: head(&cs.mbar.cluster_q) };
         let has_input = inputs.local.is_some() || inputs.tma.is_some() || inputs.cluster.is_some();
-        if !has_input && cs.mbar.s1.is_none() && cs.mbar.suspended == 0 && cs.mbar.busy_until <= now {
+        // Suspended warps alone: an edge that only counts cycles toward no deadline is skipped
+        // (owed to the unit's counter, `MbarUnit::skip_idle_edge`).
+        if !has_input && cs.mbar.s1.is_none() && cs.mbar.busy_until <= now && (cs.mbar.suspended == 0 || (!observe && cs.mbar.unit.skip_idle_edge())) {
             return Ok(());
         }
         self.active_this_cycle = true;

@@ -418,17 +418,9 @@ impl<'p> Engine<'p> {
         if !quiet_units {
             return Ok(());
         }
-        let mut any_can_run = false;
-        for (ci, c) in self.ctas.iter().enumerate() {
-            for (wi, w) in c.warps.iter().enumerate() {
-                if w.exited || w.op.is_some() {
-                    continue;
-                }
-                if self.m.warp(ci as u32, wi as u32).next_group().is_some() {
-                    any_can_run = true;
-                }
-            }
-        }
+        let any_can_run = self.ctas.iter().enumerate().any(|(ci, c)| {
+            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.warp(ci as u32, wi as u32).next_group().is_some())
+        });
         if !any_can_run {
             self.mirror_named_barriers();
             self.m.deadlock(false)?;
@@ -440,12 +432,22 @@ impl<'p> Engine<'p> {
     fn skip_idle(&mut self) {
         let now = self.cycle;
         let mut next = u64::MAX;
+        let mut suspended = false;
         for c in &self.ctas {
             if c.tma.busy() {
                 return;
             }
-            if c.mbar.suspended > 0 || c.mbar.s1.is_some() || c.mbar.busy_until > now || c.named.busy_until > now || c.named.launch.is_some() || !c.named.exit_q.is_empty() {
+            if c.mbar.s1.is_some() || c.mbar.busy_until > now || c.named.busy_until > now || c.named.launch.is_some() || !c.named.exit_q.is_empty() {
                 return;
+            }
+            // Suspended warps: the unit's edges up to its next try_wait deadline change only its
+            // cycle counter (`MbarUnit::idle_edges_left`); the edge at the deadline is clocked.
+            if c.mbar.suspended > 0 {
+                match c.mbar.unit.idle_edges_left() {
+                    Some(left) => next = next.min((now + 1).saturating_add(left)),
+                    None => return,
+                }
+                suspended = true;
             }
             for q in [&c.mbar.local_q, &c.mbar.tma_q, &c.mbar.cluster_q] {
                 if let Some(h) = q.front() {
@@ -484,12 +486,22 @@ impl<'p> Engine<'p> {
                 next = next.min(t);
             }
         }
+        // With warps suspended (cycles that were clocked before the fast-forward), the spin
+        // rule of `check_deadlock` fires at its own cycle, skipped or not.
+        if suspended && next != u64::MAX && self.asyncs.is_empty() {
+            next = next.min(self.m.last_progress().saturating_add(self.cfg.run.deadlock_spin_cycles + 1));
+        }
         if next != u64::MAX && next > now + 1 {
             let to = next - 1;
             let to = to.min(self.cfg.run.max_cycles);
             if to > now {
                 self.skipped += to - now;
                 self.cycle = to;
+                for c in &mut self.ctas {
+                    if c.mbar.suspended > 0 {
+                        c.mbar.unit.skip_idle_edges(to - now);
+                    }
+                }
             }
         }
     }

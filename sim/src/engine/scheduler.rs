@@ -68,23 +68,25 @@ impl<'p> Engine<'p> {
         for c in 0..self.ctas.len() {
             let n = self.ctas[c].warps.len();
             for s in 0..sched {
-                let members: Vec<usize> = (s..n).step_by(sched).collect();
-                if members.is_empty() {
+                // The scheduler's members are warps s, s + sched, ... below n (no allocation in
+                // the per-cycle loop).
+                if s >= n {
                     continue;
                 }
-                let last = self.ctas[c].rr[s] % members.len();
+                let count = (n - s).div_ceil(sched);
+                let last = self.ctas[c].rr[s] % count;
                 let gto = self.cfg.issue.policy == IssuePolicy::Gto;
                 let mut issued = false;
-                for k in 0..members.len() {
+                for k in 0..count {
                     // GTO: the last warp first, then the others oldest first; LRR: the warps
                     // after the last one in turn.
                     let at = match (gto, k) {
                         (true, 0) => last,
                         (true, k) if k <= last => k - 1,
                         (true, k) => k,
-                        (false, k) => (last + 1 + k) % members.len(),
+                        (false, k) => (last + 1 + k) % count,
                     };
-                    let w = members[at];
+                    let w = s + at * sched;
                     // What a probe looks at after the scheduler issued must not change the state.
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
