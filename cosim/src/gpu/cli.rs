@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub fn pack(programs: &[PathBuf], out: &Path) -> i32 {
     let files = collect_programs(programs);
     if files.is_empty() {
-        eprintln!("error: no .ptx programs in {}", programs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        eprintln!("error: no .ptx or .cu programs in {}", programs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
         return 2;
     }
     let entries = match write_batch(&files, out) {

@@ -179,6 +179,10 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
         let sym = &m.symbols[p.0 as usize];
         debug_assert_eq!(sym.space, Space::Param);
         let mp = man.params.iter().find(|x| x.name == sym.name).ok_or_else(|| format!("param `{}` has no manifest value", sym.name))?;
+        if !mp.fields.is_empty() {
+            let _ = writeln!(s, "{}", struct_param_line(mp, sym.bytes())?);
+            continue;
+        }
         match (&mp.buffer, mp.value) {
             (Some(b), _) => {
                 let _ = writeln!(s, "param buffer {b}");
@@ -194,6 +198,29 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
     }
     let _ = writeln!(s, "end");
     Ok((s, bytes))
+}
+
+/// The launch-description line of a struct param (`[[param.field]]`): `param struct SIZE HEX`,
+/// the literal bytes (zeros where an address or a tensor map goes), then `buffer OFFSET NAME` and
+/// `tensormap OFFSET NAME` for the runner to write the device address or the encoded map there.
+pub fn struct_param_line(p: &hopsync_firmware::manifest::Param, size: u64) -> Result<String, String> {
+    use hopsync_firmware::manifest::Piece;
+    let mut bytes = vec![0u8; size as usize];
+    let mut fix = String::new();
+    for piece in p.pieces() {
+        match piece {
+            Piece::Bytes(o, b) => bytes[o as usize..o as usize + b.len()].copy_from_slice(&b),
+            Piece::Buffer(o, b) if is_word(b) => {
+                let _ = write!(fix, " buffer {o} {b}");
+            }
+            Piece::TensorMap(o, t) if is_word(t) => {
+                let _ = write!(fix, " tensormap {o} {t}");
+            }
+            _ => return Err(format!("param `{}` names a buffer or tensormap that is not a plain word", p.name)),
+        }
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("param struct {size} {hex}{fix}"))
 }
 
 /// The launch-description line of a `[[tensormap]]`: the arguments of `cuTensorMapEncodeTiled` /
@@ -261,7 +288,7 @@ pub fn collect_programs(paths: &[PathBuf]) -> Vec<PathBuf> {
                     continue;
                 }
                 walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "ptx") {
+            } else if p.extension().is_some_and(|x| x == "ptx") || is_cuda_program(&p) {
                 out.push(p);
             }
         }
@@ -275,6 +302,12 @@ pub fn collect_programs(paths: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// A `.cu` file with a `//!` launch manifest (a CUDA C++ program hopsync compiles; a `.cu`
+/// without one is the source of a committed `.ptx`, e.g. under nvcc/).
+pub fn is_cuda_program(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "cu") && std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("//!")))
 }
 
 /// What [`write_batch`] did with one program.
@@ -378,6 +411,8 @@ pub enum LaunchParam {
     Value(u32, u64),
     /// `param tensormap NAME`: the 128-byte `CUtensorMap` the runner encodes.
     TensorMap(String),
+    /// `param struct SIZE HEX (buffer|tensormap OFFSET NAME)*`: the whole line.
+    Struct(String),
 }
 
 /// Parses a launch description with the runner's rules.
@@ -423,6 +458,7 @@ pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String>
                 d.params.push(LaunchParam::TensorMap(w[2].into()))
             }
             ("param", 4) if w[1] == "value" => d.params.push(LaunchParam::Value(num(w[2])? as u32, num(w[3])?)),
+            ("param", n) if n >= 4 && w[1] == "struct" && (n - 4) % 3 == 0 => d.params.push(LaunchParam::Struct(w.join(" "))),
             ("tensormap", n) if n >= 5 => d.tensormaps.push(w.join(" ")),
             ("end", 1) => {
                 end = true;
@@ -480,7 +516,11 @@ pub fn run_list_golden(batch: &Path, list: &str, results: &Path) -> Result<usize
             let ok = match (dp, &p.buffer, p.value) {
                 (LaunchParam::Buffer(b), Some(mb), _) => b == mb,
                 (LaunchParam::Value(_, v), None, Some(mv)) => *v == mv as u64,
-                (LaunchParam::TensorMap(t), None, None) => p.tensormap.as_ref() == Some(t),
+                (LaunchParam::TensorMap(t), None, None) if p.fields.is_empty() => p.tensormap.as_ref() == Some(t),
+                (LaunchParam::Struct(line), None, None) => {
+                    let size = prog.module.kernel.params.iter().map(|s| &prog.module.symbols[s.0 as usize]).find(|s| s.name == p.name).map(|s| s.bytes()).unwrap_or(0);
+                    struct_param_line(p, size).as_ref() == Ok(line)
+                }
                 _ => false,
             };
             if !ok {
