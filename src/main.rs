@@ -299,6 +299,10 @@ enum GpuCmd {
         /// Batch folder to write.
         #[arg(long)]
         out: PathBuf,
+        /// The newest PTX ISA version the GPU's driver accepts (CUDA 13.0's driver: 9.0):
+        /// programs with a newer `.version` are written with this one, checked by ptxas.
+        #[arg(long, value_name = "X.Y", value_parser = parse_ptx_version)]
+        ptx_version: Option<(u32, u32)>,
     },
     /// Turn the runner's results (run_batch.sh output) into cosim/traces/sm90/<program>.json.
     Import {
@@ -447,7 +451,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");
             let code = match cmd {
-                GpuCmd::Pack { programs, out } => cli::pack(&programs, &out),
+                GpuCmd::Pack { programs, out, ptx_version } => cli::pack(&programs, &out, &hopsync_cosim::gpu::pack::PackOptions { ptx_version }),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
@@ -660,6 +664,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `9.0` as (9, 0).
+fn parse_ptx_version(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once('.').ok_or_else(|| format!("`{s}` is not a PTX ISA version MAJOR.MINOR"))?;
+    Ok((a.parse().map_err(|_| format!("`{s}`: bad major version"))?, b.parse().map_err(|_| format!("`{s}`: bad minor version"))?))
 }
 
 /// `hopsync init`: prints the skeleton, or puts it at the top of the file (which must not have a

@@ -137,3 +137,26 @@ fn client_findings_point_at_cuda_lines() {
     assert!(f.location.ptx.contains(".ptx:"), "{f}");
     assert!(Path::new(f.location.ptx.split(':').next().unwrap()).is_file(), "{f}");
 }
+
+/// `scripts/gpu_clients.sh pack`: every client that loads is packed for the GPU runner at PTX ISA
+/// 9.0 (what CUDA 13.0's driver JIT-compiles; nvcc 13.5 writes 9.5), the plain program with its
+/// `.cu` manifest, and the batch runs on the golden engine in the runner's format.
+#[test]
+fn clients_pack_for_the_gpu_at_ptx_isa_9_0() {
+    use hopsync_cosim::gpu::pack::{run_batch_golden, write_batch_with, PackOptions};
+    let dir = std::env::temp_dir().join(format!("hopsync_clients_pack_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files: Vec<PathBuf> = CLIENTS.iter().filter(|(f, _, _)| !WAITING_FOR.iter().any(|(w, _)| w == f)).map(|(f, _, _)| clients_dir().join(f)).collect();
+    let entries = write_batch_with(&files, &dir.join("batch"), &PackOptions { ptx_version: Some((9, 0)) }).unwrap();
+    for e in &entries {
+        let m = e.result.as_ref().unwrap_or_else(|err| panic!("{}: {err}", e.program));
+        for f in [&m.traced_launch, &m.plain_launch] {
+            let ptx = std::fs::read_to_string(dir.join("batch").join(format!("{f}.ptx"))).unwrap();
+            assert!(ptx.lines().any(|l| l == ".version 9.0"), "{f}: not retargeted");
+            assert!(ptx.starts_with("//!"), "{f}: no manifest");
+        }
+    }
+    let n = run_batch_golden(&dir.join("batch"), &dir.join("results")).unwrap();
+    assert_eq!(n, 2 * entries.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -107,12 +107,7 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
         Some(_) => std::fs::read_to_string(&prog.path).map_err(|e| format!("cannot read {}: {e}", prog.path))?,
         None => prog.source.clone(),
     };
-    for line in manifest_src.lines() {
-        if line.trim_start().starts_with("//!") {
-            s.push_str(line);
-            s.push('\n');
-        }
-    }
+    s.push_str(&manifest_lines(&manifest_src));
     let _ = writeln!(s, "//! [[buffer]]");
     let _ = writeln!(s, "//! name = \"{TRACE_BUFFER}\"");
     let _ = writeln!(s, "//! bytes = {}", layout.bytes());
@@ -140,6 +135,11 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
         fields,
         layout,
     })
+}
+
+/// The `//!` manifest lines of a program's text.
+fn manifest_lines(text: &str) -> String {
+    text.lines().filter(|l| l.trim_start().starts_with("//!")).map(|l| format!("{l}\n")).collect()
 }
 
 /// The runner's launch description of a program, and its data file (every buffer's initial
@@ -323,6 +323,46 @@ pub struct BatchEntry {
 /// `<name>.plain.ptx/.launch/.bin` (the file unchanged), `<name>.pack.json`, and `batch.txt`
 /// listing every launch description.
 pub fn write_batch(programs: &[PathBuf], dir: &Path) -> Result<Vec<BatchEntry>, String> {
+    write_batch_with(programs, dir, &PackOptions::default())
+}
+
+/// How [`write_batch_with`] writes the programs.
+#[derive(Debug, Clone, Default)]
+pub struct PackOptions {
+    /// The newest PTX ISA version the GPU's driver JIT-compiles (CUDA 13.0's driver: 9.0): a
+    /// program with a newer `.version` (nvcc 13.5 writes 9.5) is written with this one instead,
+    /// and must still assemble with ptxas at that version (a construct newer than it does not).
+    pub ptx_version: Option<(u32, u32)>,
+}
+
+/// `text` (a module) with its `.version` lowered to `opts.ptx_version` where newer, checked by
+/// ptxas when one is available.
+fn retarget(text: &str, module_version: (u32, u32), opts: &PackOptions, ptxas: &Option<hopsync_firmware::cuda::Ptxas>) -> Result<String, String> {
+    let Some(v) = opts.ptx_version.filter(|v| module_version > *v) else { return Ok(text.to_string()) };
+    let mut done = false;
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix(".version") {
+            Some(_) if !done => {
+                done = true;
+                format!(".version {}.{}", v.0, v.1)
+            }
+            _ => l.to_string(),
+        })
+        .collect();
+    let out = out.join("\n") + "\n";
+    if let Some(p) = ptxas {
+        let verdict = p.check(&out, None)?;
+        if !verdict.ok {
+            return Err(format!("at PTX ISA {}.{} (--ptx-version) ptxas rejects it:\n{}", v.0, v.1, verdict.output.trim()));
+        }
+    }
+    Ok(out)
+}
+
+/// [`write_batch`] with options.
+pub fn write_batch_with(programs: &[PathBuf], dir: &Path, opts: &PackOptions) -> Result<Vec<BatchEntry>, String> {
+    let ptxas = opts.ptx_version.and_then(|_| hopsync_firmware::cuda::Ptxas::find().ok());
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let w = |name: &str, data: &[u8]| std::fs::write(dir.join(name), data).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
     let mut entries = Vec::new();
@@ -345,11 +385,17 @@ pub fn write_batch(programs: &[PathBuf], dir: &Path) -> Result<Vec<BatchEntry>, 
             }
             let p = pack(&prog, None)?;
             let plain = format!("{name}.plain");
-            w(&format!("{name}.ptx"), p.source.as_bytes())?;
+            let version = prog.module.version;
+            w(&format!("{name}.ptx"), retarget(&p.source, version, opts, &ptxas)?.as_bytes())?;
             let (d, data) = launch_description(&p.program, &name, &format!("{name}.ptx"), &format!("{name}.bin"))?;
             w(&format!("{name}.launch"), d.as_bytes())?;
             w(&format!("{name}.bin"), &data)?;
-            w(&format!("{plain}.ptx"), prog.source.as_bytes())?;
+            // A `.cu` program's PTX gets the manifest of its `.cu` file (a program of its own).
+            let plain_text = match &prog.cuda {
+                Some(_) => format!("{}{}", manifest_lines(&std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?), prog.source),
+                None => prog.source.clone(),
+            };
+            w(&format!("{plain}.ptx"), retarget(&plain_text, version, opts, &ptxas)?.as_bytes())?;
             let (d, data) = launch_description(&prog, &plain, &format!("{plain}.ptx"), &format!("{plain}.bin"))?;
             w(&format!("{plain}.launch"), d.as_bytes())?;
             w(&format!("{plain}.bin"), &data)?;
