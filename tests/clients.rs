@@ -57,6 +57,7 @@ const CLIENTS: &[(&str, UbMode, Check)] = &[
         let want: Vec<f32> = (0..8).map(|b| (0..128).map(|i| (b * 128 + i) as f32).sum()).collect();
         expect("out", floats(r, "out"), want)
     }),
+    ("ptx_bulk_ignore_oob.cu", UbMode::Error, |r| expect("out", floats(r, "out"), (1..=25).map(|i| 2.0 * i as f32).collect())),
     ("ptx_bulk_store_reduce.cu", UbMode::Error, |r| {
         expect("out", words(r, "out"), (0..512).map(|j| 3 * j + 1).collect())?;
         expect("acc", words(r, "acc"), (0..512).map(|j| j + 3 * j + 1).collect())
@@ -189,4 +190,6 @@ fn clients_pack_for_the_gpu_at_ptx_isa_9_0() {
 const NEEDS_NEWER_PTX: &[(&str, &str)] = &[
     // cuda::device::memcpy_async_tx: cp.async.bulk to .shared::cta
     ("cuda_barrier_tx.cu", "Illegal modifier '.mbarrier::complete_tx::bytes' for instruction 'cp.async.bulk'"),
+    // cp.async.bulk .ignore_oob is PTX ISA 9.2
+    ("ptx_bulk_ignore_oob.cu", "Feature '.ignore_oob' requires PTX ISA .version 9.2 or later"),
 ];
