@@ -40,6 +40,7 @@ const CLIENTS: &[(&str, UbMode, Check)] = &[
         expect("out", words(r, "out"), (1..=4).map(|k| k * sum).collect())
     }),
     ("cuda_barrier_tx.cu", UbMode::Error, |r| expect("out", words(r, "out"), (0..512).map(|j| (j / 256) * 256 + 255 - j % 256).collect())),
+    ("cg_memcpy_async_wait.cu", UbMode::Error, |r| expect("out", words(r, "out"), (0..256).map(|j| 2 * ((j / 128) * 256 + j % 128) + 128).collect())),
     ("cluster_dsmem_reduce.cu", UbMode::Error, |r| {
         let sum = |peer: u32| (0..32).map(|t| peer * 1000 + t).sum::<u32>();
         expect("out", words(r, "out"), (0..4).map(|rank| sum((rank + 1) % 4)).collect())
@@ -56,6 +57,10 @@ const CLIENTS: &[(&str, UbMode, Check)] = &[
     ("pipeline_producer_consumer.cu", UbMode::Error, |r| {
         let want: Vec<f32> = (0..8).map(|b| (0..128).map(|i| (b * 128 + i) as f32).sum()).collect();
         expect("out", floats(r, "out"), want)
+    }),
+    ("pipeline_two_stage.cu", UbMode::Error, |r| {
+        let want = (0..64u32).map(|t| (0..8u32).flat_map(|k| (0..4u32).map(move |j| (k * 64 + t) * 4 + j)).sum()).collect();
+        expect("out", words(r, "out"), want)
     }),
     ("ptx_bulk_ignore_oob.cu", UbMode::Error, |r| expect("out", floats(r, "out"), (1..=25).map(|i| 2.0 * i as f32).collect())),
     ("ptx_bulk_store_reduce.cu", UbMode::Error, |r| {
