@@ -90,6 +90,28 @@ enum Cmd {
         #[arg(long)]
         print: bool,
     },
+    /// Write a launch-manifest skeleton for a CUDA C++ kernel: one `[[param]]` per parameter of
+    /// the entry (buffers, values, tensor maps, structs by value), `"TODO: ..."` where a value
+    /// cannot be inferred (the manifest parser names each until it is replaced).
+    Init {
+        /// The CUDA C++ file.
+        program: PathBuf,
+        /// The kernel, when the file has several (mangled or demangled name).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Put the skeleton at the top of the file instead of printing it.
+        #[arg(long)]
+        write: bool,
+        /// nvcc -arch (default sm_90a); written to the skeleton's [cuda] table.
+        #[arg(long)]
+        arch: Option<String>,
+        /// An extra nvcc flag (repeatable; `-I` relative to the file); written to [cuda].
+        #[arg(long = "flag", allow_hyphen_values = true)]
+        flags: Vec<String>,
+        /// Compile with CUTLASS's and CuTe's headers (the nvidia-cutlass PyPI package).
+        #[arg(long)]
+        cutlass: bool,
+    },
     /// Run the built-in mbarrier producer/consumer pipeline and explain what happened, then run
     /// it on the RTL engine in lockstep with the golden model and write its waves.
     Demo {
@@ -270,12 +292,17 @@ impl SizeArgs {
 enum GpuCmd {
     /// Write instrumented programs and launch descriptions for the GPU runner.
     Pack {
-        /// Programs, or folders searched for .ptx (bad/ skipped).
+        /// Programs, or folders searched for .ptx and .cu programs (bad/ skipped; a .cu without a
+        /// `//!` manifest is the source of a .ptx beside it).
         #[arg(required = true)]
         programs: Vec<PathBuf>,
         /// Batch folder to write.
         #[arg(long)]
         out: PathBuf,
+        /// The newest PTX ISA version the GPU's driver accepts (CUDA 13.0's driver: 9.0):
+        /// programs with a newer `.version` are written with this one, checked by ptxas.
+        #[arg(long, value_name = "X.Y", value_parser = parse_ptx_version)]
+        ptx_version: Option<(u32, u32)>,
     },
     /// Turn the runner's results (run_batch.sh output) into cosim/traces/sm90/<program>.json.
     Import {
@@ -417,13 +444,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Init { program, kernel, write, arch, flags, cutlass } => init(&program, kernel.as_deref(), write, hopsync_firmware::manifest::CudaOptions { arch, flags, cutlass }),
         Cmd::Demo { waves_dir } => Ok(demo::run(&waves_dir.unwrap_or_else(demo::default_waves_dir))),
         Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd)),
         Cmd::Gpu { cmd } => {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");
             let code = match cmd {
-                GpuCmd::Pack { programs, out } => cli::pack(&programs, &out),
+                GpuCmd::Pack { programs, out, ptx_version } => cli::pack(&programs, &out, &hopsync_cosim::gpu::pack::PackOptions { ptx_version }),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
@@ -636,6 +664,39 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `9.0` as (9, 0).
+fn parse_ptx_version(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once('.').ok_or_else(|| format!("`{s}` is not a PTX ISA version MAJOR.MINOR"))?;
+    Ok((a.parse().map_err(|_| format!("`{s}`: bad major version"))?, b.parse().map_err(|_| format!("`{s}`: bad minor version"))?))
+}
+
+/// `hopsync init`: prints the skeleton, or puts it at the top of the file (which must not have a
+/// manifest yet).
+fn init(program: &Path, kernel: Option<&str>, write: bool, opts: hopsync_firmware::manifest::CudaOptions) -> Result<ExitCode, ExitCode> {
+    let fail = |msg: String| {
+        eprintln!("error: {msg}");
+        ExitCode::from(2)
+    };
+    if program.extension().is_none_or(|e| e != "cu") {
+        return Err(fail(format!("{}: `hopsync init` takes a CUDA C++ file (.cu)", program.display())));
+    }
+    let src = std::fs::read_to_string(program).map_err(|e| fail(format!("cannot read {}: {e}", program.display())))?;
+    if write && src.lines().any(|l| l.trim_start().starts_with("//!")) {
+        return Err(fail(format!("{} already has a `//!` manifest; remove it first or print the skeleton without --write", program.display())));
+    }
+    let text = hopsync_firmware::init::skeleton(program, &opts, kernel).map_err(|d| {
+        eprintln!("{d}");
+        ExitCode::from(2)
+    })?;
+    if write {
+        std::fs::write(program, format!("{text}{src}")).map_err(|e| fail(format!("cannot write {}: {e}", program.display())))?;
+        eprintln!("wrote the manifest skeleton into {}; replace each \"TODO: ...\", then `hopsync run {}`", program.display(), program.display());
+    } else {
+        print!("{text}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The SM configuration with its units on Verilator (`--engine verilator`).

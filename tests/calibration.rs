@@ -229,7 +229,7 @@ fn import_reads_a_run_batch_results_folder() {
     let prog = PathBuf::from("firmware/programs/calibration/cluster_barrier_2.ptx");
     let cwd = std::env::current_dir().unwrap();
     std::env::set_current_dir(root()).unwrap();
-    assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch), 0);
+    assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch, &Default::default()), 0);
     assert_eq!(hopsync_cosim::gpu::cli::golden_cmd(&batch, &results), 0);
     let imported = calib::import(&results, Path::new("."));
     std::env::set_current_dir(cwd).unwrap();

@@ -610,27 +610,7 @@ impl<'p> Machine<'p> {
                     let off = (params.len() as u64 + a - 1) / a * a;
                     params.resize(off as usize, 0);
                     sym_offset[i] = off;
-                    let val: u64 = man
-                        .params
-                        .iter()
-                        .find(|p| p.name == s.name)
-                        .map(|p| match (&p.buffer, p.value) {
-                            (Some(b), _) => buf_addr[b],
-                            (None, Some(v)) => v as u64,
-                            _ => 0,
-                        })
-                        .unwrap_or(0);
-                    let n = s.bytes() as usize;
-                    let le = val.to_le_bytes();
-                    // A tensor-map param receives the map's 128-byte image.
-                    let tmap = man.params.iter().find(|p| p.name == s.name).and_then(|p| p.tensormap.as_ref()).and_then(|t| man.tensormap_image(t));
-                    for k in 0..n {
-                        params.push(match &tmap {
-                            Some(img) => img.get(k).copied().unwrap_or(0),
-                            None if k < 8 => le[k],
-                            None => 0,
-                        });
-                    }
+                    params.extend(param_image(man, &buf_addr, &s.name, s.bytes() as usize));
                 }
                 _ => {}
             }
@@ -1453,6 +1433,26 @@ fn frame_layout(m: &Module) -> (Vec<bool>, Vec<u64>, Vec<u64>) {
         *b = (*b + 15) & !15;
     }
     (in_frame, bytes, offset)
+}
+
+/// The bytes of kernel parameter `name` (`size` bytes): its manifest pieces (a buffer's address,
+/// a value, a tensor map's image, a struct's fields) over zeros.
+fn param_image(man: &hopsync_firmware::Manifest, buf_addr: &HashMap<String, u64>, name: &str, size: usize) -> Vec<u8> {
+    use hopsync_firmware::manifest::Piece;
+    let mut out = vec![0u8; size];
+    let Some(p) = man.params.iter().find(|p| p.name == name) else { return out };
+    for piece in p.pieces() {
+        let bytes = match &piece {
+            Piece::Bytes(_, b) => b.clone(),
+            Piece::Buffer(_, b) => buf_addr[*b].to_le_bytes().to_vec(),
+            Piece::TensorMap(_, t) => man.tensormap_image(t).map(|i| i.to_vec()).unwrap_or_default(),
+        };
+        let start = piece.range().start as usize;
+        // a plain value wider than its param keeps its low bytes (little-endian)
+        let n = bytes.len().min(size.saturating_sub(start));
+        out[start..start + n].copy_from_slice(&bytes[..n]);
+    }
+    out
 }
 
 /// The value an initializer stores (PTX 5.4.4): a number, or an address (of a variable, in its

@@ -79,7 +79,7 @@ define_mods! {
     (Tile, "tile"), (Im2col, "im2col"), (Im2colW, "im2col::w"), (Im2colW128, "im2col::w::128"),
     (TileGather4, "tile::gather4"), (TileScatter4, "tile::scatter4"), (Im2colNoOffs, "im2col_no_offs"),
     (MulticastCluster, "multicast::cluster"), (MulticastClusterAll, "multicast::cluster::all"),
-    (CtaGroup1, "cta_group::1"), (CtaGroup2, "cta_group::2"), (CpMask, "cp_mask"), (Read, "read"),
+    (CtaGroup1, "cta_group::1"), (CtaGroup2, "cta_group::2"), (CpMask, "cp_mask"), (IgnoreOob, "ignore_oob"), (Read, "read"),
     (IsCanceled, "is_canceled"), (GetFirstCtaid, "get_first_ctaid"),
     (GetFirstCtaidX, "get_first_ctaid::x"), (GetFirstCtaidY, "get_first_ctaid::y"),
     (GetFirstCtaidZ, "get_first_ctaid::z"),

@@ -183,7 +183,7 @@ macro_rules! opcode_table {
             (CpAsyncWaitAll, "cp.async.wait_all", "", [], 80),
             (CpAsyncMbarrierArrive, "cp.async.mbarrier.arrive", "a", [opt(&[Noinc]), opt(SMEM_CTA), req(B64_ONLY)], 80),
             // ---- TMA (PTX 9.7.9.25.4 - 9.7.9.27); semantics come with the TMA issue ----
-            (CpAsyncBulk, "cp.async.bulk", "a,a,s,a,s?,s? / a,a,s,s?,s?", [req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CACHE_HINT), opt(&[CpMask])], 90),
+            (CpAsyncBulk, "cp.async.bulk", "a,a,s,a,s?,s? / a,a,s,s?,s? / a,a,s,s,s,a,s?", [req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CACHE_HINT), opt(&[CpMask]), opt(&[IgnoreOob])], 90),
             (CpAsyncBulkTensor, "cp.async.bulk.tensor", "a,t,a,v,s?,s? / a,t,a,s?,s? / t,a,s?", [req(TENSOR_DIMS), req(&[SharedCluster, Global, SharedCta]), req(&[Global, SharedCta]), opt(LOAD_MODES), opt(&[MbarrierCompleteTxBytes, BulkGroup]), opt(MULTICAST), opt(CTA_GROUP), opt(CACHE_HINT)], 90),
             (CpReduceAsyncBulk, "cp.reduce.async.bulk", "a,a,s,a,s? / a,a,s,s?", [req(&[SharedCluster, Global]), req(&[SharedCta]), opt(COMPLETE_TX), opt(BULK_GROUP), req(RED_OPS), opt(&[Noftz]), opt(CACHE_HINT), req(ATOM_TYPES_RED)], 90),
             (CpReduceAsyncBulkTensor, "cp.reduce.async.bulk.tensor", "t,a,s?", [req(TENSOR_DIMS), req(&[Global]), req(&[SharedCta]), req(RED_OPS), opt(LOAD_MODES), opt(BULK_GROUP), opt(CACHE_HINT)], 90),

@@ -1539,6 +1539,26 @@ fn check_ptx_rules(m: &Module, ins: &Instr) -> R<()> {
             format!("`.relaxed` on `{}` requires PTX ISA `.version 8.6` or later (this module is {}.{})", ins.op.name(), m.version.0, m.version.1),
         ));
     }
+    // cp.async.bulk .ignore_oob (PTX 9.7.9.25.4.1, PTX ISA 9.2): global -> .shared::cta only, with
+    // `ignoreBytesLeft, ignoreBytesRight` between `size` and `[mbar]`; ptxas: "Illegal modifier
+    // '.ignore_oob' for instruction 'cp.async.bulk' with '.shared::cluster.global'", "Feature
+    // '.ignore_oob' requires PTX ISA .version 9.2 or later".
+    if ins.op == CpAsyncBulk {
+        let ignore = ins.has(Mod::IgnoreOob);
+        let six = matches!(ins.operands.get(5), Some(Operand::Addr { .. }));
+        if ignore && !(ins.has(Mod::SharedCta) && ins.has(Mod::Global) && !ins.has(Mod::SharedCluster) && ins.has(Mod::MbarrierCompleteTxBytes)) {
+            return Err(Diag::new(ins.loc, "`.ignore_oob` is only available on `cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes` (PTX 9.7.9.25.4.1; ptxas: illegal modifier)"));
+        }
+        if ignore && !six {
+            return Err(Diag::new(ins.loc, "`cp.async.bulk...ignore_oob` takes [dstMem], [srcMem], size, ignoreBytesLeft, ignoreBytesRight, [mbar] (PTX 9.7.9.25.4.1)"));
+        }
+        if !ignore && six {
+            return Err(Diag::new(ins.loc, "`cp.async.bulk` with ignoreBytesLeft, ignoreBytesRight operands needs `.ignore_oob` (PTX 9.7.9.25.4.1)"));
+        }
+        if ignore && m.version < (9, 2) {
+            return Err(Diag::new(ins.loc, format!("`.ignore_oob` requires PTX ISA `.version 9.2` or later (this module is {}.{})", m.version.0, m.version.1)));
+        }
+    }
     // st.async and red.async were introduced in PTX ISA 8.1 (PTX 9.7.9.12, 9.7.13.7 PTX ISA Notes).
     if matches!(ins.op, StAsync | RedAsync) && m.version < (8, 1) {
         return Err(Diag::new(

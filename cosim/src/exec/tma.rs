@@ -827,13 +827,21 @@ fn cta_mask(cx: &Cx<'_, '_>, i: &Instr, from: usize, lane: u32) -> Option<u64> {
 impl Exec for op::CpAsyncBulk {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         check_unsupported_forms(cx, i)?;
-        let to_shared = matches!(i.operands.get(3), Some(Operand::Addr { .. }));
+        // `.ignore_oob` puts ignoreBytesLeft, ignoreBytesRight before [mbar] (the parser checked
+        // the form and the direction, global -> .shared::cta)
+        let ignore_oob = i.has(Mod::IgnoreOob);
+        let mbar_at = if ignore_oob { 5 } else { 3 };
+        let to_shared = matches!(i.operands.get(mbar_at), Some(Operand::Addr { .. }));
         for l in lanes(cx.mask) {
             let dst = cx.addr(i, 0, l);
             let src = cx.addr(i, 1, l);
             let size = cx.src(i, 2, l);
             if dst % 16 != 0 || src % 16 != 0 || size % 16 != 0 {
                 misaligned(cx, l, format!("cp.async.bulk needs 16-byte aligned addresses and a size that is a multiple of 16 (PTX 9.7.9.25.4.1): dstMem 0x{dst:x}, srcMem 0x{src:x}, size {size}"))?;
+            }
+            if ignore_oob {
+                ignore_oob_copy(cx, i, l, dst, src, size)?;
+                continue;
             }
             if to_shared {
                 let dst_space = if i.has(Mod::SharedCluster) { Mod::SharedCluster } else { Mod::SharedCta };
@@ -862,6 +870,33 @@ impl Exec for op::CpAsyncBulk {
         }
         Ok(Flow::Next)
     }
+}
+
+/// `cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob` ([PTX]
+/// §9.7.9.25.4.1, PTX ISA 9.2): the first `ignoreBytesLeft` and last `ignoreBytesRight` bytes of
+/// the source (each 0..=15; other values are undefined, a `MemOutOfBounds` finding here) may lie
+/// outside the allocation; they are not read, and the destination bytes they would fill are
+/// indeterminate: the models leave them unchanged. The complete-tx counts the whole `size`, as a
+/// tensor copy counts its out-of-bounds fill (an assumption until silicon measures it).
+fn ignore_oob_copy(cx: &mut Cx<'_, '_>, i: &Instr, l: u32, dst: u64, src: u64, size: u64) -> Result<(), Stop> {
+    let (left, right) = (cx.src(i, 3, l), cx.src(i, 4, l));
+    if left > 15 || right > 15 || left + right > size {
+        cx.finding(
+            FindingKind::MemOutOfBounds,
+            l,
+            format!("cp.async.bulk.ignore_oob: ignoreBytesLeft {left} and ignoreBytesRight {right} must each be in 0..=15 and within size {size} (PTX 9.7.9.25.4.1: other values are undefined)"),
+        )?;
+        return Err(Stop::Finding);
+    }
+    let (dc, doff) = shared_span(cx, l, Mod::SharedCta, dst, size, "cp.async.bulk destination")?;
+    let len = size - left - right;
+    let mut pieces = Vec::new();
+    if len > 0 {
+        let sp = global_span_or_finding(cx, l, src + left, len, "cp.async.bulk source (less the ignored bytes)")?;
+        pieces.push(Piece { src: Some(sp), dst: Place::Shared(dc, doff + left as usize), len: len as u32 });
+    }
+    let mbar = mbarrier_for(cx, i, 5, l, &[dc], false)?;
+    issue_to_shared(cx, l, vec![dc], doff, size as usize, pieces, None, vec![0], None, mbar, size as u32)
 }
 
 // ---- cp.reduce.async.bulk -----------------------------------------------------------------------

@@ -220,7 +220,8 @@ impl<'p> Engine<'p> {
                 cmd.red_op = ro;
                 cmd.red_type = rt;
             }
-            Opcode::CpAsyncBulk if red.is_none() => {
+            // `.ignore_oob` copies part of the chunk: timed by the [tma] model
+            Opcode::CpAsyncBulk if red.is_none() && !ins.has(Mod::IgnoreOob) => {
                 let [p] = pieces.as_slice() else { return Ok(None) };
                 let (Some(Place::Global(r, off)), Place::Shared(_, doff)) = (p.src, p.dst) else { return Ok(None) };
                 if doff >= 1 << 18 {
