@@ -194,6 +194,14 @@ fn race_off_and_global_mode() {
     let prog = Program::parse("race_case.ptx", &src).unwrap();
     let off = run_golden(&prog, Config { race: RaceMode::Off, ..Config::default() });
     assert!(off.findings.is_empty(), "{}", off.summary());
+    // The shadow memory is counted: the estimate bounds what a run allocates (no read sets here),
+    // 28 bytes per 4-byte word of the 264 bytes of shared memory plus 2 warps x 8 agents x 4.
+    let ok = Program::parse("race_case.ptx", &handoff("\tbar.sync 1;", "")).unwrap();
+    let mut m = hopsync_cosim::machine::Machine::new(&ok, Config::default());
+    m.run();
+    assert_eq!(m.race_shadow_estimate(), 66 * 28 + 2 * 8 * 4);
+    assert!(m.race_shadow_bytes() > 0 && m.race_shadow_bytes() <= m.race_shadow_estimate(), "{} > {}", m.race_shadow_bytes(), m.race_shadow_estimate());
+    assert_eq!(hopsync_cosim::machine::Machine::new(&ok, Config { race: RaceMode::Off, ..Config::default() }).race_shadow_estimate(), 0);
     // Global memory: warp 0 writes out[lane], warp 1 reads it without a barrier.
     let g = kernel(1, 1, "\tmul.wide.u32 %rd4, %r5, 4;\n\tadd.s64 %rd4, %rd1, %rd4;\n\t@%p1 st.global.u32 [%rd4], %r8;\n\t@!%p1 ld.global.u32 %r10, [%rd4];");
     let prog = Program::parse("race_case.ptx", &g).unwrap();

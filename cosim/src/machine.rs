@@ -818,6 +818,14 @@ impl<'p> Machine<'p> {
         self.race.shadow_bytes()
     }
 
+    /// Bytes of race-detector shadow memory this run will need at most (its part of the run's
+    /// memory estimate: [`crate::race::estimate_bytes`]).
+    pub fn race_shadow_estimate(&self) -> u64 {
+        let warps: u64 = self.ctas.iter().map(|c| c.warps.len() as u64).sum();
+        let global: u64 = self.global.iter().map(|r| r.bytes.len() as u64).sum();
+        crate::race::estimate_bytes(self.ctas.len() as u64, self.smem_bytes as u64, global, warps, self.race.agents() as u64, self.cfg.race)
+    }
+
     /// The module.
     pub fn module(&self) -> &'p Module {
         &self.prog.module

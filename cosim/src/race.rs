@@ -265,6 +265,11 @@ impl Race {
         Race { mode: RaceMode::Off, ..Race::default() }
     }
 
+    /// Agents per happens-before domain (the length of every vector clock).
+    pub fn agents(&self) -> usize {
+        self.dim
+    }
+
     /// Whether detection is on.
     #[inline]
     pub fn on(&self) -> bool {
