@@ -41,6 +41,28 @@ enum CosimEngine {
     Verilator,
 }
 
+/// `--race`: which memory the golden model's happens-before race detector watches.
+#[derive(Clone, Copy, ValueEnum)]
+enum Race {
+    /// Shared memory: own CTA and DSMEM (the default).
+    Shared,
+    /// Shared and global memory (the whole grid is one happens-before domain).
+    Global,
+    /// No race detection.
+    Off,
+}
+
+impl Race {
+    fn mode(self) -> hopsync_cosim::race::RaceMode {
+        use hopsync_cosim::race::RaceMode;
+        match self {
+            Race::Shared => RaceMode::Shared,
+            Race::Global => RaceMode::Global,
+            Race::Off => RaceMode::Off,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Ub {
     /// Stop at the first finding (exit 1).
@@ -64,6 +86,11 @@ enum Cmd {
         /// What undefined behaviour does.
         #[arg(long, value_enum, default_value = "error")]
         ub: Ub,
+        /// The golden model's race detector (SharedMemoryRace, GlobalMemoryRace, ProxyRace):
+        /// shared memory, shared and global memory, or off. The rtl and verilator engines run
+        /// without it (cosim runs it on its golden side).
+        #[arg(long, value_enum, default_value = "shared")]
+        race: Race,
         /// Write the JSON report here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -165,6 +192,9 @@ enum Cmd {
         /// What undefined behaviour does.
         #[arg(long, value_enum, default_value = "error")]
         ub: Ub,
+        /// The golden side's race detector (see `run --race`).
+        #[arg(long, value_enum, default_value = "shared")]
+        race: Race,
         /// Write the JSON report (the run report plus `compared` and `divergences`) here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -383,7 +413,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, json, max_steps, waves, verilator_vcd, timeline } => {
+        Cmd::Run { program, engine, seed, ub, race, json, max_steps, waves, verilator_vcd, timeline } => {
             let prog = load(&program)?;
             let cfg = Config {
                 seed,
@@ -392,6 +422,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     Ub::Warn => UbMode::Warn,
                 },
                 max_steps,
+                race: race.mode(),
                 ..Config::default()
             };
             if let Some(path) = &timeline {
@@ -554,9 +585,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd, timeline } => {
+        Cmd::Cosim { program, ub, race, json, waves, engine, verilator_vcd, timeline } => {
             let prog = load(&program)?;
-            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
+            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, race: race.mode(), ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
@@ -640,26 +671,35 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 Some(p) => load(&p)?,
                 None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),
             };
-            let mut best = f64::MAX;
+            // With the race detector (the default) and without it: its cost (docs/PERF.md).
+            let mut best = [f64::MAX; 2];
             let mut thread_instr = 0;
             for _ in 0..reps.max(1) {
-                let t = std::time::Instant::now();
-                let r = run_golden(&prog, Config::default());
-                let dt = t.elapsed().as_secs_f64();
-                if r.status != "ok" {
-                    eprintln!("{}", r.summary());
-                    return Err(ExitCode::from(1));
+                for (k, race) in [hopsync_cosim::race::RaceMode::Shared, hopsync_cosim::race::RaceMode::Off].into_iter().enumerate() {
+                    let t = std::time::Instant::now();
+                    let r = run_golden(&prog, Config { race, ..Config::default() });
+                    let dt = t.elapsed().as_secs_f64();
+                    if r.status != "ok" {
+                        eprintln!("{}", r.summary());
+                        return Err(ExitCode::from(1));
+                    }
+                    thread_instr = r.thread_instructions;
+                    best[k] = best[k].min(dt);
                 }
-                thread_instr = r.thread_instructions;
-                best = best.min(dt);
             }
             println!(
                 "golden engine on {}: {} thread-instructions in {:.3} ms (best of {}): {:.1} M thread-instructions/s",
                 prog.path,
                 thread_instr,
-                best * 1e3,
+                best[0] * 1e3,
                 reps,
-                thread_instr as f64 / best / 1e6
+                thread_instr as f64 / best[0] / 1e6
+            );
+            println!(
+                "  without the race detector (--race off): {:.3} ms, {:.1} M thread-instructions/s; the detector costs {:.2}x",
+                best[1] * 1e3,
+                thread_instr as f64 / best[1] / 1e6,
+                best[0] / best[1]
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -14,6 +14,11 @@ macro_rules! findings {
             pub fn name(self) -> &'static str {
                 match self { $( FindingKind::$v => stringify!($v) ),* }
             }
+            /// Whether the kind is a data race (found by the golden model's happens-before
+            /// detector only, [`crate::race`]).
+            pub fn is_race(self) -> bool {
+                matches!(self, FindingKind::SharedMemoryRace | FindingKind::GlobalMemoryRace | FindingKind::ProxyRace)
+            }
             /// All kinds.
             pub const ALL: &'static [FindingKind] = &[$(FindingKind::$v),*];
             /// Kind from its name.
@@ -94,6 +99,16 @@ findings! {
     /// copy's source or destination) without a `fence.proxy.async` by the writing thread in
     /// between (PTX 8.6 Proxies; PTX 9.7.13.4 fence.proxy.async).
     ProxyFenceMissing,
+    /// Two accesses to one 4-byte word of shared memory (own CTA or DSMEM), at least one a write,
+    /// that no synchronization the program performed orders (happens-before, PTX 8; `race.rs`);
+    /// also a DSMEM access not ordered before the exit of the CTA owning the memory.
+    SharedMemoryRace,
+    /// Two accesses to one 4-byte word of global memory, at least one a write, not ordered by
+    /// happens-before (`--race global`).
+    GlobalMemoryRace,
+    /// A generic-proxy write ordered before an async-proxy access (a bulk or tensor copy) of the
+    /// same word, but with no `fence.proxy.async` by the writer between them (PTX 8.6, 9.7.13.4).
+    ProxyRace,
     /// A generic access to the shared-memory destination of a TMA load before the phase of its
     /// mbarrier that the load completes has completed (PTX 9.7.9.25.2 mbarrier-based completion).
     TmaReadBeforeComplete,

@@ -4,7 +4,7 @@
 //! (exec/tma.rs `on_fence`).
 
 use super::{lanes, Cx, Exec, Flow, R};
-use hopsync_firmware::ir::Instr;
+use hopsync_firmware::ir::{Instr, Mod};
 use hopsync_firmware::ops::op;
 
 /// `membar.proxy.async` is `fence.proxy.async` (PTX 9.7.13.4: "membar.proxy is a synonym for
@@ -12,6 +12,9 @@ use hopsync_firmware::ops::op;
 impl Exec for op::Membar {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         super::tma::on_fence(cx, i);
+        if !i.has(Mod::Proxy) {
+            crate::race::memory_fence(cx.m, cx.cta, cx.warp, true, true);
+        }
         Ok(Flow::Next)
     }
 }
@@ -20,6 +23,11 @@ impl Exec for op::Membar {
 impl Exec for op::Fence {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         super::tma::on_fence(cx, i);
+        // A memory fence (not a proxy fence, not fence.mbarrier_init): sem .sc/.acq_rel (the
+        // default), .acquire or .release (PTX 9.7.13.4).
+        if !i.has(Mod::Proxy) && !i.has(Mod::MbarrierInit) {
+            crate::race::memory_fence(cx.m, cx.cta, cx.warp, !i.has(Mod::Acquire), !i.has(Mod::Release));
+        }
         Ok(Flow::Next)
     }
 }

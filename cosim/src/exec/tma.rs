@@ -289,6 +289,7 @@ pub fn on_fence(cx: &mut Cx<'_, '_>, i: &Instr) {
         cx.m.ctas[cx.cta as usize].mbarriers.mark_init_fenced();
     }
     if proxy_async {
+        crate::race::proxy_fence(cx.m, cx.cta, cx.warp);
         let (cta, warp, mask) = (cx.cta, cx.warp, cx.mask);
         let st = state(cx.m);
         if st.active {
@@ -397,6 +398,15 @@ pub enum TmaOp {
     },
 }
 
+impl TmaOp {
+    /// Where the operation was issued.
+    pub fn at(&self) -> At {
+        match self {
+            TmaOp::ToShared { at, .. } | TmaOp::ToGlobal { at, .. } => *at,
+        }
+    }
+}
+
 fn new_id(m: &mut Machine<'_>) -> u64 {
     m.tma.next_id += 1;
     m.tma.next_id
@@ -405,8 +415,9 @@ fn new_id(m: &mut Machine<'_>) -> u64 {
 /// Applies a completed TMA event.
 pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
     match op {
-        TmaOp::ToShared { ref ctas, .. } => {
+        TmaOp::ToShared { ref ctas, ref pieces, red, .. } => {
             for &c in ctas {
+                race_land(m, pieces, c, red.is_some())?;
                 land_data(m, &op, c);
             }
             for &c in ctas {
@@ -419,9 +430,11 @@ pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
             let mut data = Vec::new();
             for p in &pieces {
                 if let Some(s) = p.src {
+                    crate::race::op_access(m, s, p.len as usize, false, false)?;
                     data.extend_from_slice(m.read(s, p.len as usize));
                 }
             }
+            crate::race::bulk_progress(m, false);
             bulk_progress(m, at, id, false);
             m.push_async(AsyncOp::Tma(Box::new(TmaOp::ToGlobal { pieces, data: Some(data), red, id, at })));
             Ok(())
@@ -431,11 +444,13 @@ pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
             for p in &pieces {
                 let d = &data[k..k + p.len as usize];
                 k += p.len as usize;
+                crate::race::op_access(m, p.dst, p.len as usize, true, red.is_some())?;
                 match red {
                     None => m.write(p.dst, d),
                     Some((o, t)) => reduce_into(m, p.dst, d, o, t),
                 }
             }
+            crate::race::bulk_progress(m, true);
             bulk_progress(m, at, id, true);
             Ok(())
         }
@@ -449,6 +464,20 @@ pub fn complete_in(m: &mut Machine<'_>, op: &TmaOp, c: u32) -> Result<(), Stop> 
     land_data(m, op, c);
     land_guard(m, op, c);
     signal_for(m, op, c)
+}
+
+/// The race detector's view of a [`TmaOp::ToShared`] landing in CTA `c`: its source reads
+/// (shared, or global with `--race global`) and its destination writes.
+fn race_land(m: &mut Machine<'_>, pieces: &[Piece], c: u32, reduction: bool) -> Result<(), Stop> {
+    for p in pieces {
+        if let Some(s) = p.src {
+            crate::race::op_access(m, s, p.len as usize, false, false)?;
+        }
+        if let Place::Shared(_, off) = p.dst {
+            crate::race::op_access(m, Place::Shared(c, off), p.len as usize, true, reduction)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes (or reduces) the data of a [`TmaOp::ToShared`] into destination CTA `c`'s shared
@@ -547,6 +576,8 @@ fn signal(m: &mut Machine<'_>, c: u32, mbar: u32, tx: u32, at: At) -> Result<(),
         return m.report(k, msg, Some(at));
     }
     let o = Obj { cta: c, off: mbar, remote: c != at.0 };
+    crate::race::mbar_op_release(m, c, mbar);
+    m.note_arrival(c, mbar, at.0, at.1, true);
     let old = m.read_mbar_word(c, mbar);
     match mb::complete_tx(old, tx) {
         Ok((new, done)) => {
@@ -636,6 +667,7 @@ fn wake_bulk_waiters(m: &mut Machine<'_>, c: u32, w: u32) {
             for l in lanes(mask) {
                 warp.lane[l as usize] = Lane::Ready;
             }
+            crate::race::bulk_acquire(m, c, w, read);
         }
     }
 }
@@ -659,6 +691,8 @@ impl Exec for op::CpAsyncBulkWaitGroup {
         let read = i.has(Mod::Read);
         if lanes(cx.mask).any(|l| !bulk_done(cx.m, cx.cta, cx.warp, l, n, read)) {
             cx.block(cx.mask, Wait::BulkGroups(n, read));
+        } else {
+            crate::race::bulk_acquire(cx.m, cx.cta, cx.warp, read);
         }
         Ok(Flow::Next)
     }
