@@ -446,6 +446,8 @@ pub struct Machine<'p> {
     pub nocomplete_tokens: std::collections::HashSet<u64>,
     /// The TMA engine's bulk async-groups and proxy bookkeeping (exec/tma.rs).
     pub tma: crate::exec::TmaState,
+    /// The wgmma groups and register rules of each warp (exec/wgmma.rs).
+    pub wgmma: crate::exec::WgmmaState,
     /// Record being built for the current instruction (when logging).
     pub rec: Option<Retire>,
     /// Where records go.
@@ -666,6 +668,7 @@ impl<'p> Machine<'p> {
             seq: 0,
             nocomplete_tokens: Default::default(),
             tma: Default::default(),
+            wgmma: Default::default(),
             rec: None,
             sink: None,
             rng,
@@ -1047,6 +1050,12 @@ impl<'p> Machine<'p> {
             UbMode::Error => Err(Stop::Finding),
             UbMode::Warn => Ok(()),
         }
+    }
+
+    /// Whether the kernel is known to use no wgmma instruction (exec::dispatch skips its checks).
+    #[inline]
+    pub fn wgmma_idle(&self) -> bool {
+        self.wgmma.idle()
     }
 
     /// The contents of an output buffer.

@@ -9,6 +9,7 @@ pub mod diag;
 pub mod ir;
 pub mod lexer;
 pub mod manifest;
+pub mod mma;
 pub mod ops;
 pub mod parser;
 pub mod printer;

@@ -380,6 +380,7 @@ pub struct Engine<'p> {
     views: Vec<WarpView>,
     launched_at: u64,
     active_this_cycle: bool,
+    wgmma: crate::wgmma::WgmmaTiming,
 }
 
 fn finding_kind(name: Option<&str>) -> Result<FindingKind, Stop> {
@@ -486,6 +487,7 @@ impl<'p> Engine<'p> {
         }
         let mut e = Engine {
             m,
+            wgmma: crate::wgmma::WgmmaTiming::new(&cfg),
             cfg,
             cycle: 0,
             skipped: 0,
@@ -2026,6 +2028,9 @@ impl<'p> Engine<'p> {
         }
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
+        if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
+            (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
+        }
         match flow {
             Flow::Jump(_) => {
                 ws.next_issue = self.cycle + cfg.issue.branch_cycles;

@@ -31,6 +31,8 @@ pub enum Stall {
     MemoryThrottle,
     /// Its sync-unit request waits for the unit's port (ready low or another request first).
     UnitBackpressure,
+    /// In `wgmma.wait_group` until its groups complete.
+    WgmmaWait,
     /// Not launched yet (CTA launch into the units).
     NotLaunched,
     /// Every thread exited.
@@ -53,6 +55,7 @@ impl Stall {
             Stall::TryWaitSuspended => "TryWaitSuspended",
             Stall::MemoryThrottle => "MemoryThrottle",
             Stall::UnitBackpressure => "UnitBackpressure",
+            Stall::WgmmaWait => "WgmmaWait",
             Stall::NotLaunched => "NotLaunched",
             Stall::Exited => "Exited",
         }

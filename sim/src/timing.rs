@@ -78,12 +78,13 @@ fn first_is_dest(i: &Instr) -> bool {
     false
 }
 
+/// The class of every opcode (no wildcard: a new row of the opcode table must be placed here).
 fn class_of(i: &Instr) -> Class {
     use Opcode::*;
     match i.op {
         Bra => Class::Branch,
         Nanosleep => Class::Sleep,
-        Ld | St | Atom | Red | TensormapCpFenceproxy => Class::Mem,
+        Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu => Class::Mem,
         CpAsync => Class::CpAsync,
         StAsync | RedAsync => Class::AsyncStore,
         MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => {
@@ -91,27 +92,51 @@ fn class_of(i: &Instr) -> Class {
         }
         Bar | Barrier => Class::NamedBarrier,
         BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
-        _ => Class::Compute,
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | Copysign | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe
+        | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Setp | Set | Selp | Cvt | Cvta | Exit | Ret | Mapa | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol
+        | Membar | Fence | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch
+        | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup | Setmaxnreg | Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync
+        | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
     }
 }
 
+/// Result latency of the compute classes (no wildcard: every opcode is placed).
 fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
     use Opcode::*;
     let l = &c.latency;
     let float = i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float());
     let f64_ = i.ty() == Some(Mod::F64);
+    let arith = if f64_ {
+        l.fp64
+    } else if float {
+        l.fp32
+    } else {
+        l.alu
+    };
     let base = match i.op {
         Div | Rem => l.div,
+        // The IEEE-rounded forms are instruction sequences on silicon, like division; `.approx`
+        // runs on the special-function unit.
+        Sqrt | Rcp if !i.has(Mod::Approx) => l.div,
+        Sqrt | Rcp | Rsqrt | Ex2 | Lg2 | Sin | Cos | Tanh => l.mufu,
         Mul | Mad | Fma if f64_ => l.fp64,
         Mul | Mad | Fma if float => l.fp32,
-        Mul | Mad => l.mul,
+        Mul | Mad | Dp4a | Dp2a | Sad => l.mul,
+        Fma => arith,
+        Add | Addc | Sub | Subc | Abs | Neg | Min | Max | Copysign | Setp | Set | Selp | Cvt => arith,
+        Mov | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Cvta | Mapa => l.alu,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => l.misc,
+        ShflSync | Movmatrix => l.shfl,
+        Mma => l.mma,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Setmaxnreg => l.misc,
         // TMA instructions hand a command to the engine; none has a result register.
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => l.misc,
-        _ if f64_ => l.fp64,
-        _ if float => l.fp32,
-        _ => l.alu,
+        // The wgmma family is timed by wgmma.rs (tensor cores, groups); issuing costs a slot.
+        WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => l.misc,
+        // Memory and sync classes are timed by their models; this is their issue cost.
+        Bra | Nanosleep | Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu | CpAsync | StAsync | RedAsync | MbarrierInit | MbarrierInval
+        | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive | Bar | Barrier
+        | BarrierClusterArrive | BarrierClusterWait | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => arith,
     };
     let sreg = i.operands.iter().any(|o| matches!(o, Operand::Special(_)));
     if sreg {
@@ -167,7 +192,10 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             if let Some(g) = i.guard {
                 srcs.push(g.reg.0);
             }
-            let dest0 = first_is_dest(i);
+            // wgmma.mma_async reads its accumulators at issue but writes them asynchronously:
+            // wgmma.wait_group orders the writes (wgmma.rs), so they are sources only and chained
+            // wgmmas into one accumulator do not wait for each other on the scoreboard.
+            let dest0 = first_is_dest(i) && i.op != Opcode::WgmmaMmaAsync;
             for (k, o) in i.operands.iter().enumerate() {
                 if k == 0 && dest0 {
                     regs_of(o, &mut dsts);
@@ -187,7 +215,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 latency: compute_latency(i, c),
                 addr: i.operands.iter().position(|o| matches!(o, Operand::Addr { .. })),
                 atomic: matches!(i.op, Opcode::Atom | Opcode::Red),
-                load: matches!(i.op, Opcode::Ld),
+                load: matches!(i.op, Opcode::Ld | Opcode::Ldmatrix),
             }
         })
         .collect()
