@@ -101,6 +101,9 @@ define_mods! {
     (M16n8k64, "m16n8k64"), (M16n8k128, "m16n8k128"), (M16n8k256, "m16n8k256"),
     // setmaxnreg, prefetch, tensormap.replace (PTX 9.7.17.1, 9.7.9.15, 9.7.9.26).
     (L1, "L1"), (Tensormap, "tensormap"),
+    // testp (PTX 9.7.3.x).
+    (Finite, "finite"), (Infinite, "infinite"), (Number, "number"), (Notanumber, "notanumber"),
+    (Normal, "normal"), (Subnormal, "subnormal"),
     (GlobalAddress, "global_address"), (Rank, "rank"), (BoxDim, "box_dim"),
     (GlobalDim, "global_dim"), (GlobalStride, "global_stride"), (ElementStride, "element_stride"),
     (Elemtype, "elemtype"), (InterleaveLayout, "interleave_layout"), (SwizzleMode, "swizzle_mode"),

@@ -147,6 +147,9 @@ macro_rules! opcode_table {
             (Min, "min", "d,s,s", [opt(&[Ftz]), opt(&[NaN]), opt(&[Xorsign]), opt(&[Abs]), opt(&[Relu]), req(ADD_TYPES)], 20),
             (Max, "max", "d,s,s", [opt(&[Ftz]), opt(&[NaN]), opt(&[Xorsign]), opt(&[Abs]), opt(&[Relu]), req(ADD_TYPES)], 20),
             (Copysign, "copysign", "d,s,s", [req(&[F32, F64])], 20),
+            (Testp, "testp", "d,s", [req(&[Finite, Infinite, Number, Notanumber, Normal, Subnormal]), req(&[F32, F64])], 20),
+            (Mul24, "mul24", "d,s,s", [req(&[Hi, Lo]), req(&[U32, S32])], 20),
+            (Mad24, "mad24", "d,s,s,s", [req(&[Hi, Lo]), opt(&[Sat]), req(&[U32, S32])], 20),
             // ---- special functions (PTX 9.7.3.13 - 9.7.3.22, 9.7.4.9 - 9.7.4.10) ----
             (Sqrt, "sqrt", "d,s", [opt(&[Approx]), opt(ROUNDING), opt(&[Ftz]), req(&[F32, F64])], 20),
             (Rsqrt, "rsqrt", "d,s", [req(&[Approx]), opt(&[Ftz]), req(&[F32, F64])], 20),
@@ -184,7 +187,7 @@ macro_rules! opcode_table {
             (Selp, "selp", "d,s,s,s!", [req(ALL_TYPES)], 20),
             (Cvt, "cvt", "d,s,s?", [opt(ROUNDING), opt(&[Ftz]), opt(&[Sat]), opt(&[Satfinite]), opt(&[Relu]), req(CVT_TYPES), req(CVT_TYPES)], 20),
             (Cvta, "cvta", "d,s", [opt(&[To]), req(&[Shared, SharedCta, SharedCluster, Global, Local, Param, Const]), req(&[U32, U64])], 20),
-            (Ld, "ld", "dv,a", [opt(SEM_LDST), opt(SCOPES), opt(SPACES_LDST), opt(&[Nc]), opt(CACHE_OPS_LD), opt(CACHE_EVICT), opt(CACHE_HINT), opt(VECS), req(ALL_TYPES)], 20),
+            (Ld, "ld", "dv,a", [opt(SEM_LDST), opt(SCOPES), opt(SPACES_LDST), opt(&[Nc]), opt(CACHE_OPS_LD), opt(CACHE_EVICT), opt(CACHE_HINT), opt(PREFETCH_SIZE), opt(VECS), req(ALL_TYPES)], 20),
             (St, "st", "a,sv", [opt(SEM_LDST), opt(SCOPES), opt(SPACES_LDST), opt(CACHE_OPS_ST), opt(CACHE_HINT), opt(VECS), req(ALL_TYPES)], 20),
             (Atom, "atom", "d,a,s,s?", [opt(ATOM_SEM), opt(SCOPES), opt(ATOM_SPACE), req(ATOM_OPS), opt(&[Noftz]), opt(CACHE_HINT), opt(VECS), req(ATOM_TYPES)], 20),
             (Red, "red", "a,s,s?", [opt(&[Relaxed, Release]), opt(SCOPES), opt(ATOM_SPACE), req(RED_OPS), opt(&[Noftz]), opt(CACHE_HINT), opt(VECS), req(ATOM_TYPES)], 20),
@@ -195,6 +198,7 @@ macro_rules! opcode_table {
             (Nanosleep, "nanosleep", "s", [req(&[U32])], 70),
             // ---- cluster and warp (PTX 9.7.9.x, 9.7.13.8 - 9.7.13.14) ----
             (Mapa, "mapa", "d,s,s", [opt(&[SharedCluster]), req(&[U32, U64])], 90),
+            (Getctarank, "getctarank", "d,s", [opt(&[SharedCluster]), req(&[U32, U64])], 90),
             (Elect, "elect", "|,s", [req(&[Sync])], 90),
             (Activemask, "activemask", "d", [req(&[B32])], 70),
             (Vote, "vote", "d,s!,s", [req(&[Sync]), req(&[All, Any, Uni, Ballot]), req(&[Pred, B32])], 70),
@@ -315,6 +319,44 @@ impl Opcode {
     pub fn count() -> usize {
         OPCODES.len()
     }
+}
+
+/// PTX instructions hopsync does not model, by dotted prefix (a segment matches with or without
+/// its `::` qualifiers): the parser answers `unsupported: <what>` for them instead of calling them
+/// unknown or failing on one of their modifiers.
+pub const UNMODELLED: &[(&str, &str)] = &[
+    ("wgmma.mma_async.sp", "sparse `wgmma.mma_async.sp` (PTX 9.7.15.6)"),
+    ("mma.sp", "sparse `mma.sp` (PTX 9.7.14.6)"),
+    ("wmma", "`wmma` (PTX 9.7.14.4)"),
+    ("tex", "texture instructions (PTX 9.7.10)"),
+    ("tld4", "texture instructions (PTX 9.7.10)"),
+    ("txq", "texture instructions (PTX 9.7.10)"),
+    ("istypep", "texture and surface queries (PTX 9.7.10)"),
+    ("suld", "surface instructions (PTX 9.7.11)"),
+    ("sust", "surface instructions (PTX 9.7.11)"),
+    ("sured", "surface instructions (PTX 9.7.11)"),
+    ("suq", "surface instructions (PTX 9.7.11)"),
+    ("ldu", "`ldu` (PTX 9.7.9.9)"),
+    ("madc", "extended-precision `madc` (carry flag, PTX 9.7.1.x)"),
+    ("createpolicy", "cache eviction policies, `createpolicy` (PTX 9.7.9.18)"),
+    ("discard", "`discard` (PTX 9.7.9.16)"),
+    ("applypriority", "`applypriority` (PTX 9.7.9.17)"),
+    ("multimem", "`multimem` (PTX 9.7.9.x, multicast memory)"),
+    ("alloca", "`alloca` (PTX 9.7.19)"),
+    ("stacksave", "`stacksave` (PTX 9.7.19)"),
+    ("stackrestore", "`stackrestore` (PTX 9.7.19)"),
+    ("pmevent", "`pmevent` (PTX 9.7.18)"),
+    ("tcgen05", "`tcgen05` (sm_100)"),
+    ("st.bulk", "`st.bulk` (sm_100)"),
+];
+
+/// The [`UNMODELLED`] entry a dotted mnemonic starts with.
+pub fn unmodelled(segments: &[&str]) -> Option<&'static str> {
+    UNMODELLED.iter().find_map(|(prefix, what)| {
+        let p: Vec<&str> = prefix.split('.').collect();
+        let hit = p.len() <= segments.len() && p.iter().zip(segments).all(|(a, b)| a == b || b.split("::").next() == Some(a));
+        hit.then_some(*what)
+    })
 }
 
 /// Longest-prefix lookup of a dotted mnemonic: returns the row and how many segments it consumed.

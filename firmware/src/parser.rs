@@ -550,6 +550,9 @@ impl<'a> Parser<'a> {
         let mloc = self.loc();
         let mn = self.word("an instruction")?;
         let segs: Vec<&str> = mn.split('.').collect();
+        if let Some(what) = ops::unmodelled(&segs) {
+            return Err(Diag::new(mloc, format!("unsupported: {what} is not modelled")));
+        }
         let Some((spec, used)) = ops::lookup(&segs) else {
             return Err(Diag::new(mloc, format!("unknown instruction `{}`", segs[0])));
         };

@@ -37,9 +37,9 @@ fn corpus() -> Vec<PathBuf> {
 
 /// The statements of the kernel bodies of a PTX file (comments, scope braces and labels removed),
 /// their `.reg`/`.shared`/`.local` declarations, and the kernel parameter names.
-fn statements(src: &str) -> (Vec<String>, Vec<String>, BTreeSet<String>, BTreeSet<String>) {
+fn statements(src: &str) -> (Vec<(Vec<String>, Vec<String>)>, BTreeSet<String>, BTreeSet<String>) {
     let text: String = src.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
-    let (mut decls, mut stmts, mut params, mut globals) = (Vec::new(), Vec::new(), BTreeSet::new(), BTreeSet::new());
+    let (mut entries, mut params, mut globals) = (Vec::new(), BTreeSet::new(), BTreeSet::new());
     let mut at = 0;
     while let Some(e) = text[at..].find(".entry") {
         let start = at + e;
@@ -49,6 +49,7 @@ fn statements(src: &str) -> (Vec<String>, Vec<String>, BTreeSet<String>, BTreeSe
                 params.insert(w.to_string());
             }
         }
+        let (mut decls, mut stmts) = (Vec::new(), Vec::new());
         // The body: from the first `{` after the parameters to its matching `}` (vector operands'
         // braces balance inside it).
         let open = close + text[close..].find('{').expect("entry body");
@@ -105,15 +106,21 @@ fn statements(src: &str) -> (Vec<String>, Vec<String>, BTreeSet<String>, BTreeSe
                 stmts.push(format!("{s};"));
             }
         }
+        entries.push((decls, stmts));
         at = end;
     }
-    // Module-scope variables (string constants of printf/assert) and function names used as
-    // values: declared as global bytes, so the statements naming them parse.
+    // Module-scope variables (string constants of printf/assert, extern shared memory) and
+    // function names used as values: declared as global bytes, so the statements naming them parse.
+    let mut depth = 0i32;
     for line in text.lines() {
         let l = line.trim();
-        let name = if l.starts_with(".global") || l.starts_with(".const") {
-            l.split_whitespace().find(|w| !w.starts_with('.') && !w.starts_with(|c: char| c.is_ascii_digit())).map(|w| w.split(['[', '=', ';']).next().unwrap_or(w).to_string())
-        } else if l.starts_with(".extern .func") || l.starts_with(".func") || l.starts_with(".weak .func") || l.starts_with(".visible .func") {
+        let module_scope = depth == 0;
+        depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+        if !module_scope {
+            continue;
+        }
+        let name = if l.starts_with(".global") || l.starts_with(".const") || l.starts_with(".extern .shared") || l.starts_with(".shared") {
+            l.split_whitespace().find(|w| !w.starts_with('.') && !w.starts_with(|c: char| c.is_ascii_digit())).map(|w| w.split(['[', '=', ';']).next().unwrap_or(w).to_string())        } else if l.starts_with(".extern .func") || l.starts_with(".func") || l.starts_with(".weak .func") || l.starts_with(".visible .func") {
             // `.func (.param .b32 ret) name(...`: the name follows the return list.
             let mut depth = 0;
             let outside: String = l.chars().filter(|c| {
@@ -133,10 +140,45 @@ fn statements(src: &str) -> (Vec<String>, Vec<String>, BTreeSet<String>, BTreeSe
             globals.insert(n);
         }
     }
-    (decls, stmts, params, globals)
+    (entries, params, globals)
+}
+
+/// Labels of inline-asm scopes repeat once the scopes are flattened (`LAB_WAIT:` in every
+/// expansion): each definition gets its own name, and each use the nearest definition's.
+fn unique_labels(stmts: &[String]) -> Vec<String> {
+    let defs: Vec<(usize, String)> = stmts.iter().enumerate().filter_map(|(k, s)| s.strip_suffix(':').map(|l| (k, l.to_string()))).collect();
+    let mut out = stmts.to_vec();
+    for (name, _) in defs.iter().map(|(_, n)| (n.clone(), ())).collect::<std::collections::BTreeMap<_, _>>() {
+        let at: Vec<usize> = defs.iter().filter(|(_, n)| *n == name).map(|(k, _)| *k).collect();
+        if at.len() < 2 {
+            continue;
+        }
+        for (j, &k) in at.iter().enumerate() {
+            out[k] = format!("{name}_{j}:");
+        }
+        for (k, s) in stmts.iter().enumerate() {
+            if s.ends_with(':') {
+                continue;
+            }
+            let uses = s.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).any(|w| w == name);
+            if uses {
+                let j = (0..at.len()).min_by_key(|&j| (at[j] as i64 - k as i64).abs()).unwrap_or(0);
+                out[k] = s.split_inclusive(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).map(|piece| {
+                    let word = piece.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'));
+                    if word == name {
+                        piece.replacen(&name, &format!("{name}_{j}"), 1)
+                    } else {
+                        piece.to_string()
+                    }
+                }).collect();
+            }
+        }
+    }
+    out
 }
 
 fn module(decls: &[String], stmts: &[String], params: &BTreeSet<String>, globals: &BTreeSet<String>) -> String {
+    let stmts = &unique_labels(stmts);
     let ps: Vec<String> = params.iter().map(|p| format!(".param .u64 {p}")).collect();
     // Inline-asm scopes redeclare their temporaries (`.reg .b32 f;` in each): declare each name once.
     let mut seen = BTreeSet::new();
@@ -158,24 +200,26 @@ fn every_nvcc_and_cutlass_instruction_parses() {
     let mut total = 0;
     for f in &files {
         let src = std::fs::read_to_string(f).unwrap();
-        let (decls, stmts, params, globals) = statements(&src);
-        total += stmts.len();
-        // Parse the whole body; on an error, record the statement and go on without it.
-        let mut rest = stmts.clone();
-        for _ in 0..stmts.len() {
-            let text = module(&decls, &rest, &params, &globals);
-            match parse_module(&text) {
-                Ok(_) => break,
-                Err(d) => {
-                    let line = d.loc.line as usize;
-                    let header = text.lines().take_while(|l| !rest.first().is_some_and(|s| l == s)).count();
-                    let k = line.checked_sub(header + 1).filter(|k| *k < rest.len());
-                    let Some(k) = k else {
-                        failures.push(format!("{}: {} (line {line} of the lifted kernel: `{}`)", f.display(), d.msg, text.lines().nth(line.saturating_sub(1)).unwrap_or("")));
-                        break;
-                    };
-                    failures.push(format!("{}: `{}`: {}", f.file_name().unwrap().to_string_lossy(), rest[k], d.msg));
-                    rest.remove(k);
+        let (entries, params, globals) = statements(&src);
+        for (decls, stmts) in entries {
+            total += stmts.len();
+            // Parse the whole body; on an error, record the statement and go on without it.
+            let mut rest = stmts.clone();
+            for _ in 0..stmts.len() {
+                let text = module(&decls, &rest, &params, &globals);
+                match parse_module(&text) {
+                    Ok(_) => break,
+                    Err(d) => {
+                        let line = d.loc.line as usize;
+                        let header = text.lines().take_while(|l| !rest.first().is_some_and(|s| l == s)).count();
+                        let k = line.checked_sub(header + 1).filter(|k| *k < rest.len());
+                        let Some(k) = k else {
+                            failures.push(format!("{}: {} (line {line} of the lifted kernel: `{}`)", f.display(), d.msg, text.lines().nth(line.saturating_sub(1)).unwrap_or("")));
+                            break;
+                        };
+                        failures.push(format!("{}: `{}`: {}", f.file_name().unwrap().to_string_lossy(), rest[k], d.msg));
+                        rest.remove(k);
+                    }
                 }
             }
         }

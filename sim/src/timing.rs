@@ -92,7 +92,7 @@ fn class_of(i: &Instr) -> Class {
         }
         Bar | Barrier => Class::NamedBarrier,
         BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
-        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | Copysign | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | Copysign | Testp | Mul24 | Mad24 | Getctarank | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe
         | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Setp | Set | Selp | Cvt | Cvta | Exit | Ret | Mapa | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol
         | Membar | Fence | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch
         | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup | Setmaxnreg | Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync
@@ -121,10 +121,10 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         Sqrt | Rcp | Rsqrt | Ex2 | Lg2 | Sin | Cos | Tanh => l.mufu,
         Mul | Mad | Fma if f64_ => l.fp64,
         Mul | Mad | Fma if float => l.fp32,
-        Mul | Mad | Dp4a | Dp2a | Sad => l.mul,
+        Mul | Mad | Dp4a | Dp2a | Sad | Mul24 | Mad24 => l.mul,
         Fma => arith,
         Add | Addc | Sub | Subc | Abs | Neg | Min | Max | Copysign | Setp | Set | Selp | Cvt => arith,
-        Mov | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Cvta | Mapa => l.alu,
+        Mov | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Cvta | Mapa | Getctarank | Testp => l.alu,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
         ShflSync | Movmatrix => l.shfl,
         Mma => l.mma,

@@ -122,6 +122,20 @@ pub fn sad(a: u64, b: u64, c: u64, w: u32, signed: bool) -> u64 {
     trunc((c as i128 + (x - y).abs()) as u64, w)
 }
 
+/// `mul24`/`mad24` (PTX 9.7.1.7 - 9.7.1.8): the 48-bit product of the low 24 bits of `a` and `b`
+/// (sign-extended for `.s32`), its low 32 bits (`.lo`) or bits 16..48 (`.hi`), plus `c`
+/// (`.sat`: the `.hi.s32` sum clamped to s32).
+pub fn mul24(a: u64, b: u64, c: u64, signed: bool, hi: bool, sat: bool) -> u64 {
+    let v = |x: u64| if signed { sext(x, 24) } else { trunc(x, 24) as i64 };
+    let p = v(a) * v(b);
+    let part = if hi { p >> 16 } else { p };
+    if sat {
+        trunc((sext(part as u64, 32) + sext(c, 32)).clamp(i32::MIN as i64, i32::MAX as i64) as u64, 32)
+    } else {
+        trunc((part as u64).wrapping_add(c), 32)
+    }
+}
+
 /// `dp4a` (PTX 9.7.1.23): `c` plus the four byte products of `a` and `b` (each signed or not by
 /// its type).
 pub fn dp4a(a: u32, b: u32, c: u32, a_signed: bool, b_signed: bool) -> u32 {
@@ -211,6 +225,20 @@ impl Exec for op::Szext {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let (signed, clamp) = (i.has(Mod::S32), i.has(Mod::Clamp));
         for_lanes(cx, i, |cx, l| szext(cx.src(i, 1, l) as u32, cx.src(i, 2, l) as u32, signed, clamp) as u64)
+    }
+}
+
+impl Exec for op::Mul24 {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let (signed, hi) = (cx.ty(i) == Mod::S32, i.has(Mod::Hi));
+        for_lanes(cx, i, |cx, l| mul24(cx.src(i, 1, l), cx.src(i, 2, l), 0, signed, hi, false))
+    }
+}
+
+impl Exec for op::Mad24 {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let (signed, hi, sat) = (cx.ty(i) == Mod::S32, i.has(Mod::Hi), i.has(Mod::Sat));
+        for_lanes(cx, i, |cx, l| mul24(cx.src(i, 1, l), cx.src(i, 2, l), cx.src(i, 3, l), signed, hi, sat))
     }
 }
 
@@ -354,6 +382,16 @@ mod tests {
         assert_eq!(szext(0xf8, 4, false, true), 0x8);
         assert_eq!(szext(0xf8, 0, true, true), 0);
         assert_eq!(szext(0x1234_5678, 40, true, true), 0x1234_5678);
+    }
+
+    #[test]
+    fn mul24_products() {
+        // 0x00ffffff * 2 = 0x1fffffe: .lo keeps it, .hi is bits 16..48 = 0x1ff.
+        assert_eq!(mul24(0x00ff_ffff, 2, 0, false, false, false), 0x01ff_fffe);
+        assert_eq!(mul24(0x00ff_ffff, 2, 0, false, true, false), 0x1ff);
+        // .s32: 0x00ffffff is -1 in 24 bits; high bits of a are ignored.
+        assert_eq!(mul24(0xab00_0001, 0x00ff_ffff, 0, true, false, false), 0xffff_ffff);
+        assert_eq!(mul24(0x7f_ffff, 0x7f_ffff, 0x7fff_ffff, true, true, true), 0x7fff_ffff);
     }
 
     #[test]

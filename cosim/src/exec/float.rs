@@ -263,6 +263,32 @@ impl Exec for op::Copysign {
         copysign(cx, i)
     }
 }
+/// testp (PTX 9.7.3.x "testp"): a class test of the f32/f64 value.
+impl Exec for op::Testp {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let t = cx.ty(i);
+        for l in lanes(cx.mask) {
+            let x = value(t, cx.src(i, 1, l), 0);
+            let min = if t == Mod::F64 { f64::MIN_POSITIVE } else { f32::MIN_POSITIVE as f64 };
+            let yes = if i.has(Mod::Finite) {
+                x.is_finite()
+            } else if i.has(Mod::Infinite) {
+                x.is_infinite()
+            } else if i.has(Mod::Number) {
+                !x.is_nan()
+            } else if i.has(Mod::Notanumber) {
+                x.is_nan()
+            } else if i.has(Mod::Normal) {
+                x.is_finite() && x.abs() >= min
+            } else {
+                x != 0.0 && x.abs() < min
+            };
+            cx.dst(i, 0, l, yes as u64);
+        }
+        Ok(Flow::Next)
+    }
+}
+
 impl Exec for op::Sqrt {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         func(cx, i, Func::Sqrt)

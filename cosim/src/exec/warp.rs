@@ -55,6 +55,27 @@ impl Exec for op::Mapa {
     }
 }
 
+/// getctarank (PTX 9.7.9.x "getctarank"): the rank of the CTA whose shared memory a
+/// `.shared::cluster` (or generic) address names.
+impl Exec for op::Getctarank {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let n: u32 = cx.m.prog.manifest.cluster_size();
+        let generic = !i.has(Mod::SharedCluster);
+        let own = cx.m.ctas[cx.cta as usize].rank;
+        for l in lanes(cx.mask) {
+            let a = cx.src(i, 1, l);
+            let off = if generic { a.wrapping_sub(SHARED_GENERIC_BASE) } else { a };
+            let rank = if off < SMEM_CLUSTER_STRIDE { own as u64 } else { off / SMEM_CLUSTER_STRIDE - 1 };
+            if off >> 32 != 0 || rank >= n as u64 {
+                cx.finding(FindingKind::ClusterRankOutOfRange, l, format!("getctarank of 0x{a:x}: not a shared::cluster address of this {n}-CTA cluster"))?;
+                continue;
+            }
+            cx.dst(i, 0, l, rank);
+        }
+        Ok(Flow::Next)
+    }
+}
+
 /// elect.sync (PTX 9.7.13.14): the lowest executing lane in membermask is the leader.
 impl Exec for op::Elect {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
