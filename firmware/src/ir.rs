@@ -99,7 +99,7 @@ define_mods! {
     (M8n8k4, "m8n8k4"), (M8n8k16, "m8n8k16"), (M8n8k32, "m8n8k32"), (M8n8k128, "m8n8k128"),
     (M16n8k4, "m16n8k4"), (M16n8k8, "m16n8k8"), (M16n8k16, "m16n8k16"), (M16n8k32, "m16n8k32"),
     (M16n8k64, "m16n8k64"), (M16n8k128, "m16n8k128"), (M16n8k256, "m16n8k256"),
-    // setmaxnreg, prefetch, tensormap.replace (PTX 9.7.17.1, 9.7.9.15, 9.7.9.26).
+    // setmaxnreg, prefetch, tensormap.replace (PTX "setmaxnreg", 9.7.9 "prefetch", 9.7.9.26).
     (L1, "L1"), (Tensormap, "tensormap"),
     // testp (PTX 9.7.3.x).
     (Finite, "finite"), (Infinite, "infinite"), (Number, "number"), (Notanumber, "notanumber"),

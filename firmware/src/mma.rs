@@ -1,5 +1,5 @@
-//! The legal forms of the matrix instructions: `mma.sync` (PTX 9.7.14.5.14, shapes and types of
-//! 9.7.14.5.1 - 9.7.14.5.13) and `wgmma.mma_async` (PTX 9.7.15.5.2, shapes of 9.7.15.2): which
+//! The legal forms of the matrix instructions: `mma.sync` (PTX 9.7.14.5 "mma" and its
+//! "Matrix Shape" and fragment sections) and `wgmma.mma_async` (PTX 9.7.15.5.2, shapes of 9.7.15 "Matrix Shape"): which
 //! shape goes with which element types, and how many registers each operand vector holds. The
 //! parser rejects what ptxas rejects with these rules; the golden model's bodies read the same
 //! forms, so a rule lives here once.
@@ -139,7 +139,7 @@ pub fn mma_form(i: &Instr) -> Result<Form, String> {
     Ok(Form { m, n, k, family: fam, d_regs: acc_regs(m, n, 32, dt), a_regs: (a_elems / per) as usize, b_regs: (b_elems / per) as usize })
 }
 
-/// wgmma N values of the integer and single-bit forms (PTX 9.7.15.2: multiples of 16 from 16,
+/// wgmma N values of the integer and single-bit forms (PTX 9.7.15 "Matrix Shape": multiples of 16 from 16,
 /// plus 8 and 24; `.b1` also 240 and 256).
 fn int_n(n: u32, b1: bool) -> bool {
     n == 8 || n == 24 || (n % 16 == 0 && n >= 16 && n <= if b1 { 256 } else { 224 })
@@ -167,7 +167,7 @@ pub fn wgmma_form(i: &Instr) -> Result<Form, String> {
         return Err(format!("`wgmma.mma_async` with `.{}` multiplicands needs a `k{want_k}` shape, found `.{}`", at.text(), sm.text()));
     }
     if matches!(fam, Family::Int8 | Family::B1) && !int_n(n, fam == Family::B1) {
-        return Err(format!("`.{}` is not a shape of the `.{}` wgmma (PTX 9.7.15.2)", sm.text(), at.text()));
+        return Err(format!("`.{}` is not a shape of the `.{}` wgmma (PTX 9.7.15 Matrix Shape)", sm.text(), at.text()));
     }
     if !accs.contains(&dt) {
         return Err(format!("`wgmma.mma_async` with `.{}` multiplicands accumulates in {}", at.text(), list(accs)));
@@ -203,7 +203,8 @@ pub fn wgmma_form(i: &Instr) -> Result<Form, String> {
     Ok(Form { m, n, k, family: fam, d_regs: acc_regs(m, n, 128, dt), a_regs: 4, b_regs: 0 })
 }
 
-/// The instructions only the arch-specific target has (PTX 9.7.15.5 and 9.7.17.1 Target ISA notes:
+/// The instructions only the arch-specific target has (the Target ISA notes of PTX 9.7.15 wgmma and
+/// of setmaxnreg:
 /// "requires sm_90a"): ptxas refuses them for `.target sm_90`.
 pub fn check_arch(m: &crate::ir::Module, i: &Instr) -> Result<(), String> {
     let arch_specific = matches!(i.op, Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup | Opcode::WgmmaMmaAsync | Opcode::Setmaxnreg);
@@ -240,7 +241,7 @@ pub fn check(i: &Instr) -> Result<(), String> {
             want(3, f.d_regs, "the C operand")
         }
         Opcode::Setmaxnreg => match i.operands.first() {
-            // PTX 9.7.17.1: "imm-reg-count ... in the range 24 to 256 (both inclusive) and a
+            // PTX "setmaxnreg": "imm-reg-count ... in the range 24 to 256 (both inclusive) and a
             // multiple of 8".
             Some(Operand::Imm(n)) if (24..=256).contains(n) && n % 8 == 0 => Ok(()),
             _ => Err("`setmaxnreg` takes an immediate register count in 24..=256, a multiple of 8".into()),

@@ -249,7 +249,7 @@ macro_rules! opcode_table {
             (CpAsyncBulkWaitGroup, "cp.async.bulk.wait_group", "s", [opt(&[Read])], 90),
             (TensormapCpFenceproxy, "tensormap.cp_fenceproxy", "a,a,s", [req(&[Global]), req(&[SharedCta]), req(&[TensormapGeneric]), req(&[Release]), req(SCOPES), req(&[Sync]), req(&[Aligned])], 90),
             (TensormapReplace, "tensormap.replace", "a,s,s?", [req(&[Tile]), req(TMAP_FIELDS), opt(&[Global, SharedCta]), req(&[B1024]), req(&[B32, B64])], 90),
-            // ---- prefetch, register reallocation (PTX 9.7.9.15, 9.7.17.1) ----
+            // ---- prefetch (PTX 9.7.9), register reallocation (PTX "setmaxnreg") ----
             (Prefetch, "prefetch", "a", [opt(&[Global, Local, Const, Param]), req(&[L1, L2, L2EvictLast, L2EvictNormal, Tensormap])], 20),
             (Prefetchu, "prefetchu", "a", [req(&[L1])], 20),
             (Setmaxnreg, "setmaxnreg", "s", [req(&[Inc, Dec]), req(&[Sync]), req(&[Aligned]), req(&[U32])], 90),

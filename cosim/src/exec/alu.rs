@@ -173,7 +173,7 @@ impl Exec for op::Fma {
     }
 }
 
-/// The two 16-bit halves of `a` and `b` combined by `f` (PTX 9.7.1.1 `.u16x2`/`.s16x2`).
+/// The two 16-bit halves of `a` and `b` combined by `f` (PTX 9.7.1.1 - 9.7.1.2 `.u16x2`/`.s16x2`).
 fn halves(a: u64, b: u64, f: fn(u16, u16) -> u16) -> u64 {
     let lo = f(a as u16, b as u16) as u64;
     let hi = f((a >> 16) as u16, (b >> 16) as u16) as u64;
@@ -249,7 +249,7 @@ impl Exec for op::Neg {
     }
 }
 
-/// min/max (PTX 9.7.1.10 - 9.7.1.11 integers, `.relu` clamping a signed result at 0; the float
+/// min/max (PTX 9.7.1.12 - 9.7.1.13 integers, `.relu` clamping a signed result at 0; the float
 /// forms in exec/float.rs).
 fn minmax(cx: &mut Cx<'_, '_>, i: &Instr, max: bool) -> R {
     let t = cx.ty(i);
@@ -480,7 +480,7 @@ fn compare(cmp: Mod, t: Mod, a: u64, b: u64, e: u32) -> bool {
     }
 }
 
-/// setp (PTX 9.7.3.x, 9.7.4.x for f16/bf16): `p|q` gets the comparison and its complement, each
+/// setp (PTX "Comparison and Selection Instructions: setp", and the half-precision setp): `p|q` gets the comparison and its complement, each
 /// combined with `c`; the packed forms (`.f16x2`, `.bf16x2`) compare each half instead, `p` the
 /// low one and `q` the high one.
 impl Exec for op::Setp {
@@ -539,7 +539,7 @@ fn flush_bits(t: Mod, v: u64) -> u64 {
     out
 }
 
-/// set (PTX 9.7.3.x "set", 9.7.4.x for f16/bf16): the comparison (combined with `c`) as a value of
+/// set (PTX "Comparison and Selection Instructions: set", and the half-precision set): the comparison (combined with `c`) as a value of
 /// the destination type: all ones / 0 for `.u32`/`.s32`, 1.0 / 0.0 for a float type; the packed
 /// forms compare and set each half.
 impl Exec for op::Set {

@@ -1,5 +1,5 @@
 //! Bit-manipulation and byte-permute instructions (PTX 9.7.1 integer arithmetic, 9.7.8 logic
-//! and shift, 9.7.9.7 prmt) and `isspacep` (PTX 9.7.9.1). Each value function is pure and tested
+//! and shift, 9.7.9 data movement: prmt) and `isspacep` (PTX 9.7.9 "isspacep"). Each value function is pure and tested
 //! against hand-computed results below; the bodies apply them lane by lane.
 
 use super::{lanes, sext, trunc, Cx, Exec, Flow, R};
@@ -21,7 +21,7 @@ pub fn bfi(a: u64, b: u64, pos: u32, len: u32, w: u32) -> u64 {
     trunc(f, w)
 }
 
-/// `prmt` (PTX 9.7.9.7): four bytes of `{b, a}` (bytes 0-3 from `a`, 4-7 from `b`) picked by the
+/// `prmt` (PTX 9.7.9 "prmt"): four bytes of `{b, a}` (bytes 0-3 from `a`, 4-7 from `b`) picked by the
 /// selector `c`: four nibbles in the generic form (bit 3 replicates the picked byte's sign), or
 /// one of the mode tables indexed by `c[1:0]`.
 pub fn prmt(a: u32, b: u32, c: u32, mode: Option<Mod>) -> u32 {
@@ -62,7 +62,7 @@ pub fn lop3(a: u64, b: u64, c: u64, lut: u8) -> u64 {
     d
 }
 
-/// `fns` (PTX 9.7.1.x "fns"): the position of the `|offset|`-th set bit of `mask` counting from
+/// `fns` (PTX 9.7.1.17): the position of the `|offset|`-th set bit of `mask` counting from
 /// bit `base` toward the msb (offset > 0) or the lsb (offset < 0); offset 0 is `base` itself if
 /// set; 0xffffffff when there is none.
 pub fn fns(mask: u32, base: u32, offset: i32) -> u32 {
@@ -84,7 +84,7 @@ pub fn fns(mask: u32, base: u32, offset: i32) -> u32 {
     u32::MAX
 }
 
-/// `shf` (PTX 9.7.8.9): the funnel shift of `{b, a}` by `c` (`.wrap`: c mod 32, `.clamp`: at most
+/// `shf` (PTX 9.7.8.7): the funnel shift of `{b, a}` by `c` (`.wrap`: c mod 32, `.clamp`: at most
 /// 32); `.l` keeps the high word of the left shift, `.r` the low word of the right shift.
 pub fn shf(a: u32, b: u32, c: u32, left: bool, clamp: bool) -> u32 {
     let n = if clamp { c.min(32) } else { c & 31 };
@@ -96,14 +96,14 @@ pub fn shf(a: u32, b: u32, c: u32, left: bool, clamp: bool) -> u32 {
     }
 }
 
-/// `bmsk` (PTX 9.7.1.x "bmsk"): a mask of `b` ones starting at bit `a` (`.clamp`: both at most
+/// `bmsk` (PTX 9.7.1.22): a mask of `b` ones starting at bit `a` (`.clamp`: both at most
 /// 32, `.wrap`: both mod 32), truncated to 32 bits.
 pub fn bmsk(a: u32, b: u32, clamp: bool) -> u32 {
     let (a, b) = if clamp { (a.min(32), b.min(32)) } else { (a & 31, b & 31) };
     (((1u64 << b) - 1) << a) as u32
 }
 
-/// `szext` (PTX 9.7.1.x "szext"): the low `b` bits of `a`, sign- or zero-extended (`.clamp`: b
+/// `szext` (PTX 9.7.1.21): the low `b` bits of `a`, sign- or zero-extended (`.clamp`: b
 /// at most 32, `.wrap`: b mod 32); b = 0 gives 0.
 pub fn szext(a: u32, b: u32, signed: bool, clamp: bool) -> u32 {
     let b = if clamp { b.min(32) } else { b & 31 };
@@ -116,13 +116,13 @@ pub fn szext(a: u32, b: u32, signed: bool, clamp: bool) -> u32 {
     }
 }
 
-/// `sad` (PTX 9.7.1.12): `c + |a - b|` in the type's width.
+/// `sad` (PTX 9.7.1.7): `c + |a - b|` in the type's width.
 pub fn sad(a: u64, b: u64, c: u64, w: u32, signed: bool) -> u64 {
     let (x, y) = if signed { (sext(a, w) as i128, sext(b, w) as i128) } else { (trunc(a, w) as i128, trunc(b, w) as i128) };
     trunc((c as i128 + (x - y).abs()) as u64, w)
 }
 
-/// `mul24`/`mad24` (PTX 9.7.1.7 - 9.7.1.8): the 48-bit product of the low 24 bits of `a` and `b`
+/// `mul24`/`mad24` (PTX 9.7.1.5 - 9.7.1.6): the 48-bit product of the low 24 bits of `a` and `b`
 /// (sign-extended for `.s32`), its low 32 bits (`.lo`) or bits 16..48 (`.hi`), plus `c`
 /// (`.sat`: the `.hi.s32` sum clamped to s32).
 pub fn mul24(a: u64, b: u64, c: u64, signed: bool, hi: bool, sat: bool) -> u64 {
@@ -264,7 +264,7 @@ impl Exec for op::Dp2a {
     }
 }
 
-/// `isspacep` (PTX 9.7.9.1): whether a generic address falls in a state space's window
+/// `isspacep` (PTX 9.7.9 "isspacep"): whether a generic address falls in a state space's window
 /// (docs/DESIGN.md "Address spaces"). `.shared` is `.shared::cta`: the executing CTA's window;
 /// `.shared::cluster` any CTA of its cluster; `.global` every address outside the shared, local
 /// and param windows and the `.const` variables.

@@ -1,7 +1,7 @@
 //! Floating-point arithmetic on every PTX float type (PTX 9.7.3 f32/f64, 9.7.4 f16/f16x2 and
 //! bf16/bf16x2): one lane-wise driver decodes the operands of each packed element, computes the
 //! exact result ([`fp::Exact`]) and rounds it once with the instruction's modifiers. The
-//! transcendental `.approx` instructions (PTX 9.7.3.15 - 9.7.3.22, 9.7.4.9 - 9.7.4.10) return the
+//! transcendental `.approx` instructions (PTX 9.7.3.13 - 9.7.3.22, 9.7.4.9 - 9.7.4.10) return the
 //! correctly rounded value of the function, which is within every error bound the PTX ISA
 //! documents for them (silicon's MUFU results may differ from it in the last bits).
 
@@ -122,15 +122,15 @@ fn mask(w: u32) -> u64 {
 /// The arithmetic operations with an exact result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arith {
-    /// `add` (PTX 9.7.3.1, 9.7.4.1).
+    /// `add` (PTX 9.7.3.3, 9.7.4.1).
     Add,
-    /// `sub` (PTX 9.7.3.2, 9.7.4.2).
+    /// `sub` (PTX 9.7.3.4, 9.7.4.2).
     Sub,
-    /// `mul` (PTX 9.7.3.3, 9.7.4.3).
+    /// `mul` (PTX 9.7.3.5, 9.7.4.3).
     Mul,
-    /// `fma`, `mad` (PTX 9.7.3.4 - 9.7.3.5, 9.7.4.4).
+    /// `fma`, `mad` (PTX 9.7.3.6 - 9.7.3.7, 9.7.4.4).
     Fma,
-    /// `div` (PTX 9.7.3.6).
+    /// `div` (PTX 9.7.3.8).
     Div,
 }
 
@@ -148,7 +148,7 @@ pub fn arith(cx: &mut Cx<'_, '_>, i: &Instr, op: Arith) -> R {
     })
 }
 
-/// min/max (PTX 9.7.3.10 - 9.7.3.11, 9.7.4.7 - 9.7.4.8): a NaN operand yields the other one, two
+/// min/max (PTX 9.7.3.11 - 9.7.3.12, 9.7.4.7 - 9.7.4.8): a NaN operand yields the other one, two
 /// NaNs (or any NaN with `.NaN`) the canonical NaN; -0 is below +0; `.xorsign.abs` returns the
 /// absolute value with the sign of the XOR of the operands' signs.
 pub fn minmax(cx: &mut Cx<'_, '_>, i: &Instr, max: bool) -> R {
@@ -183,7 +183,7 @@ pub fn minmax(cx: &mut Cx<'_, '_>, i: &Instr, max: bool) -> R {
     })
 }
 
-/// neg/abs (PTX 9.7.3.8 - 9.7.3.9, 9.7.4.5 - 9.7.4.6): the sign bit; a NaN gives the canonical
+/// neg/abs (PTX 9.7.3.9 - 9.7.3.10, 9.7.4.5 - 9.7.4.6): the sign bit; a NaN gives the canonical
 /// NaN.
 pub fn sign_op(cx: &mut Cx<'_, '_>, i: &Instr, neg: bool) -> R {
     let t = cx.ty(i);
@@ -196,7 +196,7 @@ pub fn sign_op(cx: &mut Cx<'_, '_>, i: &Instr, neg: bool) -> R {
     })
 }
 
-/// copysign (PTX 9.7.3.12): the magnitude of b with the sign of a.
+/// copysign (PTX 9.7.3.2): the magnitude of b with the sign of a.
 pub fn copysign(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     lanewise(cx, i, 2, &|v: &[f64]| Elem::Val(Exact::of(v[1].copysign(if v[0].is_sign_negative() { -1.0 } else { 1.0 }))))
 }
@@ -204,21 +204,21 @@ pub fn copysign(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
 /// The unary functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
-    /// `sqrt` (PTX 9.7.3.14): IEEE with `.rn/.rz/.rm/.rp`, correctly rounded for `.approx` too.
+    /// `sqrt` (PTX 9.7.3.15): IEEE with `.rn/.rz/.rm/.rp`, correctly rounded for `.approx` too.
     Sqrt,
-    /// `rsqrt.approx` (PTX 9.7.3.15): 1/sqrt(a).
+    /// `rsqrt.approx` (PTX 9.7.3.16 - 9.7.3.17): 1/sqrt(a).
     Rsqrt,
-    /// `rcp` (PTX 9.7.3.13): 1/a, IEEE with a rounding, `.approx` otherwise.
+    /// `rcp` (PTX 9.7.3.13 - 9.7.3.14): 1/a, IEEE with a rounding, `.approx` otherwise.
     Rcp,
-    /// `ex2.approx` (PTX 9.7.3.20, 9.7.4.10): 2^a.
+    /// `ex2.approx` (PTX 9.7.3.21, 9.7.4.10): 2^a.
     Ex2,
-    /// `lg2.approx` (PTX 9.7.3.19): log2(a).
+    /// `lg2.approx` (PTX 9.7.3.20): log2(a).
     Lg2,
-    /// `sin.approx` (PTX 9.7.3.17).
+    /// `sin.approx` (PTX 9.7.3.18).
     Sin,
-    /// `cos.approx` (PTX 9.7.3.18).
+    /// `cos.approx` (PTX 9.7.3.19).
     Cos,
-    /// `tanh.approx` (PTX 9.7.3.21, 9.7.4.9).
+    /// `tanh.approx` (PTX 9.7.3.22, 9.7.4.9).
     Tanh,
 }
 
@@ -263,7 +263,7 @@ impl Exec for op::Copysign {
         copysign(cx, i)
     }
 }
-/// testp (PTX 9.7.3.x "testp"): a class test of the f32/f64 value.
+/// testp (PTX 9.7.3.1): a class test of the f32/f64 value.
 impl Exec for op::Testp {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let t = cx.ty(i);

@@ -77,7 +77,7 @@ impl Fmt {
             f => f.layout().width,
         }
     }
-    /// The canonical NaN of the format.
+    /// The canonical NaN of the format (f64: the quiet NaN; f64 results propagate the host's).
     pub fn nan(self) -> u64 {
         match self {
             Fmt::F16 | Fmt::Bf16 => 0x7fff,
@@ -216,7 +216,7 @@ pub struct Mode {
     /// `.satfinite`: out-of-range values (infinities included) to the largest finite value of
     /// their sign, NaN stays NaN (PTX 9.7.9.21).
     pub satfinite: bool,
-    /// `.relu`: negative results to +0, NaN to the canonical NaN (PTX 9.7.4.5).
+    /// `.relu`: negative results to +0, NaN to the canonical NaN (PTX 9.7.4.4).
     pub relu: bool,
 }
 
@@ -250,7 +250,8 @@ pub fn encode(f: Fmt, x: Exact, m: Mode) -> u64 {
         }
     }
     if x.hi.is_nan() {
-        return f.nan();
+        // f64 NaNs propagate as the host computes them (module doc).
+        return if f == Fmt::F64 { x.hi.to_bits() } else { f.nan() };
     }
     if m.relu && (x.hi < 0.0 || (x.hi == 0.0 && x.lo < 0.0)) {
         x = Exact::of(0.0);

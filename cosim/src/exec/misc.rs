@@ -1,4 +1,4 @@
-//! Hints and descriptor edits: `prefetch`/`prefetchu` (PTX 9.7.9.15), `setmaxnreg` (PTX 9.7.17.1)
+//! Hints and descriptor edits: `prefetch`/`prefetchu` (PTX 9.7.9 "prefetch, prefetchu"), `setmaxnreg` (PTX "Miscellaneous Instructions: setmaxnreg")
 //! and `tensormap.replace` (PTX 9.7.9.26).
 
 use super::mma::check_full_warp;
@@ -8,7 +8,7 @@ use hopsync_firmware::ir::{Instr, Mod, Operand};
 use hopsync_firmware::ops::op;
 use hopsync_firmware::tensormap::{replace_field, ReplaceField, TENSOR_MAP_BYTES};
 
-/// prefetch / prefetch.tensormap (PTX 9.7.9.15): a cache hint with no architectural effect
+/// prefetch / prefetch.tensormap (PTX 9.7.9 "prefetch, prefetchu"): a cache hint with no architectural effect
 /// ("prefetch ... to a specified level of memory hierarchy"; an address outside every allocation
 /// faults nothing), so the golden model retires it.
 impl Exec for op::Prefetch {
@@ -17,14 +17,14 @@ impl Exec for op::Prefetch {
     }
 }
 
-/// prefetchu.L1 (PTX 9.7.9.15): a uniform prefetch hint, as `prefetch`.
+/// prefetchu.L1 (PTX 9.7.9 "prefetch, prefetchu"): a uniform prefetch hint, as `prefetch`.
 impl Exec for op::Prefetchu {
     fn exec(_: &mut Cx<'_, '_>, _: &Instr) -> R {
         Ok(Flow::Next)
     }
 }
 
-/// setmaxnreg (PTX 9.7.17.1): changes the warp's per-thread register budget. hopsync's registers
+/// setmaxnreg (PTX "Miscellaneous Instructions: setmaxnreg"): changes the warp's per-thread register budget. hopsync's registers
 /// are unbounded, so only the `.sync.aligned` rule applies (the count's range, 24..=256 in steps of
 /// 8, is checked when the program is read).
 impl Exec for op::Setmaxnreg {

@@ -238,7 +238,7 @@ fn row_place(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, m: u32, row: u32) -> Resu
     Ok(p)
 }
 
-/// ldmatrix (PTX 9.7.14.5.15): lanes 8m..8m+7 give the addresses of the eight 16-byte rows of
+/// ldmatrix (PTX 9.7.14.5 "ldmatrix"): lanes 8m..8m+7 give the addresses of the eight 16-byte rows of
 /// matrix m; register m of every lane receives its fragment (transposed with `.trans`).
 impl Exec for op::Ldmatrix {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -267,7 +267,7 @@ impl Exec for op::Ldmatrix {
     }
 }
 
-/// stmatrix (PTX 9.7.14.5.16): the inverse of ldmatrix: register m of every lane holds its
+/// stmatrix (PTX 9.7.14.5 "stmatrix"): the inverse of ldmatrix: register m of every lane holds its
 /// fragment of matrix m, stored row by row at the addresses lanes 8m..8m+7 give.
 impl Exec for op::Stmatrix {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -298,7 +298,7 @@ impl Exec for op::Stmatrix {
     }
 }
 
-/// movmatrix (PTX 9.7.14.5.17): the transpose of an 8x8 b16 matrix in fragment layout.
+/// movmatrix (PTX 9.7.14.5 "movmatrix"): the transpose of an 8x8 b16 matrix in fragment layout.
 impl Exec for op::Movmatrix {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         check_full_warp(cx, i)?;
@@ -351,7 +351,7 @@ fn mma_inputs(cx: &Cx<'_, '_>, i: &Instr, f: &Form) -> (Mat, Mat, Mat) {
     (a, b, c)
 }
 
-/// mma.sync (PTX 9.7.14.5.14): D = A * B + C on one warp's fragments.
+/// mma.sync (PTX 9.7.14.5 "mma"): D = A * B + C on one warp's fragments.
 impl Exec for op::Mma {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let f = match mma_form(i) {
@@ -417,7 +417,7 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 256);
-        // PTX 9.7.14.5.8: lane 5 (group 1, thread 1): a0,a1 = (1, 2), (1, 3); a2 = (9, 2); a4 = (1, 10).
+        // PTX "Matrix Fragments for mma.m16n8k16 with floating point type": lane 5 (group 1, thread 1): a0,a1 = (1, 2), (1, 3); a2 = (9, 2); a4 = (1, 10).
         assert_eq!(a16(5, 0, 0, 4, 2), (1, 2));
         assert_eq!(a16(5, 0, 1, 4, 2), (1, 3));
         assert_eq!(a16(5, 1, 0, 4, 2), (9, 2));

@@ -55,7 +55,7 @@ impl Exec for op::Mapa {
     }
 }
 
-/// getctarank (PTX 9.7.9.x "getctarank"): the rank of the CTA whose shared memory a
+/// getctarank (PTX 9.7.9 "getctarank"): the rank of the CTA whose shared memory a
 /// `.shared::cluster` (or generic) address names.
 impl Exec for op::Getctarank {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -185,7 +185,7 @@ impl Exec for op::Redux {
     }
 }
 
-/// The source lane of `shfl.sync` for `lane` (PTX 9.7.9.6): `b` is the lane or offset, `c`
+/// The source lane of `shfl.sync` for `lane` (PTX 9.7.9 "shfl.sync"): `b` is the lane or offset, `c`
 /// packs the clamp (`c[4:0]`) and the segment mask (`c[12:8]`). Returns the lane and whether it
 /// is in range (otherwise the lane reads its own value and the predicate is false).
 pub fn shfl_source(mode: Mod, lane: u32, b: u32, c: u32) -> (u32, bool) {
@@ -217,7 +217,7 @@ pub fn shfl_source(mode: Mod, lane: u32, b: u32, c: u32) -> (u32, bool) {
     }
 }
 
-/// shfl.sync (PTX 9.7.9.6): each lane copies `a` from the lane [`shfl_source`] names; reading a
+/// shfl.sync (PTX 9.7.9 "shfl.sync"): each lane copies `a` from the lane [`shfl_source`] names; reading a
 /// lane that does not execute the instruction is undefined (`ShflSourceInactive`; under `--ub
 /// warn` the lane keeps its own value).
 impl Exec for op::ShflSync {

@@ -11,13 +11,13 @@
 //! swizzles of the TMA engine (`tensormap::swizzle_offset` on the absolute shared-memory
 //! address, so a tile a TMA load wrote swizzled reads back in its logical order).
 //!
-//! Findings (PTX 9.7.15.5.2 "wgmma.mma_async", 9.7.15.3 async proxy):
+//! Findings (PTX 9.7.15.5.2 "wgmma.mma_async", 9.7.15 "Async Proxy"):
 //! * `WgmmaRegisterAccess`: an instruction reads or writes an accumulator or A-fragment register
 //!   of a `wgmma.mma_async` that no `wgmma.wait_group` has waited for yet ("accessing the
 //!   accumulator register or the input registers containing fragments of matrix A ... without
 //!   first performing a wgmma.wait_group ... is undefined behavior"). Later `wgmma.mma_async`s of
 //!   the same shape accumulating into the same registers are allowed.
-//! * `WgmmaFenceMissing`: a `wgmma.mma_async` whose warp executed no `wgmma.fence` before it, or
+//! * `WgmmaFenceMissing` (PTX 9.7.15 "wgmma.fence"): a `wgmma.mma_async` whose warp executed no `wgmma.fence` before it, or
 //!   whose accumulator / A registers were accessed by another instruction since the warp's last
 //!   `wgmma.fence` ("wgmma.fence must be used ... before the first wgmma.mma_async and between a
 //!   register access ... and any wgmma.mma_async that accesses the same registers").
@@ -252,7 +252,7 @@ fn slot(cx: &Cx<'_, '_>) -> usize {
     cx.cta as usize * cx.m.wgmma.warps_per_cta + cx.warp as usize
 }
 
-/// wgmma.fence (PTX 9.7.15.5.1): orders the warp's prior register accesses before its
+/// wgmma.fence (PTX 9.7.15 "wgmma.fence"): orders the warp's prior register accesses before its
 /// subsequent `wgmma.mma_async`s.
 impl Exec for op::WgmmaFence {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -266,7 +266,7 @@ impl Exec for op::WgmmaFence {
     }
 }
 
-/// wgmma.commit_group (PTX 9.7.15.5.3): the warp's uncommitted `wgmma.mma_async`s become one
+/// wgmma.commit_group (PTX 9.7.15 "wgmma.commit_group"): the warp's uncommitted `wgmma.mma_async`s become one
 /// wgmma-group (possibly empty).
 impl Exec for op::WgmmaCommitGroup {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -280,7 +280,7 @@ impl Exec for op::WgmmaCommitGroup {
     }
 }
 
-/// wgmma.wait_group N (PTX 9.7.15.5.4): every wgmma-group but the N most recent has completed;
+/// wgmma.wait_group N (PTX 9.7.15 "wgmma.wait_group"): every wgmma-group but the N most recent has completed;
 /// their registers may be accessed again.
 impl Exec for op::WgmmaWaitGroup {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -377,7 +377,7 @@ fn check_registers(cx: &mut Cx<'_, '_>, i: &Instr, f: &Form, a_in_regs: bool) ->
         w.pending().find(|p| p.shape != shape && d.iter().any(|r| p.d.contains(r))).map(|p| format!("it accumulates into the registers of a pending wgmma.mma_async of another shape (pc {})", p.pc))
     };
     if let Some(why) = problem {
-        cx.finding(FindingKind::WgmmaFenceMissing, cx.first_lane(), format!("`{}`: {why} (PTX 9.7.15.5.1: wgmma.fence must order register accesses before wgmma.mma_async)", cx.text(i)))?;
+        cx.finding(FindingKind::WgmmaFenceMissing, cx.first_lane(), format!("`{}`: {why} (PTX 9.7.15 wgmma.fence: it must order register accesses before wgmma.mma_async)", cx.text(i)))?;
     }
     let pc = cx.pc;
     cx.m.wgmma.warps[s].open.push(Pending { pc, shape, d, a });
