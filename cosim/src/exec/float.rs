@@ -78,28 +78,27 @@ pub fn lanewise(cx: &mut Cx<'_, '_>, i: &Instr, n: usize, f: ElemFn<'_>) -> R {
     let Some((fmt, elems)) = fmt_of(t) else { return unsupported(cx, i, "this float type") };
     let m = mode(i);
     let w = fmt.bits();
+    let oob_mode = i.has(Mod::Oob);
     for l in lanes(cx.mask) {
-        let regs: Vec<u64> = (1..=n).map(|k| cx.src(i, k, l)).collect();
+        // At most three operands (fma): fixed arrays, no allocation per lane.
+        let mut regs = [0u64; 3];
+        for (k, r) in regs.iter_mut().enumerate().take(n) {
+            *r = cx.src(i, k + 1, l);
+        }
         let mut out = 0u64;
         for e in 0..elems {
-            let vals: Vec<f64> = regs
-                .iter()
-                .map(|r| {
-                    let x = fp::decode(fmt, fp::lane_of(fmt, *r, e));
-                    if m.ftz {
-                        fp::flush(fmt, x)
-                    } else {
-                        x
-                    }
-                })
-                .collect();
+            let mut vals = [0f64; 3];
+            for k in 0..n {
+                let x = fp::decode(fmt, fp::lane_of(fmt, regs[k], e));
+                vals[k] = if m.ftz { fp::flush(fmt, x) } else { x };
+            }
             // `.oob` (PTX 9.7.4.4): an operand holding the out-of-bounds NaN (the canonical NaN a
             // TMA load fills with) forces the element to +0.
-            let oob = i.has(Mod::Oob) && regs.iter().any(|r| fp::lane_of(fmt, *r, e) == fmt.nan());
+            let oob = oob_mode && regs[..n].iter().any(|r| fp::lane_of(fmt, *r, e) == fmt.nan());
             let bits = if oob {
                 0
             } else {
-                match f(&vals) {
+                match f(&vals[..n]) {
                     Elem::Val(x) => fp::encode(fmt, x, m),
                     Elem::Bits(b) => b,
                 }

@@ -462,6 +462,63 @@ mod tests {
         }
     }
 
+    /// Random f32 bit patterns, NaNs and infinities included.
+    fn f32s(seed: u64, n: usize) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                f32::from_bits(s as u32)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn f32_round_to_nearest_agrees_with_the_host() {
+        // The host's f32 operations are IEEE round-to-nearest-even: every exact construction,
+        // rounded once, must give the same bits (NaNs: canonical).
+        let a = f32s(0x9e37_79b9_7f4a_7c15, 4000);
+        let b = f32s(0x2545_f491_4f6c_dd1d, 4000);
+        let c = f32s(0x1405_7b7e_f767_814f, 4000);
+        let rn = |x: Exact| encode(Fmt::F32, x, Mode::RN) as u32;
+        let host = |x: f32| if x.is_nan() { 0x7fff_ffff } else { x.to_bits() };
+        for k in 0..a.len() {
+            let (x, y, z) = (a[k], b[k], c[k]);
+            let (xd, yd, zd) = (x as f64, y as f64, z as f64);
+            assert_eq!(rn(Exact::add(xd, yd)), host(x + y), "{x:e} + {y:e}");
+            assert_eq!(rn(Exact::mul(xd, yd)), host(x * y), "{x:e} * {y:e}");
+            assert_eq!(rn(Exact::div(xd, yd)), host(x / y), "{x:e} / {y:e}");
+            assert_eq!(rn(Exact::fma(xd, yd, zd)), host(x.mul_add(y, z)), "fma({x:e}, {y:e}, {z:e})");
+            assert_eq!(rn(Exact::sqrt(xd)), host(x.sqrt()), "sqrt({x:e})");
+        }
+    }
+
+    #[test]
+    fn directed_results_bracket_the_exact_value() {
+        // .rz/.rm/.rp of a quotient: .rm <= .rn-neighbourhood <= .rp, one ulp apart when inexact,
+        // .rz the one of them toward zero.
+        let a = f32s(0x1234_5678, 3000);
+        let b = f32s(0x8765_4321, 3000);
+        for k in 0..a.len() {
+            let (x, y) = (a[k] as f64, b[k] as f64);
+            let q = Exact::div(x, y);
+            if !q.hi.is_finite() || q.hi == 0.0 {
+                continue;
+            }
+            let r = |m| f32::from_bits(encode(Fmt::F32, q, Mode::round(m)) as u32);
+            let (dn, up, z, n) = (r(Round::Rm), r(Round::Rp), r(Round::Rz), r(Round::Rn));
+            if dn == up {
+                assert_eq!(n, dn);
+                continue;
+            }
+            assert_eq!(dn.next_up(), up, "{x:e} / {y:e}");
+            assert!(n == dn || n == up);
+            assert_eq!(z, if q.hi > 0.0 { dn } else { up });
+        }
+    }
+
     #[test]
     fn directed_modes() {
         let third = Exact::div(1.0, 3.0);
