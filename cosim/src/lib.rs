@@ -8,6 +8,7 @@ pub mod finding;
 pub mod mbarrier;
 pub mod exec;
 pub mod machine;
+mod machine_api;
 pub mod lockstep;
 pub mod report;
 pub mod retire;

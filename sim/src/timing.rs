@@ -3,6 +3,7 @@
 
 use crate::config::SmConfig;
 use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand};
+use hopsync_cosim::exec::MbarFamily;
 use hopsync_firmware::Opcode;
 
 /// How the engine executes and times an instruction.
@@ -10,6 +11,8 @@ use hopsync_firmware::Opcode;
 pub enum Class {
     /// Golden body; result after a fixed latency.
     Compute,
+    /// Golden body; a TMA copy, reduction or prefetch: its operation goes to the CTA's TmaEngine.
+    Tma,
     /// Golden body; a branch (taken: fetch redirect).
     Branch,
     /// Golden body; `nanosleep` (the warp sleeps).
@@ -22,7 +25,7 @@ pub enum Class {
     /// Golden body; `st.async` / `red.async` (data and complete-tx travel the DSMEM network).
     AsyncStore,
     /// mbarrier.* and cp.async.mbarrier.arrive: the MbarrierUnit.
-    Mbarrier,
+    Mbarrier(MbarFamily),
     /// bar / barrier: the NamedBarrierUnit.
     NamedBarrier,
     /// barrier.cluster.*: the ClusterBarrierUnit.
@@ -78,65 +81,101 @@ fn first_is_dest(i: &Instr) -> bool {
     false
 }
 
-/// The class of every opcode (no wildcard: a new row of the opcode table must be placed here).
-fn class_of(i: &Instr) -> Class {
+/// The port that executes each instruction, from its opcode (every opcode named: a new row of
+/// the opcode table does not compile until it has a class here).
+pub fn class_of(op: Opcode) -> Class {
     use Opcode::*;
-    match i.op {
+    match op {
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Class::Compute,
+        Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Set => Class::Compute,
+        Exit | Ret | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => Class::Compute,
+        // The matrix instructions: golden bodies; wgmma's asynchrony is timed by wgmma.rs.
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => Class::Compute,
+        CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
+        CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
+        // sm_100 only: rejected by the target check before any engine runs them
+        ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
         Bra => Class::Branch,
         Nanosleep => Class::Sleep,
         Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu => Class::Mem,
         CpAsync => Class::CpAsync,
         StAsync | RedAsync => Class::AsyncStore,
-        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => {
-            Class::Mbarrier
-        }
+        MbarrierInit => Class::Mbarrier(MbarFamily::Init),
+        MbarrierInval => Class::Mbarrier(MbarFamily::Inval),
+        MbarrierExpectTx => Class::Mbarrier(MbarFamily::ExpectTx),
+        MbarrierCompleteTx => Class::Mbarrier(MbarFamily::CompleteTx),
+        MbarrierArrive => Class::Mbarrier(MbarFamily::Arrive),
+        MbarrierArriveDrop => Class::Mbarrier(MbarFamily::ArriveDrop),
+        MbarrierTestWait => Class::Mbarrier(MbarFamily::TestWait),
+        MbarrierTryWait => Class::Mbarrier(MbarFamily::TryWait),
+        MbarrierPendingCount => Class::Mbarrier(MbarFamily::PendingCount),
+        CpAsyncMbarrierArrive => Class::Mbarrier(MbarFamily::CpAsyncArrive),
         Bar | Barrier => Class::NamedBarrier,
         BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
-        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | Copysign | Testp | Mul24 | Mad24 | Getctarank | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe
-        | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Setp | Set | Selp | Cvt | Cvta | Exit | Ret | Mapa | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol
-        | Membar | Fence | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch
-        | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup | Setmaxnreg | Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync
-        | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
     }
 }
 
-/// Result latency of the compute classes (no wildcard: every opcode is placed).
-fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
+/// Which latency an instruction's result has (`[latency]` of sm90.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LatencyKind {
+    /// `alu`, or `fp32` / `fp64` by the instruction's types.
+    Arith,
+    /// `mul` (integer), or `fp32` / `fp64`.
+    Mul,
+    /// `div`.
+    Div,
+    /// `warp_op`: a warp-wide exchange.
+    WarpOp,
+    /// `misc`: no result, or bookkeeping only.
+    Misc,
+    /// `mufu`: the special-function unit (the `.approx` forms; the IEEE-rounded sqrt and rcp are
+    /// instruction sequences, timed as `div`).
+    Mufu,
+    /// `shfl`: the warp's data crossbar.
+    Shfl,
+    /// `mma`: the warp-level tensor-core instruction.
+    Mma,
+}
+
+fn latency_kind(op: Opcode) -> LatencyKind {
     use Opcode::*;
+    match op {
+        Div | Rem => LatencyKind::Div,
+        Mul | Mad | Fma | Mul24 | Mad24 | Sad | Dp4a | Dp2a => LatencyKind::Mul,
+        Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh => LatencyKind::Mufu,
+        Elect | Activemask | Vote | Match | Redux | BarWarpSync => LatencyKind::WarpOp,
+        ShflSync | Movmatrix => LatencyKind::Shfl,
+        Mma => LatencyKind::Mma,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Setmaxnreg => LatencyKind::Misc,
+        // TMA instructions hand a command to the engine; none has a result register.
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => LatencyKind::Misc,
+        // The wgmma family is timed by wgmma.rs (tensor cores, groups); issuing costs a slot.
+        WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => LatencyKind::Misc,
+        Mov | Add | Addc | Sub | Subc | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta | Mapa => LatencyKind::Arith,
+        Copysign | Testp | Getctarank | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Set => LatencyKind::Arith,
+        // their results are timed by their ports; the fixed latency applies when no lane executes
+        Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu | CpAsync | StAsync | RedAsync | Bra | Nanosleep => LatencyKind::Arith,
+        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => LatencyKind::Arith,
+        Bar | Barrier | BarrierClusterArrive | BarrierClusterWait | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => LatencyKind::Arith,
+    }
+}
+
+fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
     let l = &c.latency;
     let float = i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float());
     let f64_ = i.ty() == Some(Mod::F64);
-    let arith = if f64_ {
-        l.fp64
-    } else if float {
-        l.fp32
-    } else {
-        l.alu
-    };
-    let base = match i.op {
-        Div | Rem => l.div,
-        // The IEEE-rounded forms are instruction sequences on silicon, like division; `.approx`
-        // runs on the special-function unit.
-        Sqrt | Rcp if !i.has(Mod::Approx) => l.div,
-        Sqrt | Rcp | Rsqrt | Ex2 | Lg2 | Sin | Cos | Tanh => l.mufu,
-        Mul | Mad | Fma if f64_ => l.fp64,
-        Mul | Mad | Fma if float => l.fp32,
-        Mul | Mad | Dp4a | Dp2a | Sad | Mul24 | Mad24 => l.mul,
-        Fma => arith,
-        Add | Addc | Sub | Subc | Abs | Neg | Min | Max | Copysign | Setp | Set | Selp | Cvt => arith,
-        Mov | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Cvta | Mapa | Getctarank | Testp => l.alu,
-        Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
-        ShflSync | Movmatrix => l.shfl,
-        Mma => l.mma,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Setmaxnreg => l.misc,
-        // TMA instructions hand a command to the engine; none has a result register.
-        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => l.misc,
-        // The wgmma family is timed by wgmma.rs (tensor cores, groups); issuing costs a slot.
-        WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => l.misc,
-        // Memory and sync classes are timed by their models; this is their issue cost.
-        Bra | Nanosleep | Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu | CpAsync | StAsync | RedAsync | MbarrierInit | MbarrierInval
-        | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive | Bar | Barrier
-        | BarrierClusterArrive | BarrierClusterWait | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => arith,
+    let typed = |int: u64| if f64_ { l.fp64 } else if float { l.fp32 } else { int };
+    let base = match latency_kind(i.op) {
+        LatencyKind::Div => l.div,
+        LatencyKind::Mufu if matches!(i.op, Opcode::Sqrt | Opcode::Rcp) && !i.has(Mod::Approx) => l.div,
+        LatencyKind::Mufu => l.mufu,
+        LatencyKind::Mul => typed(l.mul),
+        LatencyKind::WarpOp => l.warp_op,
+        LatencyKind::Shfl => l.shfl,
+        LatencyKind::Mma => l.mma,
+        LatencyKind::Misc => l.misc,
+        LatencyKind::Arith => typed(l.alu),
     };
     let sreg = i.operands.iter().any(|o| matches!(o, Operand::Special(_)));
     if sreg {
@@ -207,7 +246,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             srcs.dedup();
             dsts.sort_unstable();
             dsts.dedup();
-            let class = class_of(i);
+            let class = class_of(i.op);
             InstrInfo {
                 class,
                 srcs,
