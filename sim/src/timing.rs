@@ -13,7 +13,8 @@ pub enum Class {
     Compute,
     /// Golden body; a TMA copy, reduction or prefetch: its operation goes to the CTA's TmaEngine.
     Tma,
-    /// Golden body; a branch (taken: fetch redirect).
+    /// Golden body; a branch, `call` or `ret` from a `.func` (taken: fetch redirect; a call to a
+    /// runtime function such as vprintf runs in the golden body in its issue slot).
     Branch,
     /// Golden body; `nanosleep` (the warp sleeps).
     Sleep,
@@ -88,7 +89,7 @@ pub fn class_of(op: Opcode) -> Class {
     match op {
         Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Class::Compute,
         Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Set => Class::Compute,
-        Exit | Ret | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => Class::Compute,
+        Exit | Trap | Brkpt | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => Class::Compute,
         // The matrix instructions: golden bodies; wgmma's asynchrony is timed by wgmma.rs.
         Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => Class::Compute,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
@@ -96,7 +97,7 @@ pub fn class_of(op: Opcode) -> Class {
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
         // sm_100 only: rejected by the target check before any engine runs them
         ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
-        Bra => Class::Branch,
+        Bra | Call | Ret => Class::Branch,
         Nanosleep => Class::Sleep,
         Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu => Class::Mem,
         CpAsync => Class::CpAsync,
@@ -147,7 +148,7 @@ fn latency_kind(op: Opcode) -> LatencyKind {
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => LatencyKind::WarpOp,
         ShflSync | Movmatrix => LatencyKind::Shfl,
         Mma => LatencyKind::Mma,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Setmaxnreg => LatencyKind::Misc,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Call | Trap | Brkpt | Setmaxnreg => LatencyKind::Misc,
         // TMA instructions hand a command to the engine; none has a result register.
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => LatencyKind::Misc,
         // The wgmma family is timed by wgmma.rs (tensor cores, groups); issuing costs a slot.
