@@ -124,6 +124,16 @@ findings! {
     TmaMbarrierNotInitialized,
     /// A tensor-map image that does not decode, or does not fit the instruction using it (PTX 5.5.8).
     TensorMapInvalid,
+    /// `shfl.sync` reading its value from a lane that is not executing the instruction (exited, or
+    /// outside membermask): the value is undefined (PTX 9.7.9 "shfl.sync").
+    ShflSourceInactive,
+    /// An instruction reads or writes an accumulator or A-fragment register of a `wgmma.mma_async`
+    /// before a `wgmma.wait_group` waited for it (PTX 9.7.15.5.2).
+    WgmmaRegisterAccess,
+    /// A `wgmma.mma_async` without a `wgmma.fence` ordering the warp's earlier accesses to its
+    /// registers (none since the warp started, or one of its registers accessed since) (PTX
+    /// 9.7.15 "wgmma.fence").
+    WgmmaFenceMissing,
     /// A device-side `assert` failed (`__assertfail`): the message names the expression, file
     /// and line.
     AssertionFailed,

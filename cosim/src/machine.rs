@@ -547,6 +547,8 @@ pub struct Machine<'p> {
     pub(crate) nocomplete_tokens: std::collections::HashSet<u64>,
     /// The TMA engine's bulk async-groups and proxy bookkeeping (exec/tma.rs).
     pub(crate) tma: crate::exec::TmaState,
+    /// The wgmma groups and register rules of each warp (exec/wgmma.rs).
+    pub(crate) wgmma: crate::exec::WgmmaState,
     /// Record being built for the current instruction (when logging).
     pub(crate) rec: Option<Retire>,
     /// Where records go.
@@ -768,6 +770,7 @@ impl<'p> Machine<'p> {
             seq: 0,
             nocomplete_tokens: Default::default(),
             tma: Default::default(),
+            wgmma: Default::default(),
             rec: None,
             sink: None,
             race: crate::race::Race::off(),
@@ -1321,6 +1324,12 @@ impl<'p> Machine<'p> {
             UbMode::Error => Err(Stop::Finding),
             UbMode::Warn => Ok(()),
         }
+    }
+
+    /// Whether the kernel is known to use no wgmma instruction (exec::dispatch skips its checks).
+    #[inline]
+    pub fn wgmma_idle(&self) -> bool {
+        self.wgmma.idle()
     }
 
     /// The contents of an output buffer.

@@ -13,6 +13,7 @@ pub mod init;
 pub mod ir;
 pub mod lexer;
 pub mod manifest;
+pub mod mma;
 pub mod ops;
 pub mod parser;
 pub mod printer;

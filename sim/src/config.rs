@@ -69,6 +69,31 @@ pub struct Latency {
     pub local: u64,
     /// Instructions without a result.
     pub misc: u64,
+    /// The special-function unit: `.approx` sqrt/rsqrt/rcp/ex2/lg2/sin/cos/tanh.
+    pub mufu: u64,
+    /// `shfl.sync`, `movmatrix` (the warp's data crossbar).
+    pub shfl: u64,
+    /// `mma.sync` (the warp-level tensor-core instruction).
+    pub mma: u64,
+}
+
+/// The warpgroup MMA (wgmma.rs): tensor-core occupancy per 8 columns by multiplicand family, and
+/// the pipeline latency after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wgmma {
+    /// Cycles from the end of a wgmma's occupancy to its completion.
+    pub pipeline_cycles: u64,
+    /// Occupancy per 8 columns of an f16/bf16 (k16) wgmma.
+    pub f16_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of a tf32 (k8) wgmma.
+    pub tf32_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of an e4m3/e5m2 (k32) wgmma.
+    pub fp8_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of an s8/u8 (k32) wgmma.
+    pub int8_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of a b1 (k256) wgmma.
+    pub b1_cycles_per_n8: u64,
 }
 
 /// Shared memory.
@@ -216,6 +241,8 @@ pub struct SmConfig {
     pub sync: Sync,
     /// TMA engine.
     pub tma: Tma,
+    /// The warpgroup MMA (wgmma.rs).
+    pub wgmma: Wgmma,
     /// Run limits.
     pub run: Run,
     /// Which simulator clocks the units (not in the TOML: rust-hdl unless a caller sets another,

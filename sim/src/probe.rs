@@ -36,6 +36,8 @@ pub enum Stall {
     MemoryOrder,
     /// Its sync-unit request waits for the unit's port (ready low or another request first).
     UnitBackpressure,
+    /// In `wgmma.wait_group` until its groups complete.
+    WgmmaWait,
     /// Not launched yet (CTA launch into the units).
     NotLaunched,
     /// Every thread exited.
@@ -60,6 +62,7 @@ impl Stall {
             Stall::MemoryOrder => "MemoryOrder",
             Stall::PipeThrottle => "PipeThrottle",
             Stall::UnitBackpressure => "UnitBackpressure",
+            Stall::WgmmaWait => "WgmmaWait",
             Stall::NotLaunched => "NotLaunched",
             Stall::Exited => "Exited",
         }

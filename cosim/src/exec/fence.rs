@@ -41,8 +41,9 @@ impl Exec for op::TensormapCpFenceproxy {
             if size != 128 {
                 return super::unsupported(cx, i, "tensormap.cp_fenceproxy with a size other than 128");
             }
-            let src = cx.place(i, 1, l, size)?;
-            let dst = cx.place(i, 0, l, size)?;
+            // The destination is global, the source shared::cta (the only spaces of the form).
+            let src = cx.place_in(i, 1, l, size, Some(Mod::SharedCta))?;
+            let dst = cx.place_in(i, 0, l, size, Some(Mod::Global))?;
             let data = cx.m.read(src, size).to_vec();
             cx.m.write(dst, &data);
         }

@@ -190,7 +190,8 @@ impl TmaState {
     fn init(m: &mut Machine<'_>) {
         let st = &mut m.tma;
         st.scanned = true;
-        st.active = m.prog.module.kernel.body.iter().any(|i| is_tma(i.op));
+        // wgmma.mma_async reads shared memory through the async proxy too (exec/wgmma.rs).
+        st.active = m.prog.module.kernel.body.iter().any(|i| is_tma(i.op) || i.op == Opcode::WgmmaMmaAsync);
         if !st.active {
             return;
         }
@@ -272,6 +273,20 @@ fn check_guards(cx: &mut Cx<'_, '_>, c: u32, start: u32, end: u32, lane: u32, wr
         )?;
     }
     Ok(())
+}
+
+/// An async-proxy read of `[start, end)` of CTA `c`'s shared memory by `wgmma.mma_async` (PTX
+/// 9.7.15.3: its shared-memory operands are read through the async proxy): no TMA copy may still be
+/// landing there, and generic writes to it must have been fenced by their writers.
+pub fn on_async_read(cx: &mut Cx<'_, '_>, c: u32, start: usize, end: usize, lane: u32) -> Result<(), Stop> {
+    let st = state(cx.m);
+    if !st.active {
+        return Ok(());
+    }
+    if !st.ctas[c as usize].guards.is_empty() {
+        check_guards(cx, c, start as u32, end as u32, lane, false)?;
+    }
+    check_async_access(cx, c, start, end, lane, false)
 }
 
 /// `fence` / `membar` (PTX 9.7.13.4): a proxy fence with `.async` (no state space, `.shared::cta`

@@ -46,6 +46,9 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("latency.param", 1.0, 200.0),
     fp("latency.local", 1.0, 400.0),
     fp("latency.misc", 1.0, 200.0),
+    fp("latency.mufu", 1.0, 200.0),
+    fp("latency.shfl", 1.0, 200.0),
+    fp("latency.mma", 1.0, 400.0),
     fp("smem.latency", 1.0, 200.0),
     fp("smem.atomic_latency", 1.0, 400.0),
     fp("smem.queue_cycles", 1.0, 64.0),
@@ -74,6 +77,12 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("sync.cp_async_arrive_cycles", 1.0, 500.0),
     fp("tma.issue_cycles", 1.0, 400.0),
     fp("tma.complete_tx_cycles", 1.0, 400.0),
+    // calibration/wgmma.ptx: one wgmma's latency and 8 chained ones per shape and family
+    fp("wgmma.pipeline_cycles", 1.0, 400.0),
+    fp("wgmma.f16_cycles_per_n8", 1.0, 64.0),
+    fp("wgmma.tf32_cycles_per_n8", 1.0, 64.0),
+    fp("wgmma.fp8_cycles_per_n8", 1.0, 64.0),
+    fp("wgmma.int8_cycles_per_n8", 1.0, 64.0),
 ];
 
 /// The configuration with `key` (`section.key`) set to `v` (an integer key gets `v` rounded).

@@ -224,6 +224,8 @@ pub struct Engine<'p> {
     views: Vec<WarpView>,
     launched_at: u64,
     active_this_cycle: bool,
+    /// The tensor cores and wgmma groups (wgmma.rs).
+    wgmma: crate::wgmma::WgmmaTiming,
 }
 
 fn finding_kind(name: Option<&str>) -> Result<FindingKind, Stop> {
@@ -279,6 +281,7 @@ impl<'p> Engine<'p> {
         }
         let mut e = Engine {
             m,
+            wgmma: crate::wgmma::WgmmaTiming::new(&cfg),
             cfg,
             cycle: 0,
             skipped: 0,

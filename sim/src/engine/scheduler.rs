@@ -263,6 +263,9 @@ impl<'p> Engine<'p> {
         }
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
+        if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
+            (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
+        }
         match flow {
             Flow::Jump(_) | Flow::Lanes => {
                 ws.next_issue = self.cycle + cfg.issue.branch_cycles;
