@@ -159,10 +159,8 @@ pub struct Sync {
     pub mbarrier_wake_cycles: u64,
     /// Issue to the NamedBarrierUnit.
     pub named_barrier_request_cycles: u64,
-    /// Release to issue of the released warps (the waiters, woken).
+    /// Release to issue of the released warps.
     pub named_barrier_release_cycles: u64,
-    /// Release to issue of the warp whose own arrival completed the barrier (it never blocked).
-    pub named_barrier_self_release_cycles: u64,
     /// The NamedBarrierUnit's port takes one warp arrival per this many cycles.
     pub named_barrier_arrival_cycles: u64,
     /// What a bar.red arrival occupies the port beyond a plain one (its reduction).

@@ -383,18 +383,9 @@ pub fn sector_list(c: &SmConfig, accesses: &[(u64, usize)]) -> Vec<u64> {
     s
 }
 
-/// Distinct sectors (of `sector_bytes`) a warp access touches.
+/// Distinct sectors (of `sector_bytes`) a warp access touches, at least one.
 pub fn sectors(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
-    let sb = c.global.sector_bytes.max(1);
-    let mut s: Vec<u64> = Vec::with_capacity(accesses.len());
-    for &(a, size) in accesses {
-        for k in a / sb..=(a + size.max(1) as u64 - 1) / sb {
-            s.push(k);
-        }
-    }
-    s.sort_unstable();
-    s.dedup();
-    s.len().max(1) as u64
+    sector_list(c, accesses).len().max(1) as u64
 }
 
 #[cfg(test)]

@@ -63,7 +63,6 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("dsmem.queue_cycles", 1.0, 1024.0),
     fp("sync.named_barrier_request_cycles", 1.0, 200.0),
     fp("sync.named_barrier_release_cycles", 1.0, 200.0),
-    fp("sync.named_barrier_self_release_cycles", 1.0, 200.0),
     fp("sync.named_barrier_arrival_cycles", 1.0, 50.0),
     fp("sync.named_barrier_red_cycles", 0.0, 50.0),
     fp("sync.mbarrier_request_cycles", 1.0, 200.0),

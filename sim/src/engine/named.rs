@@ -260,12 +260,8 @@ impl<'p> Engine<'p> {
             Some((w, r)) => (Some(*w), r.as_mut()),
             None => (None, None),
         };
-        // The warp whose arrival completed the barrier never blocked: it goes on sooner than
-        // the waiters, which are woken.
-        let own = self.cycle + self.cfg.sync.named_barrier_self_release_cycles;
         exec::named_release_waiters(&mut self.m, c, id, gen, warps as u64);
         for w in bits_of(warps) {
-            let back = if rec_warp == Some(w) { own } else { back };
             let ws = &mut self.ctas[c as usize].warps[w as usize];
             ws.next_issue = ws.next_issue.max(back);
             ws.wait_why = Stall::BarrierWait;
