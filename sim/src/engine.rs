@@ -1201,7 +1201,7 @@ impl<'p> Engine<'p> {
                     self.asyncs[k].queued = true;
                     let q = Queued { at: now + self.cfg.tma.complete_tx_cycles, req, tag: Tag::Async { seq } };
                     // The local complete-tx takes the unit's async-copy port; a remote CTA's, its
-                    // cluster port (hdl/src/tma_engine.rs `mbar_remote`).
+                    // cluster port (hdl/src/tma/cpl.rs `mbar_remote`).
                     if c == at.0 {
                         self.ctas[c as usize].tma_q.push_back(q);
                     } else {
@@ -1742,7 +1742,7 @@ impl<'p> Engine<'p> {
         let t = &cfg.tma;
         // The engine moves 16-byte beats along rows: a row (a run of source-contiguous pieces)
         // of n bytes takes ceil(n / 16) beats, one more when it does not start on a 16-byte
-        // boundary (hdl/src/tma_engine.rs "Throughput").
+        // boundary (hdl/src/tma/mod.rs "Throughput").
         let beats = match &op {
             TmaOp::ToShared { pieces, .. } => timing::tma_beats(pieces.iter().map(|p| (p.src.map(|s| self.m_addr(s)), p.len as u64))),
             TmaOp::ToGlobal { .. } => 0,
