@@ -1,8 +1,9 @@
 //! System test of the RTL engine (hopsync-sim): every firmware program under `firmware/programs/`
-//! except `bad/` runs on the cycle-accurate engine with the golden engine's outputs, passes the
-//! step-and-compare lockstep (`hopsync cosim`) with no divergence, and takes the same number of
-//! cycles every time (with and without the lockstep's event recording). The bad programs that name
-//! a finding produce that same first finding on both engines, with no divergence before it.
+//! except `bad/` (the calibration programs in a test of their own) runs on the cycle-accurate
+//! engine with the golden engine's outputs, passes the step-and-compare lockstep (`hopsync
+//! cosim`) with no divergence, and takes the same number of cycles every time (with and without
+//! the lockstep's event recording). The bad programs that name a finding produce that same first
+//! finding on both engines, with no divergence before it.
 //! TMA programs included: every copy's completion is compared byte for byte in the lockstep.
 
 use hopsync_cosim::machine::Config;
@@ -134,8 +135,19 @@ fn check_bad(path: &Path) -> Result<String, Vec<String>> {
 #[test]
 fn rtl_every_program_matches_golden_and_passes_cosim() {
     let mut paths = Vec::new();
-    collect(&programs_dir(), &["bad"], &mut paths);
+    collect(&programs_dir(), &["bad", "calibration"], &mut paths);
     assert!(paths.len() > 20, "programs found: {}", paths.len());
+    for_all(&paths, check_program);
+}
+
+/// The calibration microbenchmarks (`firmware/programs/calibration/`, issue 13) the same way, in a
+/// test of their own: their TMA traffic through the rust-hdl TmaEngine takes a few minutes, which
+/// would put one test for every program near nextest's time limit on a 2-core machine.
+#[test]
+fn rtl_calibration_programs_match_golden_and_pass_cosim() {
+    let mut paths = Vec::new();
+    collect(&programs_dir().join("calibration"), &[], &mut paths);
+    assert!(paths.len() >= 40, "calibration programs found: {}", paths.len());
     for_all(&paths, check_program);
 }
 
@@ -334,4 +346,88 @@ fn rtl_cosim_compares_the_units_bulk_groups_and_store_bytes() {
     }
     let d = replay(&prog, bad).expect_err("a wrong written byte diverges");
     assert!(d.what.starts_with("TMA store's global writes"), "{d}");
+}
+
+/// Under `--ub warn` both sides record a finding and go on (issue 17: the RTL engine computed a
+/// wrong result after one while cosim said "0 divergences"): the report carries the golden
+/// model's findings and is not clean, the CLI says so and exits 1, and a golden finding the
+/// engine did not make is a divergence.
+#[test]
+fn rtl_cosim_after_a_golden_finding_is_not_clean() {
+    use hopsync_cosim::finding::{Finding, FindingKind, Location};
+    use hopsync_cosim::lockstep::Golden;
+    use hopsync_cosim::machine::UbMode;
+    let p = programs_dir().join("bad/bar_aligned_divergent_if_else.ptx");
+    let prog = Program::load(&p).unwrap();
+    let warn = Config { ub: UbMode::Warn, ..Config::default() };
+    let r = run_cosim(&prog, warn.clone(), SmConfig::sm90());
+    let kinds: Vec<&str> = r.golden_findings.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(kinds, ["BarrierAlignedDivergent", "BarrierAlignedDivergent"], "both sides of the branch: {}", r.summary());
+    assert!(r.divergences.is_empty(), "the engine made the same findings: {}", r.summary());
+    assert!(!r.clean());
+    assert!(r.summary().contains("golden model: 2 finding(s), the first BarrierAlignedDivergent at"), "{}", r.summary());
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["golden_findings"][0]["kind"], "BarrierAlignedDivergent");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hopsync")).args(["cosim", p.to_str().unwrap(), "--ub", "warn"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("not a clean run"), "{text}");
+
+    // A finding the golden side made and the engine did not.
+    let mut g = Golden::new(&prog, warn, 505);
+    g.m.report(FindingKind::MbarrierArriveBeforeWait, String::new(), Some((0, 0, 0, 3))).unwrap();
+    let d = g.compare_findings(&[]).unwrap_err();
+    assert_eq!((d.what.as_str(), d.golden.as_str(), d.rtl.as_str()), ("finding 0", "MbarrierArriveBeforeWait at cta 0 warp 0 pc 3", "no finding"));
+    // The engine's whole-machine findings are its own.
+    let dl = Finding { kind: FindingKind::Deadlock, message: String::new(), location: Location::default() };
+    assert!(Golden::new(&prog, Config::default(), 505).compare_findings(&[dl]).is_ok());
+}
+
+/// Every shared resource of the engine is arbitrated without starvation (issue 13): two warps of
+/// schedulers 0 and 1 keep the global pipe booked while they spin on a phase only a warp of
+/// scheduler 2 completes, after a global store of its own. The engine used to hand a freed pipe
+/// to the lowest scheduler every time: this program never finished (StepLimit at any bound).
+#[test]
+fn rtl_shared_pipes_are_starvation_free() {
+    let prog = Program::load(&programs_dir().join("sched/global_pipe_starvation.ptx")).unwrap();
+    let r = run_rtl(&prog, Config { max_steps: 100_000, ..Config::default() }, SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{:?} {:?}", r.findings.first().map(|f| f.to_string()), r.error);
+    assert!(r.cycles.unwrap() < 10_000, "the worker waited {} cycles for the pipe", r.cycles.unwrap());
+}
+
+/// Every program the committed GPU traces recorded, instrumented as `hopsync gpu pack` writes
+/// it (a trace store after every traced instruction, polls included), finishes on the RTL
+/// engine with the golden engine's outputs: instrumentation adds global-memory traffic, and the
+/// warp-specialized rings used to livelock under it (issue 13).
+#[test]
+fn rtl_every_traced_program_finishes_instrumented() {
+    let traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cosim/traces/sm90");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&traces)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
+            Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(t["program"].as_str()?))
+        })
+        .collect();
+    programs.push(programs_dir().join("sched/ws_ring_4stage.ptx"));
+    programs.sort();
+    programs.dedup();
+    assert!(programs.len() > 100, "traced programs: {}", programs.len());
+    for_all(&programs, |p| {
+        let prog = Program::load(p).map_err(|d| vec![format!("does not parse:\n{d}")])?;
+        let packed = hopsync_cosim::gpu::pack::pack(&prog, None).map_err(|e| vec![e])?;
+        let golden = run_golden(&packed.program, Config::default());
+        let rtl = run_rtl(&packed.program, Config { max_steps: 5_000_000, ..Config::default() }, SmConfig::sm90());
+        if rtl.status != "ok" || golden.status != "ok" {
+            return Err(vec![format!("instrumented: golden {}, rtl {} {:?}", golden.status, rtl.status, rtl.findings.first().map(|f| f.to_string()))]);
+        }
+        if let Some(k) = prog.manifest.buffers.iter().filter(|b| b.output && !prog.manifest.is_timing(&b.name)).map(|b| &b.name).find(|k| rtl.outputs.get(*k) != golden.outputs.get(*k)) {
+            if !prog.manifest.interleaving_dependent {
+                return Err(vec![format!("instrumented: output `{k}` differs from the golden engine's")]);
+            }
+        }
+        Ok(format!("{:<48} ok  instrumented, {} cycles", rel(p), rtl.cycles.unwrap_or(0)))
+    });
 }

@@ -1,8 +1,9 @@
 //! The golden machine: a SIMT executor of the firmware IR.
 //!
 //! Grid → clusters → CTAs → warps of 32 lanes. Each lane has its own pc; a warp executes the group
-//! of ready lanes at the lowest pc (min-pc reconvergence: divergent paths of structured code meet
-//! again where the lower path catches up), one warp-instruction per scheduler step, atomically.
+//! of ready lanes at the lowest pc, one warp-instruction per scheduler step, atomically. Lanes that
+//! split at a branch meet again at its join (the immediate post-dominator, [`crate::reconverge`]):
+//! those arriving first wait there for the others, as ptxas's convergence barriers make them.
 //! Warps are picked round-robin, or in a seeded random order with `--seed`. Asynchronous
 //! operations (cp.async, st.async, red.async) complete at later steps chosen by the scheduler.
 //!
@@ -17,6 +18,7 @@
 
 use crate::exec::{self, Flow, Stop};
 use crate::finding::{Finding, FindingKind, Location};
+use crate::reconverge::{self, ConvBarrier};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
 use hopsync_firmware::{printer, Program};
@@ -30,6 +32,16 @@ pub const SHARED_GENERIC_BASE: u64 = 0x0000_7f00_0000_0000;
 pub const LOCAL_GENERIC_BASE: u64 = 0x0000_7e00_0000_0000;
 /// Generic addresses of the kernel parameter space start here (docs/DESIGN.md; `cvta.param`).
 pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
+/// Function addresses (`mov.u64 %rd, func`, call tables): function `k` is at
+/// `FUNC_ADDR_BASE + 16 * k` (docs/DESIGN.md); an indirect `call` maps the address back.
+pub const FUNC_ADDR_BASE: u64 = 0x0000_7b00_0000_0000;
+/// The device heap (`malloc`): allocations from here, each 256-byte aligned with a 256-byte gap.
+pub const HEAP_BASE: u64 = 0x0000_7c00_0000_0000;
+/// Bytes the device heap holds at once (CUDA's default `cudaLimitMallocHeapSize`, 8 MiB).
+pub const HEAP_BYTES: u64 = 8 << 20;
+/// A thread's stack (its local memory: the frames of the functions it is in) may grow to this
+/// (sm_90's limit on local memory per thread, 512 KiB).
+pub const STACK_BYTES: u64 = 512 << 10;
 /// Stride of CTA windows in the `.shared::cluster` space (docs/DESIGN.md).
 pub const SMEM_CLUSTER_STRIDE: u64 = 0x0100_0000;
 /// Warp size.
@@ -151,9 +163,64 @@ pub struct Warp {
     pub last_arrive: [Option<(u32, u32, u64)>; WARP],
     /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
     pub cluster_arrival: [Option<u64>; WARP],
+    /// Per lane: the calls it is in, outermost first (empty in the entry).
+    pub frames: Vec<Vec<Frame>>,
+    /// Convergence barriers of divergent branches whose lanes have not all met at the join yet.
+    pub conv: Vec<ConvBarrier>,
+}
+
+/// One activation of a `.func` on a lane's call stack (PTX 9.7.12.5 `call`, 9.7.12.6 `ret`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The `call` instruction: the lane resumes after it.
+    pub call_pc: u32,
+    /// The callee.
+    pub func: hopsync_firmware::ir::FuncId,
+    /// Where the callee's frame (its `.local` and `.param` variables) starts in the thread's
+    /// local memory.
+    pub base: u64,
+    /// The callee's registers as they were before the call, restored by its `ret` (a recursive
+    /// call reuses the registers of an activation still running); empty when not recursive.
+    pub saved: Vec<u64>,
+}
+
+/// One line a thread printed with `printf` (`vprintf`), or the message of a failed `assert`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceOutput {
+    /// Linear CTA id.
+    pub cta: u32,
+    /// `%ctaid`.
+    pub block: [u32; 3],
+    /// `%tid`.
+    pub thread: [u32; 3],
+    /// The text, as printf formatted it.
+    pub text: String,
 }
 
 impl Warp {
+    /// `next_group` when some lane is inside a call: lanes ordered by (call sites, pc).
+    fn next_group_in_calls(&self, held: u32) -> Option<(u32, u32)> {
+        let key = |l: usize| self.frames[l].iter().map(|f| f.call_pc).chain(std::iter::once(self.pc[l]));
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
+        let mut best: Option<usize> = None;
+        for l in 0..WARP {
+            if !runs(l) {
+                continue;
+            }
+            if best.is_none_or(|b| key(l).cmp(key(b)) == std::cmp::Ordering::Less) {
+                best = Some(l);
+            }
+        }
+        let b = best?;
+        let mask = (0..WARP).filter(|&l| runs(l) && key(l).eq(key(b))).fold(0, |m, l| m | 1 << l);
+        Some((self.pc[b], mask))
+    }
+
+    /// Base of the current frame of a lane's local memory.
+    pub fn frame_base(&self, lane: u32) -> u64 {
+        self.frames.get(lane as usize).and_then(|f| f.last()).map(|f| f.base).unwrap_or(0)
+    }
+
     /// Lanes not exited.
     pub fn live(&self) -> u32 {
         (0..WARP).filter(|&l| self.lane[l] != Lane::Done).fold(0, |m, l| m | 1 << l)
@@ -162,18 +229,37 @@ impl Warp {
     pub fn exited(&self) -> bool {
         self.lane.iter().all(|l| *l == Lane::Done)
     }
-    /// The group to run next: lanes that are ready at the lowest pc.
+    /// Lanes that are ready.
+    pub fn ready(&self) -> u32 {
+        (0..WARP).filter(|&l| self.lane[l] == Lane::Ready).fold(0, |m, l| m | 1 << l)
+    }
+    /// Ready lanes waiting at a join for the rest of their branch ([`crate::reconverge::held`]).
+    pub fn held(&self) -> u32 {
+        if self.conv.is_empty() {
+            return 0;
+        }
+        reconverge::held(&self.conv, &self.pc, self.ready(), self.live())
+    }
+    /// The group to run next: lanes that are ready, and not waiting at a join, at the lowest pc.
+    /// A lane inside calls is at its call sites and then its pc (compared in that order): it
+    /// runs before lanes past its outermost call site and after lanes before it, so lanes meet
+    /// again where the call returns, as they would after a branch.
     pub fn next_group(&self) -> Option<(u32, u32)> {
+        let held = self.held();
+        if self.frames.iter().any(|f| !f.is_empty()) {
+            return self.next_group_in_calls(held);
+        }
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
         let mut best = u32::MAX;
         for l in 0..WARP {
-            if self.lane[l] == Lane::Ready && self.pc[l] < best {
+            if runs(l) && self.pc[l] < best {
                 best = self.pc[l];
             }
         }
         if best == u32::MAX {
             return None;
         }
-        let mask = (0..WARP).filter(|&l| self.lane[l] == Lane::Ready && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
+        let mask = (0..WARP).filter(|&l| runs(l) && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
         Some((best, mask))
     }
 }
@@ -409,47 +495,60 @@ pub enum Outcome {
 /// The whole mutable state of a run.
 pub struct Machine<'p> {
     /// The program.
-    pub prog: &'p Program,
+    pub(crate) prog: &'p Program,
     /// Options.
-    pub cfg: Config,
+    pub(crate) cfg: Config,
     /// CTAs, by linear id.
-    pub ctas: Vec<Cta>,
+    pub(crate) ctas: Vec<Cta>,
     /// Clusters.
-    pub clusters: Vec<Cluster>,
+    pub(crate) clusters: Vec<Cluster>,
     /// Global memory.
-    pub global: Vec<Region>,
+    pub(crate) global: Vec<Region>,
     /// The kernel parameter buffer and each param's offset in it.
-    pub params: Vec<u8>,
-    /// Offsets of params / shared symbols, by symbol id.
-    pub sym_offset: Vec<u64>,
+    pub(crate) params: Vec<u8>,
+    /// Offsets of params / shared symbols, by symbol id (frame symbols: offset in their frame).
+    pub(crate) sym_offset: Vec<u64>,
+    /// Per symbol: whether it lives in its function's frame (a `.local` variable, or a `.param`
+    /// that is no kernel parameter of the launched entry), addressed per lane.
+    pub(crate) sym_in_frame: Vec<bool>,
+    /// Per function: the bytes of its frame.
+    pub(crate) frame_bytes: Vec<u64>,
+    /// What threads printed (`printf`) and failed `assert` messages, in execution order.
+    pub(crate) output: Vec<DeviceOutput>,
+    /// The device heap: the next allocation's address and the bytes allocated and not freed.
+    pub(crate) heap_next: u64,
+    /// Bytes of live heap allocations.
+    pub(crate) heap_live: u64,
     /// Per register: the mask of its declared width (`.pred` registers hold 0 or 1).
-    pub reg_mask: Vec<u64>,
+    pub(crate) reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
-    pub smem_bytes: u32,
+    pub(crate) smem_bytes: u32,
+    /// Per instruction index: the join of the conditional branch there ([`reconverge::joins`]).
+    pub(crate) joins: Vec<Option<u32>>,
     /// Asynchronous operations in flight.
-    pub pending: Vec<Pending>,
+    pub(crate) pending: Vec<Pending>,
     /// Scheduler step.
-    pub step: u64,
+    pub(crate) step: u64,
     /// Warp-instructions executed.
-    pub instructions: u64,
+    pub(crate) instructions: u64,
     /// Thread-instructions executed.
-    pub thread_instructions: u64,
+    pub(crate) thread_instructions: u64,
     /// mbarrier phases completed.
-    pub phases_completed: u64,
+    pub(crate) phases_completed: u64,
     /// Findings so far.
-    pub findings: Vec<Finding>,
+    pub(crate) findings: Vec<Finding>,
     /// Step of the last progress event.
-    pub last_progress: u64,
+    pub(crate) last_progress: u64,
     /// Async issue counter.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// Tokens returned by `.noComplete` arrives (the only ones `mbarrier.pending_count` may read).
-    pub nocomplete_tokens: std::collections::HashSet<u64>,
+    pub(crate) nocomplete_tokens: std::collections::HashSet<u64>,
     /// The TMA engine's bulk async-groups and proxy bookkeeping (exec/tma.rs).
-    pub tma: crate::exec::TmaState,
+    pub(crate) tma: crate::exec::TmaState,
     /// Record being built for the current instruction (when logging).
-    pub rec: Option<Retire>,
+    pub(crate) rec: Option<Retire>,
     /// Where records go.
-    pub sink: Option<Box<dyn RetireSink + 'p>>,
+    pub(crate) sink: Option<Box<dyn RetireSink + 'p>>,
     rng: u64,
     rr: usize,
     order: Vec<(u32, u32)>,
@@ -484,29 +583,29 @@ impl<'p> Machine<'p> {
         let mut sym_offset = vec![0u64; m.symbols.len()];
         let mut smem = 0u64;
         let mut params = Vec::new();
+        let (in_frame, frame_bytes, frame_offset) = frame_layout(m);
+        let entry = m.entry;
         for (i, s) in m.symbols.iter().enumerate() {
+            if in_frame[i] {
+                sym_offset[i] = frame_offset[i];
+                continue;
+            }
             match s.space {
                 Space::Global | Space::Const => {
-                    let mut bytes = vec![0u8; s.bytes().max(1) as usize];
-                    let eb = s.ty.type_bytes().unwrap_or(1) as usize;
-                    for (k, v) in s.init.iter().enumerate() {
-                        let le = v.to_le_bytes();
-                        if (k + 1) * eb <= bytes.len() {
-                            bytes[k * eb..(k + 1) * eb].copy_from_slice(&le[..eb]);
-                        }
-                    }
                     sym_offset[i] = next;
-                    global.push(Region { name: s.name.clone(), base: next, bytes });
+                    global.push(Region { name: s.name.clone(), base: next, bytes: vec![0u8; s.bytes().max(1) as usize] });
                     next += (s.bytes() + 255) & !255;
                     next += 256;
                 }
-                Space::Shared if !s.is_extern => {
+                // Static shared variables of the module and of the launched entry and the device
+                // functions (other entries' are theirs).
+                Space::Shared if !s.is_extern && s.func.is_none_or(|f| f == entry || !m.funcs[f.0 as usize].entry) => {
                     let a = s.alignment().max(1);
                     smem = (smem + a - 1) / a * a;
                     sym_offset[i] = smem;
                     smem += s.bytes();
                 }
-                Space::Param => {
+                Space::Param if s.func == Some(entry) => {
                     let a = s.alignment().max(1);
                     let off = (params.len() as u64 + a - 1) / a * a;
                     params.resize(off as usize, 0);
@@ -536,8 +635,23 @@ impl<'p> Machine<'p> {
                 _ => {}
             }
         }
+        // Initializers, once every variable has its address (they may hold addresses).
+        for (i, s) in m.symbols.iter().enumerate() {
+            if s.init.is_empty() || !matches!(s.space, Space::Global | Space::Const) || in_frame[i] {
+                continue;
+            }
+            let eb = s.ty.type_bytes().unwrap_or(1) as usize;
+            let Some(r) = global.iter_mut().find(|r| r.base == sym_offset[i]) else { continue };
+            for (k, v) in s.init.iter().enumerate() {
+                let val = init_value(m, &sym_offset, v);
+                if (k + 1) * eb <= r.bytes.len() {
+                    r.bytes[k * eb..(k + 1) * eb].copy_from_slice(&val.to_le_bytes()[..eb]);
+                }
+            }
+        }
         // Dynamic shared memory: every extern .shared symbol starts at the same aligned offset.
         let dyn_base = (smem + 1023) / 1024 * 1024;
+        let entry_frame = frame_bytes[entry.0 as usize];
         let has_dyn = m.symbols.iter().any(|s| s.space == Space::Shared && s.is_extern);
         for (i, s) in m.symbols.iter().enumerate() {
             if s.space == Space::Shared && s.is_extern {
@@ -554,6 +668,7 @@ impl<'p> Machine<'p> {
         let threads = man.threads_per_cta() as usize;
         let nwarps = threads.div_ceil(WARP);
         let nregs = m.kernel.regs.len();
+        let entry_pc = m.entry_pc();
         let mut ctas = Vec::new();
         let mut clusters: Vec<Cluster> = Vec::new();
         let cpg = [l.grid[0] / l.cluster[0], l.grid[1] / l.cluster[1], l.grid[2] / l.cluster[2]];
@@ -585,7 +700,7 @@ impl<'p> Machine<'p> {
                             }
                             Warp {
                                 regs: vec![0; nregs * WARP],
-                                pc: [0; WARP],
+                                pc: [entry_pc; WARP],
                                 lane,
                                 launched,
                                 polling: None,
@@ -595,10 +710,11 @@ impl<'p> Machine<'p> {
                                 cp_inflight: Vec::new(),
                                 cluster_arrival: [None; WARP],
                                 last_arrive: [None; WARP],
+                                frames: vec![Vec::new(); WARP],
+                                conv: Vec::new(),
                             }
                         })
                         .collect();
-                    let local_bytes: u64 = m.symbols.iter().filter(|s| s.space == Space::Local).map(|s| s.bytes() + 16).sum();
                     ctas.push(Cta {
                         id,
                         ctaid: [x, y, z],
@@ -609,19 +725,9 @@ impl<'p> Machine<'p> {
                         warps,
                         bars: vec![NamedBarrier::default(); 16],
                         mbarriers: MbarTable::new(smem_bytes),
-                        local: vec![vec![0; local_bytes as usize]; if local_bytes > 0 { nwarps * WARP } else { 0 }],
+                        local: vec![vec![0; entry_frame as usize]; nwarps * WARP],
                     });
                 }
-            }
-        }
-        // Local symbols: offsets within each thread's local frame.
-        let mut loff = 0u64;
-        for (i, s) in m.symbols.iter().enumerate() {
-            if s.space == Space::Local {
-                let a = s.alignment().max(1);
-                loff = (loff + a - 1) / a * a;
-                sym_offset[i] = loff;
-                loff += s.bytes();
             }
         }
         let order = ctas.iter().flat_map(|c| (0..c.warps.len() as u32).map(move |w| (c.id, w))).collect();
@@ -655,7 +761,13 @@ impl<'p> Machine<'p> {
             global,
             params,
             sym_offset,
+            sym_in_frame: in_frame,
+            frame_bytes,
+            output: Vec::new(),
+            heap_next: HEAP_BASE,
+            heap_live: 0,
             smem_bytes,
+            joins: reconverge::joins(&m.kernel),
             pending: Vec::new(),
             step: 0,
             instructions: 0,
@@ -717,6 +829,9 @@ impl<'p> Machine<'p> {
     pub fn push_async(&mut self, op: AsyncOp) {
         let ready_at = self.async_ready_at();
         self.seq += 1;
+        if let Some(r) = self.rec.as_mut() {
+            r.issued.push(self.seq);
+        }
         self.pending.push(Pending { ready_at, seq: self.seq, op });
     }
 
@@ -891,6 +1006,17 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        let held = warp.held();
+        for b in warp.conv.iter().filter(|b| b.mask & held != 0) {
+            let line = |pc: u32| self.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+            parts.push(format!(
+                "lanes {:#010x} wait at the join (line {}) of the branch at line {} for lanes {:#010x} to reconverge",
+                b.mask & held,
+                line(b.join),
+                line(b.branch),
+                b.mask & warp.live() & !held
+            ));
+        }
         if let Some(p) = warp.polling {
             let word = self.read_mbar_word(p.cta, p.offset);
             let s = crate::mbarrier::MbarrierState::decode(word);
@@ -981,13 +1107,27 @@ impl<'p> Machine<'p> {
                 warp.lane[l] = Lane::Done;
             }
         }
+        let live = warp.live();
+        warp.conv.retain(|b| b.mask & live != 0);
     }
 
     /// Applies an instruction's control flow to the lanes of `group` at `pc` (`mask`: the lanes
-    /// whose guard held): next pc, branch target, or exit. No barrier bookkeeping (the golden
-    /// model's [`exec::on_lanes_exit`] runs after an exit in `exec_at`).
+    /// whose guard held): next pc, branch target, or exit; a branch that splits the group opens a
+    /// convergence barrier at its join, and a group that executed a join closes the barriers
+    /// waiting there. No named-barrier bookkeeping (the golden model's [`exec::on_lanes_exit`]
+    /// runs after an exit in `exec_at`).
     pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
+        let join = self.joins.get(pc as usize).copied().flatten();
         let warp = &mut self.ctas[c as usize].warps[w as usize];
+        if !warp.conv.is_empty() {
+            let live = warp.live() & !if flow == Flow::Exit { mask } else { 0 };
+            reconverge::retire(&mut warp.conv, pc, group, live);
+        }
+        if let Flow::Jump(t) = flow {
+            if t != pc + 1 {
+                reconverge::diverge(&mut warp.conv, join, pc, group, mask);
+            }
+        }
         match flow {
             Flow::Next => {
                 for l in 0..WARP {
@@ -1011,6 +1151,13 @@ impl<'p> Machine<'p> {
                         } else {
                             warp.pc[l] = pc + 1;
                         }
+                    }
+                }
+            }
+            Flow::Lanes => {
+                for l in 0..WARP {
+                    if group >> l & 1 == 1 && mask >> l & 1 == 0 {
+                        warp.pc[l] = pc + 1;
                     }
                 }
             }
@@ -1040,6 +1187,15 @@ impl<'p> Machine<'p> {
                 location.line = ins.loc.line;
                 location.col = ins.loc.col;
                 location.instr = printer::print_instr(self.module(), ins);
+                // CUDA input: the `.cu` line (nvcc's `.loc`), the PTX line beside it.
+                if let Some(cu) = &self.prog.cuda {
+                    if let Some((file, line, col)) = self.module().source_position(ins.src, Some(&cu.file)) {
+                        location.ptx = format!("{}:{}:{}", cu.ptx_path, ins.loc.line, ins.loc.col);
+                        location.file = if file == cu.file { self.prog.path.clone() } else { file };
+                        location.line = line;
+                        location.col = col;
+                    }
+                }
             }
         }
         self.findings.push(Finding { kind, message, location });
@@ -1191,9 +1347,22 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// The address a symbol names in its space.
+    /// The address a symbol names in its space (for a frame symbol: in the entry's frame; use
+    /// [`Machine::symbol_address_of`] for a lane's).
     pub fn symbol_address(&self, s: hopsync_firmware::ir::SymId) -> u64 {
         self.sym_offset[s.0 as usize]
+    }
+
+    /// The address a symbol names for a thread: a frame symbol's is in the thread's current
+    /// frame (a `.local` address).
+    #[inline]
+    pub fn symbol_address_of(&self, s: hopsync_firmware::ir::SymId, cta: u32, warp: u32, lane: u32) -> u64 {
+        let off = self.sym_offset[s.0 as usize];
+        if self.sym_in_frame[s.0 as usize] {
+            off + self.ctas[cta as usize].warps[warp as usize].frame_base(lane)
+        } else {
+            off
+        }
     }
 
     /// Special register value for a thread.
@@ -1235,6 +1404,9 @@ impl<'p> Machine<'p> {
             Sreg::LanemaskGe => !((1u64 << lane) - 1) as u32,
             Sreg::LanemaskGt => !((1u64 << (lane + 1)) - 1) as u32,
             Sreg::DynamicSmemSize => l.dynamic_smem,
+            // Driver-defined (PTX 10.14); hopsync's launch defines none of them (a plain,
+            // non-cooperative launch).
+            Sreg::Envreg(_) => 0,
             Sreg::TotalSmemSize => self.smem_bytes,
         }) as u64
     }
@@ -1251,6 +1423,57 @@ impl<'p> Machine<'p> {
             };
             e.mask |= 1 << lane;
             e.values[lane as usize] = v;
+        }
+    }
+}
+
+/// Frame layout: which symbols live in their function's frame (`.local` variables, and
+/// `.param` variables other than the launched entry's kernel parameters: PTX 5.1.6.4, a device
+/// function's parameters are per activation and their address is a `.local` address), each
+/// function's frame size, and each frame symbol's offset in it (declaration order, aligned;
+/// frames are 16-byte multiples).
+fn frame_layout(m: &Module) -> (Vec<bool>, Vec<u64>, Vec<u64>) {
+    let mut in_frame = vec![false; m.symbols.len()];
+    let mut bytes = vec![0u64; m.funcs.len()];
+    let mut offset = vec![0u64; m.symbols.len()];
+    for (i, s) in m.symbols.iter().enumerate() {
+        let Some(f) = s.func else { continue };
+        let kernel_param = s.space == Space::Param && f == m.entry && m.kernel.params.iter().any(|p| p.0 as usize == i);
+        if !(s.space == Space::Local || s.space == Space::Param && !kernel_param) {
+            continue;
+        }
+        in_frame[i] = true;
+        let b = &mut bytes[f.0 as usize];
+        let a = s.alignment().max(1);
+        *b = (*b + a - 1) / a * a;
+        offset[i] = *b;
+        *b += s.bytes().max(1);
+    }
+    for b in &mut bytes {
+        *b = (*b + 15) & !15;
+    }
+    (in_frame, bytes, offset)
+}
+
+/// The value an initializer stores (PTX 5.4.4): a number, or an address (of a variable, in its
+/// state space or, with `generic()`, as a generic address; of a function).
+fn init_value(m: &Module, sym_offset: &[u64], v: &hopsync_firmware::ir::Init) -> u64 {
+    use hopsync_firmware::ir::{AddrOf, Init};
+    match v {
+        Init::Int(x) => *x as u64,
+        Init::Float { bits, .. } => *bits,
+        Init::Addr { of, generic, offset } => {
+            let base = match of {
+                AddrOf::Func(f) => FUNC_ADDR_BASE + 16 * f.0 as u64,
+                AddrOf::Sym(s) => {
+                    let a = sym_offset[s.0 as usize];
+                    match m.symbols[s.0 as usize].space {
+                        Space::Shared if *generic => SHARED_GENERIC_BASE + a,
+                        _ => a,
+                    }
+                }
+            };
+            base.wrapping_add(*offset as u64)
         }
     }
 }

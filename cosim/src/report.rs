@@ -54,6 +54,10 @@ pub struct RunReport {
     pub checks: Vec<OutputCheck>,
     /// Findings.
     pub findings: Vec<Finding>,
+    /// What the threads printed (`printf`, failed `assert` messages), in the order the engine
+    /// ran them: each thread's lines are in its program order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub printf: Vec<crate::machine::DeviceOutput>,
 }
 
 /// Lower-case hex of bytes.
@@ -109,7 +113,13 @@ impl RunReport {
             outputs,
             checks,
             findings: m.findings.clone(),
+            printf: m.output.clone(),
         }
+    }
+
+    /// The device's printed output, as a terminal shows a CUDA program's.
+    pub fn device_output(&self) -> String {
+        self.printf.iter().map(|o| o.text.as_str()).collect()
     }
 
     /// A short human summary.

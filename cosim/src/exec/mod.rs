@@ -10,16 +10,19 @@ use hopsync_firmware::ops::op;
 mod alu;
 mod asyncop;
 mod barrier;
+mod call;
 mod ctrl;
 mod fence;
 mod mbarrier;
 mod mem;
+pub mod printf;
 mod tma;
 mod warp;
 
 pub use asyncop::{apply_remote_write, complete_async};
-pub use mbarrier::{arrive_operands, describe, locate, on_phase_complete, wait_phase_check, Obj};
-pub use barrier::{aligned_arrival, named_operands, on_lanes_exit};
+pub use mbarrier::{describe, locate, on_phase_complete, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, Obj};
+pub use mbarrier::{apply as mbar_apply, plan as mbar_plan};
+pub use barrier::{cluster_aligned_check, cluster_arrive_plan, apply_arrival as named_apply_arrival, exit_arrival as named_exit_arrival, named_plan, on_lanes_exit, red_value as named_red_value, release_waiters as named_release_waiters, ArrivingLane, NamedArrival};
 pub use tma::{bulk_state, bulk_view, complete_written as tma_complete_written, im2col_offsets as tma_im2col_offsets, reduce_element as tma_reduce_element, reduce_into as tma_reduce_into, BulkState, BulkView, complete_in as tma_complete_in, land_data as tma_land_data, land_guard as tma_land_guard, modelled, signal_target_check as tma_signal_target_check, tensor_operands as tma_tensor_operands, Piece as TmaPiece, TmaOp, TmaState};
 
 /// Where control goes after an instruction (for the lanes whose guard held).
@@ -31,6 +34,9 @@ pub enum Flow {
     Jump(u32),
     /// The lanes exit.
     Exit,
+    /// The body set the pc of every executing lane itself (`call`, `ret`: each lane to its own
+    /// target); the group's other lanes fall through.
+    Lanes,
 }
 
 /// Why a run stops.
@@ -160,7 +166,8 @@ impl<'a, 'p> Cx<'a, 'p> {
                 }
             }
             Operand::Special(s) => self.m.sreg(self.cta, self.warp, lane, *s),
-            Operand::Sym(s) => self.m.symbol_address(*s),
+            Operand::Sym(s) => self.m.symbol_address_of(*s, self.cta, self.warp, lane),
+            Operand::Func(f) => crate::machine::FUNC_ADDR_BASE + 16 * f.0 as u64,
             _ => 0,
         }
     }
@@ -178,6 +185,12 @@ impl<'a, 'p> Cx<'a, 'p> {
     /// The effective state space of address operand `k`: the instruction's space modifier, else
     /// the space of a variable used as the base, else generic (`None`).
     pub fn space(&self, i: &Instr, k: usize) -> Option<Mod> {
+        if let Operand::Addr { base: AddrBase::Sym(s), .. } = &i.operands[k] {
+            // A device function's `.param` variables live in its frame (PTX 5.1.6.4).
+            if self.m.sym_in_frame[s.0 as usize] {
+                return Some(Mod::Local);
+            }
+        }
         for m in [Mod::SharedCluster, Mod::SharedCta, Mod::Shared, Mod::Global, Mod::Local, Mod::Param, Mod::Const] {
             if i.has(m) {
                 return Some(m);
@@ -202,7 +215,7 @@ impl<'a, 'p> Cx<'a, 'p> {
             Operand::Addr { base, offset } => {
                 let b = match base {
                     AddrBase::Reg(r) => self.reg(*r, lane),
-                    AddrBase::Sym(s) => self.m.symbol_address(*s),
+                    AddrBase::Sym(s) => self.m.symbol_address_of(*s, self.cta, self.warp, lane),
                     AddrBase::Imm(v) => *v,
                 };
                 b.wrapping_add(*offset as u64)

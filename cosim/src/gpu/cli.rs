@@ -75,9 +75,14 @@ pub fn import_cmd(results: &Path, traces: &Path, root: &Path) -> i32 {
     }
 }
 
-/// `hopsync gpu golden BATCH RESULTS`.
+/// `hopsync gpu golden BATCH RESULTS [--list FILE]`.
 pub fn golden_cmd(batch: &Path, results: &Path) -> i32 {
-    match crate::gpu::pack::run_batch_golden(batch, results) {
+    golden_list_cmd(batch, "batch.txt", results)
+}
+
+/// `hopsync gpu golden BATCH RESULTS --list FILE`: the launches of one batch file.
+pub fn golden_list_cmd(batch: &Path, list: &str, results: &Path) -> i32 {
+    match crate::gpu::pack::run_list_golden(batch, list, results) {
         Ok(n) => {
             println!("ran {n} launches of {} on the golden engine; results in {}", batch.display(), results.display());
             0

@@ -1,0 +1,221 @@
+//! The memory pipes of each CTA: the shared-memory pipe (32 four-byte banks; an n-way bank
+//! conflict occupies it n cycles), the global-memory pipe (sectors, bytes per cycle, latency) and
+//! the DSMEM network port (bytes per cycle, latency), each booked ahead by the accesses issued
+//! to it; which pipe an access takes, and what it costs.
+
+use super::*;
+
+/// A CTA's memory pipes: each is booked ahead by the accesses issued to it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct MemPipes {
+    /// The shared-memory pipe.
+    pub(super) smem: PipeBooking,
+    /// The global-memory pipe.
+    pub(super) global: PipeBooking,
+    /// The DSMEM network port.
+    pub(super) dsmem: PipeBooking,
+}
+
+impl MemPipes {
+    /// The booking of `pipe` (None: a fixed-latency place, no pipe).
+    pub(super) fn of(&mut self, pipe: Pipe) -> Option<&mut PipeBooking> {
+        match pipe {
+            Pipe::Smem => Some(&mut self.smem),
+            Pipe::Global => Some(&mut self.global),
+            Pipe::Dsmem => Some(&mut self.dsmem),
+            Pipe::Fixed(_) => None,
+        }
+    }
+
+    /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
+    pub(super) fn new(schedulers: usize) -> MemPipes {
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers) }
+    }
+}
+
+/// One pipe, shared by the warp schedulers of an SM: a timeline booked ahead by the accesses
+/// issued to it, and which schedulers wait for it.
+///
+/// A warp stalls with MemoryThrottle while the pipe is booked more than `queue_cycles` ahead.
+/// When the pipe has room again, the scheduler that has waited longest takes it first: the others
+/// yield to it (sm_90's sub-partitions queue their memory instructions separately and the shared
+/// stage takes them in turn, so no sub-partition is kept out for good). An uncontended pipe
+/// behaves as a plain booking. Before, the freed pipe went to whichever scheduler looked first,
+/// which starved the others (firmware/programs/sched/global_pipe_starvation.ptx never finished).
+#[derive(Debug, Clone, Default)]
+pub(super) struct PipeBooking {
+    /// The pipe is booked until this cycle.
+    pub(super) free: u64,
+    /// Per scheduler: since when a warp of it has been throttled on this pipe without getting it.
+    waiting_since: Vec<Option<u64>>,
+}
+
+impl PipeBooking {
+    fn new(schedulers: usize) -> PipeBooking {
+        PipeBooking { free: 0, waiting_since: vec![None; schedulers.max(1)] }
+    }
+
+    /// Whether an access of scheduler `sched` must wait at cycle `now`: the pipe is booked more
+    /// than `queue` cycles ahead, or another scheduler has waited for it longer (ties: the lower
+    /// scheduler). `register`: a throttled scheduler starts waiting now (false for what a probe
+    /// looks at after the scheduler issued, so observing changes nothing).
+    pub(super) fn throttled(&mut self, now: u64, queue: u64, sched: usize, register: bool) -> bool {
+        let n = self.waiting_since.len();
+        let s = sched % n;
+        let mine = self.waiting_since[s];
+        let yields = self.waiting_since.iter().enumerate().any(|(o, w)| match (w, mine) {
+            (Some(t), Some(m)) => o != s && (*t < m || (*t == m && o < s)),
+            (Some(_), None) => true,
+            (None, _) => false,
+        });
+        let throttled = self.free > now + queue || yields;
+        if throttled && register && mine.is_none() {
+            self.waiting_since[s] = Some(now);
+        }
+        throttled
+    }
+
+    /// Scheduler `sched` issued the instruction it waited for (an access that moves no bytes,
+    /// all lanes' guards false, books nothing): it waits no more.
+    pub(super) fn issued(&mut self, sched: usize) {
+        let n = self.waiting_since.len();
+        self.waiting_since[sched % n] = None;
+    }
+
+    /// Books `occ` cycles for an access of scheduler `sched` (None: an access that comes from no
+    /// scheduler, such as the TMA engine's beats) issued at `now`; returns its start.
+    pub(super) fn book(&mut self, now: u64, occ: u64, sched: Option<usize>) -> u64 {
+        let start = now.max(self.free);
+        self.free = start + occ;
+        if let Some(s) = sched {
+            let n = self.waiting_since.len();
+            self.waiting_since[s % n] = None;
+        }
+        start
+    }
+}
+
+/// Which memory pipe an access uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pipe {
+    Smem,
+    Global,
+    Dsmem,
+    Fixed(u64),
+}
+
+impl<'p> Engine<'p> {
+    pub(super) fn place_of(&mut self, c: u32, w: u32, pc: u32, lane: u32, k: usize, size: usize, space: Option<Option<Mod>>) -> Option<Place> {
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
+        let a = cx.addr(ins, k, lane);
+        let sp = space.unwrap_or_else(|| cx.space(ins, k));
+        self.m.resolve(c, w, lane, sp, a, size).ok()
+    }
+
+    pub(super) fn pipe_of(&self, c: u32, p: Option<Place>) -> Pipe {
+        match p {
+            Some(Place::Shared(t, _)) if t == c => Pipe::Smem,
+            Some(Place::Shared(_, _)) => Pipe::Dsmem,
+            Some(Place::Global(..)) | None => Pipe::Global,
+            Some(Place::Local(..)) => Pipe::Fixed(self.cfg.latency.local),
+            Some(Place::Param(_)) => Pipe::Fixed(self.cfg.latency.param),
+        }
+    }
+
+    pub(super) fn access_size(ins: &Instr) -> usize {
+        let eb = ins.ty().and_then(|t| t.type_bytes()).unwrap_or(4) as usize;
+        let n = if ins.has(Mod::V8) {
+            8
+        } else if ins.has(Mod::V4) {
+            4
+        } else if ins.has(Mod::V2) {
+            2
+        } else {
+            1
+        };
+        eb * n
+    }
+
+    pub(super) fn lane0_pipe(&mut self, c: u32, w: u32, pc: u32) -> Pipe {
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let Some(k) = self.info[pc as usize].addr else { return Pipe::Fixed(0) };
+        let lane = self.m.warp(c, w).next_group().map(|g| g.1.trailing_zeros()).unwrap_or(0);
+        match ins.op {
+            Opcode::CpAsync => Pipe::Global,
+            Opcode::TensormapCpFenceproxy => Pipe::Global,
+            _ => {
+                let p = self.place_of(c, w, pc, lane, k, 1, None);
+                self.pipe_of(c, p)
+            }
+        }
+    }
+
+    /// Books the memory pipe of a memory instruction; returns (result ready, cp.async copy done,
+    /// st.async arrival).
+    pub(super) fn mem_cost(&mut self, c: u32, w: u32, pc: u32, mask: u32, ins: &'p Instr, class: Class) -> (u64, u64, u64) {
+        let now = self.cycle;
+        let inf = self.info[pc as usize].clone();
+        let Some(k) = inf.addr else { return (now + self.cfg.latency.alu, now, now) };
+        let (size, global_k, space) = match ins.op {
+            // cp.async [dst], [src], cp-size: the source is global.
+            Opcode::CpAsync => {
+                let l = mask.trailing_zeros();
+                let sz = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group: mask }.src(ins, 2, l) as usize;
+                (sz.max(1), 1, Some(Some(Mod::Global)))
+            }
+            Opcode::TensormapCpFenceproxy => (128, 0, Some(Some(Mod::Global))),
+            _ => (Self::access_size(ins), k, None),
+        };
+        let mut places = Vec::with_capacity(mask.count_ones() as usize);
+        for l in bits_of(mask) {
+            if let Some(p) = self.place_of(c, w, pc, l, global_k, size, space) {
+                places.push(p);
+            }
+        }
+        let pipe = if class == Class::CpAsync { Pipe::Global } else { self.pipe_of(c, places.first().copied()) };
+        let cfg = self.cfg.clone();
+        let sched = Some(w as usize % cfg.issue.schedulers.max(1) as usize);
+        let cs = &mut self.ctas[c as usize];
+        let (ready, done) = match pipe {
+            Pipe::Smem => {
+                let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
+                let waves = timing::bank_wavefronts(&cfg, &acc);
+                let start = cs.mem.smem.book(now, waves, sched);
+                let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
+                (start + waves - 1 + lat, start + waves)
+            }
+            Pipe::Global => {
+                let acc: Vec<(u64, usize)> = places
+                    .iter()
+                    .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global_address(*r, *o), size)) } else { None })
+                    .collect();
+                let bytes = timing::sectors(&cfg, &acc) * cfg.global.sector_bytes;
+                let occ = bytes.div_ceil(cfg.global.bytes_per_cycle);
+                let start = cs.mem.global.book(now, occ, sched);
+                let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
+                (start + occ + lat, start + occ + lat)
+            }
+            Pipe::Dsmem => {
+                let bytes = (places.len() * size) as u64;
+                let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
+                let start = cs.mem.dsmem.book(now, occ, sched);
+                // loads and atomics wait for the round trip; stores arrive after one way
+                (start + occ + 2 * cfg.dsmem.latency, start + occ + cfg.dsmem.latency)
+            }
+            Pipe::Fixed(l) => (now + l, now + l),
+        };
+        match class {
+            Class::CpAsync => (now + cfg.latency.misc, done, done),
+            Class::AsyncStore => {
+                // st.async / red.async: the data (and complete-tx) cross the network once.
+                let bytes = (mask.count_ones() as usize * size) as u64;
+                let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
+                let start = cs.mem.dsmem.book(now, occ, sched);
+                (now + cfg.latency.misc, now, start + occ + cfg.dsmem.latency)
+            }
+            Class::Mem => (if inf.load || inf.atomic { ready } else { now + cfg.latency.misc }, done, done),
+            Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mbarrier(_) | Class::NamedBarrier | Class::ClusterBarrier => unreachable!("mem_cost times the memory classes only"),
+        }
+    }
+}
