@@ -1,18 +1,28 @@
-//! TmaDimStep: one dimension of the decoder's address arithmetic (combinational): the
-//! decoder folds the head command's dimension `dk` into the job register J per cycle.
+//! TmaDimStep: one dimension of the decoder's address arithmetic: the decoder folds the head
+//! command's dimension `dk` into the job register J per Dim cycle. Every term of a dimension
+//! that does not depend on J (its fields, in-bounds windows and the three products) is computed
+//! one cycle ahead by [`TmaDimTerms`] and registered, so a Dim cycle only adds the registered
+//! products to J's 64-bit sums: the multiplies (MULT18X18D partial products and their 64-bit
+//! sum) and the accumulations are in different cycles. The decoder's cycle count is unchanged:
+//! dimension 0's terms are computed in the Idle cycle that checks the command, dimension k+1's
+//! in dimension k's Dim cycle.
 //!
 //! # Ports
 //!
-//! - `en` (in): a Dim cycle; otherwise every output is zero (the step only runs then, which
-//!   keeps the Rust simulation fast).
-//! - `dk`, `cmd`, `desc`, `b0m1` (in): the dimension, the head command (coordinates, im2col
-//!   offsets), its map, and the row's elements - 1 ([`crate::tma::dec_check::TmaDescCheck`]).
-//! - `es`, `im2col`, `rank`, `a`, `mb2`, `mb3` (in): J as the previous dimensions left it (the
-//!   element size, the start address, the im2col distances).
+//! - `pre` (in): compute the terms of dimension `nk` this cycle (the decoder's Idle check cycle:
+//!   `nk` = 0; a Dim cycle: `nk` = `dk` + 1); `nes` is the element size then (the check's in
+//!   Idle, J's in Dim). The terms are registered at the edge.
+//! - `en` (in): a Dim cycle of dimension `dk` (the registered terms are dimension `dk`'s);
+//!   otherwise every output is zero.
+//! - `cmd`, `desc`, `b0m1` (in): the head command (coordinates, im2col offsets), its map, and
+//!   the row's elements - 1 ([`crate::tma::dec_check::TmaDescCheck`]).
+//! - `im2col`, `rank`, `a`, `mb2`, `mb3` (in): J as the previous dimensions left it (the start
+//!   address, the im2col distances).
 //! - Out, for J (the decoder places them by `dk`):
 //!   - `a_nx`: the start address with this dimension folded in: `a + coords[dk] * stride_dk`
 //!     (+ `im2colOffsets * stride` for an im2col spatial dimension), stride_0 = element size,
-//!     stride_i = `globalStrides[i-1]` (PTX 5.5.3; 64-bit, modulo 2^64).
+//!     stride_i = `globalStrides[i-1]` (PTX 5.5.3; 64-bit, modulo 2^64), as `a + (coord + off)
+//!     * stride` (one product of a 33-bit signed factor).
 //!   - dimension 0: `rot` (the start's offset in its 16-byte chunk: globalAddress is 16-byte
 //!     aligned, so `(c0 * elementSize) mod 16`), `lo_b`/`hi_b` (the in-bounds bytes of a row,
 //!     `[lo, hi)` clamped to the box) and `rowbytes`.
@@ -23,20 +33,75 @@
 //!   - im2col (PTX 5.5.4): `sp` (a spatial dimension: W, H, D; 1..rank-2) or `n` (the N
 //!     dimension, rank-1), the windows `kcl..kwl` (leaf [`TmaI2cWin`]) and, for a spatial
 //!     dimension, `mb`: the distance of the start from the nested base A(dk+1) (every spatial
-//!     dimension up to dk at its lower corner): `mb(dk) + (coord - lower) * stride`, two
-//!     multiply-adds because `coord - lower` may not fit 32 bits.
+//!     dimension up to dk at its lower corner): `mb(dk) + (coord - lower) * stride` (33-bit
+//!     signed factor: `coord - lower` may not fit 32 bits).
 //!
-//! Multiplies are [`TmaMac`] leaves (32-bit signed x 40-bit unsigned + 64-bit addend).
+//! Multiplies are [`TmaMul`] leaves (33-bit signed x 40-bit unsigned, modulo 2^64).
 
 use super::types::*;
 use rust_hdl::prelude::*;
 
-/// One dimension of the decoder.
+/// A dimension's terms, registered between [`TmaDimTerms`] and the Dim cycle's adds.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct TmaDimOut {
+    /// dimension 0: first in-bounds byte of a row
+    pub lo_b: Bits<24>,
+    /// dimension 0: end of the in-bounds bytes
+    pub hi_b: Bits<24>,
+    /// dimension 0: bytes per row
+    pub rowbytes: Bits<24>,
+    /// boxDim of the dimension
+    pub bdim: Bits<9>,
+    /// its element stride
+    pub e: Bits<9>,
+    /// first in-bounds box index (clamped to 256)
+    pub lo: Bits<9>,
+    /// end of the in-bounds box indices (clamped to 256)
+    pub hi: Bits<9>,
+    /// the address step, low half
+    pub st_lo: Bits<32>,
+    /// high half
+    pub st_hi: Bits<32>,
+    /// an im2col spatial dimension
+    pub sp: bool,
+    /// the im2col N dimension
+    pub n: bool,
+    /// the start address's term `(coord + off) * stride`, low half
+    pub pa_lo: Bits<32>,
+    /// high half
+    pub pa_hi: Bits<32>,
+    /// im2col: the term `(coord - lower) * stride` of start - A(dk+1), low half
+    pub pm_lo: Bits<32>,
+    /// high half
+    pub pm_hi: Bits<32>,
+    /// im2col: in-bounds window from the coordinate: start
+    pub kcl: Bits<15>,
+    /// end
+    pub kch: Bits<15>,
+    /// in-bounds window from the lower corner: start
+    pub kll: Bits<15>,
+    /// end
+    pub klh: Bits<15>,
+    /// wrap threshold from the coordinate
+    pub kwc: Bits<15>,
+    /// wrap threshold from the lower corner
+    pub kwl: Bits<15>,
+}
+
+/// One dimension of the decoder: the registered terms and the Dim cycle's adds.
 #[derive(LogicBlock, Default)]
 pub struct TmaDimStep {
+    /// the SM clock
+    pub clock: Signal<In, Clock>,
+    /// compute dimension `nk`'s terms this cycle
+    pub pre: Signal<In, bool>,
+    /// the dimension whose terms are computed
+    pub nk: Signal<In, Bits<3>>,
+    /// log2 element size for the terms
+    pub nes: Signal<In, Bits<2>>,
     /// a Dim cycle (else every output is zero)
     pub en: Signal<In, bool>,
-    /// the dimension
+    /// the dimension of the Dim cycle
     pub dk: Signal<In, Bits<3>>,
     /// the head command
     pub cmd: Signal<In, TmaCmd>,
@@ -44,8 +109,6 @@ pub struct TmaDimStep {
     pub desc: Signal<In, TmaDescImage>,
     /// elements of a row - 1
     pub b0m1: Signal<In, Bits<8>>,
-    /// log2 element size
-    pub es: Signal<In, Bits<2>>,
     /// an im2col job
     pub im2col: Signal<In, bool>,
     /// tensorRank
@@ -107,54 +170,72 @@ pub struct TmaDimStep {
     /// wrap threshold from the lower corner
     pub kwl: Signal<Out, Bits<15>>,
 
-    /// start += coord * stride
-    mac_a: TmaMac,
-    /// step = elementStride * stride
-    mac_s: TmaMac,
-    /// start += im2col offset * stride (after mac_a)
-    mac_o: TmaMac,
-    /// start - A(dk+1) += coordinate * stride
-    mac_m1: TmaMac,
-    /// ... - lowerCorner * stride
-    mac_m2: TmaMac,
-    /// the im2col windows of dimension dk
-    i2c_win: TmaI2cWin,
-    /// coordinate of dimension dk
-    c: Signal<Local, Bits<32>>,
-    /// -coordinate
-    negc: Signal<Local, Bits<32>>,
-    /// globalDim - 1 of dimension dk
-    dim: Signal<Local, Bits<32>>,
-    /// the stride multiplying the coordinate (element size for dk = 0), low half
-    sb_lo: Signal<Local, Bits<32>>,
-    /// high bits
-    sb_hi: Signal<Local, Bits<8>>,
-    /// globalDim - 1 - coordinate
-    diff: Signal<Local, Bits<32>>,
-    /// globalDim - 1 + (-coordinate)
-    sum: Signal<Local, Bits<32>>,
-    /// dimension 0: lo clamped to the box
-    lo0: Signal<Local, Bits<24>>,
-    /// dimension 0: hi clamped to the box
-    hi0: Signal<Local, Bits<24>>,
-    /// im2col offset of dimension dk
-    off: Signal<Local, Bits<16>>,
-    /// pixelBoxLowerCorner of dimension dk
-    low: Signal<Local, Bits<16>>,
-    /// pixelBoxUpperCorner of dimension dk
-    up: Signal<Local, Bits<16>>,
-    /// pixelBoxLowerCorner sign-extended to 32 bits
-    slow: Signal<Local, Bits<32>>,
-    /// its negation
-    nlow: Signal<Local, Bits<32>>,
+    /// the terms of dimension `nk`
+    terms: TmaDimTerms,
+    /// the terms of dimension `dk` (registered in the cycle before)
+    t: DFF<TmaDimOut>,
+    /// the start address's low-half sum with its carry
+    a_sum: Signal<Local, Bits<33>>,
+    /// the im2col distance this dimension adds to, low half
+    mba_lo: Signal<Local, Bits<32>>,
+    /// high half
+    mba_hi: Signal<Local, Bits<32>>,
+    /// the distance's low-half sum with its carry
+    mb_sum: Signal<Local, Bits<33>>,
 }
 
 impl Logic for TmaDimStep {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, t);
+        self.terms.en.next = self.pre.val();
+        self.terms.k.next = self.nk.val();
+        self.terms.es.next = self.nes.val();
+        self.terms.cmd.next = self.cmd.val();
+        self.terms.desc.next = self.desc.val();
+        self.terms.b0m1.next = self.b0m1.val();
+        self.terms.im2col.next = self.im2col.val();
+        self.terms.rank.next = self.rank.val();
+        self.t.d.next.lo_b = self.terms.lo_b.val();
+        self.t.d.next.hi_b = self.terms.hi_b.val();
+        self.t.d.next.rowbytes = self.terms.rowbytes.val();
+        self.t.d.next.bdim = self.terms.bdim.val();
+        self.t.d.next.e = self.terms.e.val();
+        self.t.d.next.lo = self.terms.lo.val();
+        self.t.d.next.hi = self.terms.hi.val();
+        self.t.d.next.st_lo = self.terms.st_lo.val();
+        self.t.d.next.st_hi = self.terms.st_hi.val();
+        self.t.d.next.sp = self.terms.sp.val();
+        self.t.d.next.n = self.terms.n.val();
+        self.t.d.next.pa_lo = self.terms.pa_lo.val();
+        self.t.d.next.pa_hi = self.terms.pa_hi.val();
+        self.t.d.next.pm_lo = self.terms.pm_lo.val();
+        self.t.d.next.pm_hi = self.terms.pm_hi.val();
+        self.t.d.next.kcl = self.terms.kcl.val();
+        self.t.d.next.kch = self.terms.kch.val();
+        self.t.d.next.kll = self.terms.kll.val();
+        self.t.d.next.klh = self.terms.klh.val();
+        self.t.d.next.kwc = self.terms.kwc.val();
+        self.t.d.next.kwl = self.terms.kwl.val();
+        // the Dim cycle: start += the address term; the im2col distance of a spatial dimension
+        // continues the previous one's (dimension 1 starts from 0)
+        self.a_sum.next = bit_cast::<33, 32>(self.a_lo.val()) + bit_cast::<33, 32>(self.t.q.val().pa_lo);
+        self.mba_lo.next = 0.into();
+        self.mba_hi.next = 0.into();
+        if self.dk.val() == 2 {
+            self.mba_lo.next = self.mb2_lo.val();
+            self.mba_hi.next = self.mb2_hi.val();
+        }
+        if self.dk.val() == 3 {
+            self.mba_lo.next = self.mb3_lo.val();
+            self.mba_hi.next = self.mb3_hi.val();
+        }
+        self.mb_sum.next = bit_cast::<33, 32>(self.mba_lo.val()) + bit_cast::<33, 32>(self.t.q.val().pm_lo);
         self.a_lo_nx.next = 0.into();
         self.a_hi_nx.next = 0.into();
         self.rot.next = 0.into();
+        self.mb_lo.next = 0.into();
+        self.mb_hi.next = 0.into();
         self.lo_b.next = 0.into();
         self.hi_b.next = 0.into();
         self.rowbytes.next = 0.into();
@@ -166,8 +247,160 @@ impl Logic for TmaDimStep {
         self.st_hi.next = 0.into();
         self.sp.next = false;
         self.n.next = false;
-        self.mb_lo.next = 0.into();
-        self.mb_hi.next = 0.into();
+        self.kcl.next = 0.into();
+        self.kch.next = 0.into();
+        self.kll.next = 0.into();
+        self.klh.next = 0.into();
+        self.kwc.next = 0.into();
+        self.kwl.next = 0.into();
+        if self.en.val() {
+            self.a_lo_nx.next = bit_cast::<32, 33>(self.a_sum.val());
+            self.a_hi_nx.next = self.a_hi.val() + self.t.q.val().pa_hi;
+            if self.a_sum.val().get_bit(32) {
+                self.a_hi_nx.next = self.a_hi.val() + self.t.q.val().pa_hi + 1;
+            }
+            self.rot.next = bit_cast::<4, 33>(self.a_sum.val());
+            self.mb_lo.next = bit_cast::<32, 33>(self.mb_sum.val());
+            self.mb_hi.next = self.mba_hi.val() + self.t.q.val().pm_hi;
+            if self.mb_sum.val().get_bit(32) {
+                self.mb_hi.next = self.mba_hi.val() + self.t.q.val().pm_hi + 1;
+            }
+            self.lo_b.next = self.t.q.val().lo_b;
+            self.hi_b.next = self.t.q.val().hi_b;
+            self.rowbytes.next = self.t.q.val().rowbytes;
+            self.bdim.next = self.t.q.val().bdim;
+            self.e.next = self.t.q.val().e;
+            self.lo.next = self.t.q.val().lo;
+            self.hi.next = self.t.q.val().hi;
+            self.st_lo.next = self.t.q.val().st_lo;
+            self.st_hi.next = self.t.q.val().st_hi;
+            self.sp.next = self.t.q.val().sp;
+            self.n.next = self.t.q.val().n;
+            self.kcl.next = self.t.q.val().kcl;
+            self.kch.next = self.t.q.val().kch;
+            self.kll.next = self.t.q.val().kll;
+            self.klh.next = self.t.q.val().klh;
+            self.kwc.next = self.t.q.val().kwc;
+            self.kwl.next = self.t.q.val().kwl;
+        }
+    }
+}
+
+/// One dimension's terms (combinational): its fields, in-bounds windows and products, none of
+/// which depends on J's sums (module doc).
+#[derive(LogicBlock, Default)]
+pub struct TmaDimTerms {
+    /// compute (else every output is zero)
+    pub en: Signal<In, bool>,
+    /// the dimension
+    pub k: Signal<In, Bits<3>>,
+    /// the head command
+    pub cmd: Signal<In, TmaCmd>,
+    /// its tensor-map image
+    pub desc: Signal<In, TmaDescImage>,
+    /// elements of a row - 1
+    pub b0m1: Signal<In, Bits<8>>,
+    /// log2 element size
+    pub es: Signal<In, Bits<2>>,
+    /// an im2col job
+    pub im2col: Signal<In, bool>,
+    /// tensorRank
+    pub rank: Signal<In, Bits<3>>,
+    /// dimension 0: first in-bounds byte of a row
+    pub lo_b: Signal<Out, Bits<24>>,
+    /// dimension 0: end of the in-bounds bytes
+    pub hi_b: Signal<Out, Bits<24>>,
+    /// dimension 0: bytes per row
+    pub rowbytes: Signal<Out, Bits<24>>,
+    /// boxDim of the dimension
+    pub bdim: Signal<Out, Bits<9>>,
+    /// its element stride
+    pub e: Signal<Out, Bits<9>>,
+    /// first in-bounds box index (clamped to 256)
+    pub lo: Signal<Out, Bits<9>>,
+    /// end of the in-bounds box indices (clamped to 256)
+    pub hi: Signal<Out, Bits<9>>,
+    /// the address step, low half
+    pub st_lo: Signal<Out, Bits<32>>,
+    /// high half
+    pub st_hi: Signal<Out, Bits<32>>,
+    /// an im2col spatial dimension
+    pub sp: Signal<Out, bool>,
+    /// the im2col N dimension
+    pub n: Signal<Out, bool>,
+    /// the start address's term `(coord + off) * stride`, low half
+    pub pa_lo: Signal<Out, Bits<32>>,
+    /// high half
+    pub pa_hi: Signal<Out, Bits<32>>,
+    /// im2col: the term `(coord - lower) * stride`, low half
+    pub pm_lo: Signal<Out, Bits<32>>,
+    /// high half
+    pub pm_hi: Signal<Out, Bits<32>>,
+    /// im2col: in-bounds window from the coordinate: start
+    pub kcl: Signal<Out, Bits<15>>,
+    /// end
+    pub kch: Signal<Out, Bits<15>>,
+    /// in-bounds window from the lower corner: start
+    pub kll: Signal<Out, Bits<15>>,
+    /// end
+    pub klh: Signal<Out, Bits<15>>,
+    /// wrap threshold from the coordinate
+    pub kwc: Signal<Out, Bits<15>>,
+    /// wrap threshold from the lower corner
+    pub kwl: Signal<Out, Bits<15>>,
+
+    /// (coord + off) * stride
+    mul_a: TmaMul,
+    /// step = elementStride * stride
+    mul_s: TmaMul,
+    /// (coord - lower) * stride
+    mul_m: TmaMul,
+    /// the im2col windows of dimension k
+    i2c_win: TmaI2cWin,
+    /// coordinate of dimension k
+    c: Signal<Local, Bits<32>>,
+    /// the coordinate sign-extended to 33 bits
+    c33: Signal<Local, Bits<33>>,
+    /// -coordinate
+    negc: Signal<Local, Bits<32>>,
+    /// globalDim - 1 of dimension k
+    dim: Signal<Local, Bits<32>>,
+    /// the stride multiplying the coordinate (element size for k = 0), low half
+    sb_lo: Signal<Local, Bits<32>>,
+    /// high bits
+    sb_hi: Signal<Local, Bits<8>>,
+    /// globalDim - 1 - coordinate
+    diff: Signal<Local, Bits<32>>,
+    /// globalDim - 1 + (-coordinate)
+    sum: Signal<Local, Bits<32>>,
+    /// dimension 0: lo clamped to the box
+    lo0: Signal<Local, Bits<24>>,
+    /// dimension 0: hi clamped to the box
+    hi0: Signal<Local, Bits<24>>,
+    /// im2col offset of dimension k
+    off: Signal<Local, Bits<16>>,
+    /// pixelBoxLowerCorner of dimension k
+    low: Signal<Local, Bits<16>>,
+    /// pixelBoxUpperCorner of dimension k
+    up: Signal<Local, Bits<16>>,
+    /// pixelBoxLowerCorner sign-extended to 33 bits
+    slow: Signal<Local, Bits<33>>,
+}
+
+impl Logic for TmaDimTerms {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.lo_b.next = 0.into();
+        self.hi_b.next = 0.into();
+        self.rowbytes.next = 0.into();
+        self.bdim.next = 0.into();
+        self.e.next = 0.into();
+        self.lo.next = 0.into();
+        self.hi.next = 0.into();
+        self.st_lo.next = 0.into();
+        self.st_hi.next = 0.into();
+        self.sp.next = false;
+        self.n.next = false;
         self.kcl.next = 0.into();
         self.kch.next = 0.into();
         self.kll.next = 0.into();
@@ -175,6 +408,20 @@ impl Logic for TmaDimStep {
         self.kwc.next = 0.into();
         self.kwl.next = 0.into();
         self.c.next = 0.into();
+        self.c33.next = 0.into();
+        self.pa_lo.next = 0.into();
+        self.pa_hi.next = 0.into();
+        self.pm_lo.next = 0.into();
+        self.pm_hi.next = 0.into();
+        self.mul_a.a.next = 0.into();
+        self.mul_a.b_lo.next = 0.into();
+        self.mul_a.b_hi.next = 0.into();
+        self.mul_s.a.next = 0.into();
+        self.mul_s.b_lo.next = 0.into();
+        self.mul_s.b_hi.next = 0.into();
+        self.mul_m.a.next = 0.into();
+        self.mul_m.b_lo.next = 0.into();
+        self.mul_m.b_hi.next = 0.into();
         self.negc.next = 0.into();
         self.dim.next = 0.into();
         self.sb_lo.next = 0.into();
@@ -187,32 +434,6 @@ impl Logic for TmaDimStep {
         self.low.next = 0.into();
         self.up.next = 0.into();
         self.slow.next = 0.into();
-        self.nlow.next = 0.into();
-        self.mac_a.acc_lo.next = 0.into();
-        self.mac_a.acc_hi.next = 0.into();
-        self.mac_a.a.next = 0.into();
-        self.mac_a.b_lo.next = 0.into();
-        self.mac_a.b_hi.next = 0.into();
-        self.mac_s.acc_lo.next = 0.into();
-        self.mac_s.acc_hi.next = 0.into();
-        self.mac_s.a.next = 0.into();
-        self.mac_s.b_lo.next = 0.into();
-        self.mac_s.b_hi.next = 0.into();
-        self.mac_o.acc_lo.next = 0.into();
-        self.mac_o.acc_hi.next = 0.into();
-        self.mac_o.a.next = 0.into();
-        self.mac_o.b_lo.next = 0.into();
-        self.mac_o.b_hi.next = 0.into();
-        self.mac_m1.acc_lo.next = 0.into();
-        self.mac_m1.acc_hi.next = 0.into();
-        self.mac_m1.a.next = 0.into();
-        self.mac_m1.b_lo.next = 0.into();
-        self.mac_m1.b_hi.next = 0.into();
-        self.mac_m2.acc_lo.next = 0.into();
-        self.mac_m2.acc_hi.next = 0.into();
-        self.mac_m2.a.next = 0.into();
-        self.mac_m2.b_lo.next = 0.into();
-        self.mac_m2.b_hi.next = 0.into();
         self.i2c_win.c.next = 0.into();
         self.i2c_win.off.next = 0.into();
         self.i2c_win.lower.next = 0.into();
@@ -222,7 +443,7 @@ impl Logic for TmaDimStep {
             // the dimension's fields
             self.e.next = 1.into();
             self.sb_hi.next = 0.into();
-            match self.dk.val().index() {
+            match self.k.val().index() {
                 0 => {
                     self.c.next = self.cmd.val().c0;
                     self.dim.next = self.desc.val().gdim0_m1;
@@ -270,13 +491,13 @@ impl Logic for TmaDimStep {
             self.off.next = 0.into();
             self.low.next = 0.into();
             self.up.next = 0.into();
-            if self.im2col.val() && (self.dk.val() != 0) {
-                if (self.dk.val() + 1) == self.rank.val() {
+            if self.im2col.val() && (self.k.val() != 0) {
+                if (self.k.val() + 1) == self.rank.val() {
                     self.n.next = true;
                     self.e.next = 1.into();
                 } else {
                     self.sp.next = true;
-                    match self.dk.val().index() {
+                    match self.k.val().index() {
                         1 => {
                             self.off.next = self.cmd.val().o0;
                             self.low.next = self.desc.val().lower0;
@@ -295,53 +516,31 @@ impl Logic for TmaDimStep {
                     }
                 }
             }
-            self.slow.next = bit_cast::<32, 16>(self.low.val());
+            self.slow.next = bit_cast::<33, 16>(self.low.val());
             if self.low.val().get_bit(15) {
-                self.slow.next = bit_cast::<32, 16>(self.low.val()) | 0xFFFF_0000_u64;
+                self.slow.next = bit_cast::<33, 16>(self.low.val()) | 0x1_FFFF_0000_u64;
             }
-            self.nlow.next = bits::<32>(0) - self.slow.val();
-            // start += coord * stride (+ im2col offset * stride); step = elementStride * stride
-            self.mac_a.acc_lo.next = self.a_lo.val();
-            self.mac_a.acc_hi.next = self.a_hi.val();
-            self.mac_a.a.next = self.c.val();
-            self.mac_a.b_lo.next = self.sb_lo.val();
-            self.mac_a.b_hi.next = self.sb_hi.val();
-            self.mac_s.acc_lo.next = 0.into();
-            self.mac_s.acc_hi.next = 0.into();
-            self.mac_s.a.next = bit_cast::<32, 9>(self.e.val());
-            self.mac_s.b_lo.next = self.sb_lo.val();
-            self.mac_s.b_hi.next = self.sb_hi.val();
-            self.mac_o.acc_lo.next = self.mac_a.p_lo.val();
-            self.mac_o.acc_hi.next = self.mac_a.p_hi.val();
-            self.mac_o.a.next = bit_cast::<32, 16>(self.off.val());
-            self.mac_o.b_lo.next = self.sb_lo.val();
-            self.mac_o.b_hi.next = self.sb_hi.val();
-            self.a_lo_nx.next = self.mac_o.p_lo.val();
-            self.a_hi_nx.next = self.mac_o.p_hi.val();
-            self.rot.next = bit_cast::<4, 32>(self.mac_a.p_lo.val());
-            self.st_lo.next = self.mac_s.p_lo.val();
-            self.st_hi.next = self.mac_s.p_hi.val();
-            // im2col: start - A(dk+1) = start - A(dk) + (coord - lower) * stride
-            self.mac_m1.acc_lo.next = 0.into();
-            self.mac_m1.acc_hi.next = 0.into();
-            if self.dk.val() == 2 {
-                self.mac_m1.acc_lo.next = self.mb2_lo.val();
-                self.mac_m1.acc_hi.next = self.mb2_hi.val();
+            // the products, sign-extended factors of 33 bits: (coord + off) * stride,
+            // elementStride * stride, (coord - lower) * stride
+            self.c33.next = bit_cast::<33, 32>(self.c.val());
+            if self.c.val().get_bit(31) {
+                self.c33.next = bit_cast::<33, 32>(self.c.val()) | 0x1_0000_0000_u64;
             }
-            if self.dk.val() == 3 {
-                self.mac_m1.acc_lo.next = self.mb3_lo.val();
-                self.mac_m1.acc_hi.next = self.mb3_hi.val();
-            }
-            self.mac_m1.a.next = self.c.val();
-            self.mac_m1.b_lo.next = self.sb_lo.val();
-            self.mac_m1.b_hi.next = self.sb_hi.val();
-            self.mac_m2.acc_lo.next = self.mac_m1.p_lo.val();
-            self.mac_m2.acc_hi.next = self.mac_m1.p_hi.val();
-            self.mac_m2.a.next = self.nlow.val();
-            self.mac_m2.b_lo.next = self.sb_lo.val();
-            self.mac_m2.b_hi.next = self.sb_hi.val();
-            self.mb_lo.next = self.mac_m2.p_lo.val();
-            self.mb_hi.next = self.mac_m2.p_hi.val();
+            self.mul_a.a.next = self.c33.val() + bit_cast::<33, 16>(self.off.val());
+            self.mul_a.b_lo.next = self.sb_lo.val();
+            self.mul_a.b_hi.next = self.sb_hi.val();
+            self.mul_s.a.next = bit_cast::<33, 9>(self.e.val());
+            self.mul_s.b_lo.next = self.sb_lo.val();
+            self.mul_s.b_hi.next = self.sb_hi.val();
+            self.mul_m.a.next = self.c33.val() - self.slow.val();
+            self.mul_m.b_lo.next = self.sb_lo.val();
+            self.mul_m.b_hi.next = self.sb_hi.val();
+            self.pa_lo.next = self.mul_a.p_lo.val();
+            self.pa_hi.next = self.mul_a.p_hi.val();
+            self.st_lo.next = self.mul_s.p_lo.val();
+            self.st_hi.next = self.mul_s.p_hi.val();
+            self.pm_lo.next = self.mul_m.p_lo.val();
+            self.pm_hi.next = self.mul_m.p_hi.val();
             self.i2c_win.c.next = self.c.val();
             self.i2c_win.off.next = self.off.val();
             self.i2c_win.lower.next = self.low.val();
@@ -389,33 +588,28 @@ impl Logic for TmaDimStep {
     }
 }
 
-/// `p = acc + sext(a) * b mod 2^64` (a: 32-bit signed, b: 40-bit unsigned), combinational.
-/// A leaf with hand-written Verilog: hdl_gen has no 32 x 40 multiply (rust-hdl only multiplies
+/// `p = sext(a) * b mod 2^64` (a: 33-bit signed, b: 40-bit unsigned), combinational.
+/// A leaf with hand-written Verilog: hdl_gen has no 33 x 40 multiply (rust-hdl only multiplies
 /// 16 x 16); the iverilog replay checks it against this Rust model.
 #[derive(LogicBlock, Default)]
-pub struct TmaMac {
-    /// addend, low half
-    pub acc_lo: Signal<In, Bits<32>>,
-    /// addend, high half
-    pub acc_hi: Signal<In, Bits<32>>,
+pub struct TmaMul {
     /// signed multiplier
-    pub a: Signal<In, Bits<32>>,
+    pub a: Signal<In, Bits<33>>,
     /// unsigned multiplicand, bits 0..32
     pub b_lo: Signal<In, Bits<32>>,
     /// unsigned multiplicand, bits 32..40
     pub b_hi: Signal<In, Bits<8>>,
-    /// result, low half
+    /// product, low half
     pub p_lo: Signal<Out, Bits<32>>,
-    /// result, high half
+    /// product, high half
     pub p_hi: Signal<Out, Bits<32>>,
 }
 
-impl Logic for TmaMac {
+impl Logic for TmaMul {
     fn update(&mut self) {
-        let acc = self.acc_lo.val().to_u64() | self.acc_hi.val().to_u64() << 32;
-        let a = self.a.val().to_u64() as u32 as i32 as i64 as u64;
+        let a = ((self.a.val().to_u64() << 31) as i64 >> 31) as u64;
         let b = self.b_lo.val().to_u64() | self.b_hi.val().to_u64() << 32;
-        let p = acc.wrapping_add(a.wrapping_mul(b));
+        let p = a.wrapping_mul(b);
         self.p_lo.next = (p & 0xFFFF_FFFF).into();
         self.p_hi.next = (p >> 32).into();
     }
@@ -426,11 +620,10 @@ impl Logic for TmaMac {
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
             "\
-wire [63:0] mac_prod = {{32{a[31]}}, a} * {24'd0, b_hi, b_lo};
-wire [63:0] mac_sum = {acc_hi, acc_lo} + mac_prod;
+wire [63:0] mul_p = {{31{a[32]}}, a} * {24'd0, b_hi, b_lo};
 always @(*) begin
-   p_lo = mac_sum[31:0];
-   p_hi = mac_sum[63:32];
+   p_lo = mul_p[31:0];
+   p_hi = mul_p[63:32];
 end
 "
             .into(),
@@ -531,31 +724,46 @@ end
 mod tests {
     use super::*;
     use crate::common::XorShift;
-    use crate::tma::tb::{block, comb};
+    use crate::tma::tb::{block, comb, Clocked};
 
     fn b32(x: i64) -> Bits<32> {
         ((x as u64) & 0xFFFF_FFFF).into()
     }
 
-    /// `acc + sext(a) * b mod 2^64` for random and extreme operands, against i128 arithmetic.
+    /// `sext(a) * b mod 2^64` (33-bit signed a) for random and extreme operands, against i128
+    /// arithmetic.
     #[test]
-    fn mac_is_a_64_bit_multiply_add() {
-        let mut m = block(TmaMac::default());
+    fn mul_is_a_33_by_40_bit_product() {
+        let mut m = block(TmaMul::default());
         let mut rng = XorShift(0x3AC0_0001);
-        let edge = [0i64, 1, -1, i32::MIN as i64, i32::MAX as i64];
+        let edge = [0i64, 1, -1, -(1 << 32), (1 << 32) - 1];
         for n in 0..2000 {
-            let a = if n < 25 { edge[n % 5] } else { rng.below(1 << 32) as u32 as i32 as i64 };
+            let a = if n < 25 { edge[n % 5] } else { ((rng.below(1 << 33) << 31) as i64) >> 31 };
             let b = if n < 25 { [0u64, 1, (1 << 40) - 1, 1 << 39, 16][n / 5] } else { rng.below(1 << 40) };
-            let acc = rng.below(u64::MAX);
-            m.acc_lo.next = (acc & 0xFFFF_FFFF).into();
-            m.acc_hi.next = (acc >> 32).into();
-            m.a.next = b32(a);
+            m.a.next = ((a as u64) & 0x1_FFFF_FFFF).into();
             m.b_lo.next = (b & 0xFFFF_FFFF).into();
             m.b_hi.next = (b >> 32).into();
             comb(&mut *m);
-            let want = (acc as i128 + a as i128 * b as i128) as u64;
-            assert_eq!(m.p_lo.val().to_u64() | m.p_hi.val().to_u64() << 32, want, "{acc} + {a} * {b}");
+            let want = (a as i128 * b as i128) as u64;
+            assert_eq!(m.p_lo.val().to_u64() | m.p_hi.val().to_u64() << 32, want, "{a} * {b}");
         }
+    }
+
+    /// Computes dimension `k`'s terms (a cycle ahead, as the decoder does), then runs its Dim
+    /// cycle on the start address `a`: the step's outputs are that cycle's.
+    fn dim_cycle(d: &mut TmaDimStep, k: u64, es: u64, a: u64) {
+        d.pre.next = true;
+        d.en.next = false;
+        d.nk.next = k.into();
+        d.nes.next = es.into();
+        d.low();
+        d.edge();
+        d.pre.next = false;
+        d.en.next = true;
+        d.dk.next = k.into();
+        d.a_lo.next = (a & 0xFFFF_FFFF).into();
+        d.a_hi.next = (a >> 32).into();
+        d.low();
     }
 
     /// The first k in 0..top at which `pred(k)` holds (top when none does).
@@ -580,8 +788,6 @@ mod tests {
             let (e, bx) = (1 + rng.below(8), 1 + rng.below(256));
             let stride = 16 * rng.below(1 << 36);
             let a0 = rng.below(u64::MAX);
-            d.en.next = true;
-            d.dk.next = 1.into();
             d.cmd.next = TmaCmd { c1: b32(c), ..Default::default() };
             d.desc.next = TmaDescImage {
                 gdim1_m1: (gdim - 1).into(),
@@ -591,9 +797,7 @@ mod tests {
                 gstride0_hi: (stride >> 32).into(),
                 ..Default::default()
             };
-            d.a_lo.next = (a0 & 0xFFFF_FFFF).into();
-            d.a_hi.next = (a0 >> 32).into();
-            comb(&mut *d);
+            dim_cycle(&mut d, 1, 0, a0);
             let want: Vec<i64> = (0..256).filter(|&k| c + k >= 0 && c + k < gdim as i64).collect();
             let (lo, hi) = (d.lo.val().to_u64() as i64, d.hi.val().to_u64() as i64);
             assert_eq!((lo..hi).collect::<Vec<_>>(), want, "c {c} gdim {gdim}");
@@ -614,15 +818,10 @@ mod tests {
             let es = rng.below(4);
             let (gdim, bx) = (1 + rng.below(600), 1 + rng.below(256));
             let c = rng.below(1200) as i64 - 600;
-            d.en.next = true;
-            d.dk.next = 0.into();
-            d.es.next = es.into();
             d.b0m1.next = (bx - 1).into();
             d.cmd.next = TmaCmd { c0: b32(c), ..Default::default() };
             d.desc.next = TmaDescImage { gdim0_m1: (gdim - 1).into(), ..Default::default() };
-            d.a_lo.next = 0x1000.into();
-            d.a_hi.next = 1.into();
-            comb(&mut *d);
+            dim_cycle(&mut d, 0, es, 0x1_0000_1000);
             let inb = |k: i64| c + k >= 0 && c + k < gdim as i64;
             let lo = first(bx as i64, inb);
             let hi = (lo..bx as i64).find(|&k| !inb(k)).unwrap_or(bx as i64);

@@ -20,8 +20,9 @@
 //!
 //! Idle: J free and a head present: the checks ([`TmaDescCheck`]) refuse it (fault, pop), or J
 //! takes the command's constant fields and neutral outer dimensions. A tensor command then spends
-//! one Dim cycle per dimension (`dk`, [`TmaDimStep`]: its multiply-adds and in-bounds windows
-//! placed into J), a bulk command (a 1-row job) none; then one Fin cycle ([`TmaJobFin`]: the
+//! one Dim cycle per dimension (`dk`, [`TmaDimStep`]: its sums and in-bounds windows placed
+//! into J; the terms it adds were computed and registered in the cycle before, the Idle check
+//! cycle for dimension 0), a bulk command (a 1-row job) none; then one Fin cycle ([`TmaJobFin`]: the
 //! per-job constants), where J becomes valid, the head is popped and the row iterator starts.
 //! So a tensor command of rank r takes 1 + r + 1 cycles, a bulk command 2.
 
@@ -36,7 +37,7 @@ use rust_hdl::prelude::*;
 pub enum TmaDecState {
     /// waiting for a command and a free job register; checks the head command
     Idle,
-    /// one dimension per cycle (`dk`): multiply-adds and in-bounds windows
+    /// one dimension per cycle (`dk`): its sums and in-bounds windows
     Dim,
     /// per-job constants; J becomes valid
     Fin,
@@ -126,12 +127,20 @@ impl Logic for TmaDecoder {
         self.check.cmd.next = self.head.val();
         self.check.desc.next = self.head_desc.val();
         self.check.noctx.next = self.head_noctx.val();
+        // dimension 0's terms in the check cycle, dimension dk + 1's in dimension dk's
+        self.dim.clock.next = self.clock.val();
         self.dim.en.next = self.dstate.q.val() == TmaDecState::Dim;
         self.dim.dk.next = self.dk.q.val();
+        self.dim.pre.next = self.look.val() || (self.dstate.q.val() == TmaDecState::Dim);
+        self.dim.nk.next = self.dk.q.val() + 1;
+        self.dim.nes.next = self.jd.q.val().es;
+        if self.look.val() {
+            self.dim.nk.next = 0.into();
+            self.dim.nes.next = self.check.es.val();
+        }
         self.dim.cmd.next = self.head.val();
         self.dim.desc.next = self.head_desc.val();
         self.dim.b0m1.next = self.check.b0m1.val();
-        self.dim.es.next = self.jd.q.val().es;
         self.dim.im2col.next = self.jr.q.val().im2col;
         self.dim.rank.next = self.jr.q.val().rank;
         self.dim.a_lo.next = self.jr.q.val().a_lo;

@@ -1418,6 +1418,7 @@ clocked!(
     super::queue::TmaQueue,
     super::groups::TmaGroups,
     super::decoder::TmaDecoder,
+    super::dec_dim::TmaDimStep,
     super::rg::TmaRowIter,
     super::rowq::TmaRowQueue,
     super::issuer::TmaIssuer,
