@@ -54,6 +54,15 @@ pub struct MbarExec<const A: usize> {
     pub complete: Signal<Out, bool>,
     /// {completed phase parity, word index}
     pub cpl_tag: Signal<Out, Bits<17>>,
+    /// the bank's write port, for the SM engine's mirror of the words (the Verilator model
+    /// reads these copies): write enable
+    pub bank_we: Signal<Out, bool>,
+    /// its word index
+    pub bank_wa: Signal<Out, Bits<A>>,
+    /// the word written
+    pub bank_wd: Signal<Out, MbarrierWord>,
+    /// its shadow valid bit
+    pub bank_wv: Signal<Out, bool>,
 
     /// system-dependent suspend-time limit of try_wait, in cycles
     default_suspend_cycles: Constant<Bits<32>>,
@@ -106,6 +115,10 @@ impl<const A: usize> MbarExec<A> {
             susp_hint: Default::default(),
             complete: Default::default(),
             cpl_tag: Default::default(),
+            bank_we: Default::default(),
+            bank_wa: Default::default(),
+            bank_wd: Default::default(),
+            bank_wv: Default::default(),
             default_suspend_cycles: Constant::new((default_suspend_cycles as u64).into()),
             word_hi_mask: Constant::new(hi_mask.into()),
             ram: (0..(1usize << A)).map(|_| MbarrierWord::default()).into(),
@@ -174,6 +187,10 @@ impl<const A: usize> Logic for MbarExec<A> {
         self.shadow.write_address.next = bit_cast::<A, 16>(self.s1_req.q.val().word);
         self.shadow.write_data.next = self.op.valid_d.val();
         self.shadow.write_enable.next = self.s1_valid.q.val();
+        self.bank_we.next = self.s1_valid.q.val();
+        self.bank_wa.next = bit_cast::<A, 16>(self.s1_req.q.val().word);
+        self.bank_wd.next = self.op.word_d.val();
+        self.bank_wv.next = self.op.valid_d.val();
         self.last_word.d.next = self.op.word_d.val();
         self.last_valid.d.next = self.op.valid_d.val();
         // the waiter table's inputs
