@@ -10,6 +10,7 @@ pub mod mbarrier;
 pub mod exec;
 pub mod machine;
 pub mod reconverge;
+pub mod race;
 mod machine_api;
 pub mod lockstep;
 pub mod report;

@@ -4,6 +4,7 @@
 //! - [`config`]: every timing constant, from `sim/configs/sm90.toml`;
 //! - [`units`]: the RTL units of `hopsync-hdl`, clocked in a direct `simulate()` loop;
 //! - [`timing`]: instruction classes, register sets, memory cost models;
+//! - [`wgmma`]: the tensor cores and wgmma groups (timing of `wgmma.*`);
 //! - [`engine`]: warps, schedulers, scoreboard, memory pipes and the unit traffic;
 //! - [`probe`]: per-cycle observation (stall reasons, unit signals) for waveforms;
 //! - [`waves`]: `--waves FILE.vcd`: the VCD probe and the GTKWave save file beside it;
@@ -21,6 +22,7 @@ pub mod timeline;
 pub mod timing;
 pub mod units;
 pub mod waves;
+pub mod wgmma;
 
 pub use config::SmConfig;
 pub use engine::Engine;
