@@ -246,7 +246,6 @@ impl Logic for TmaSlotIter {
             }
             self.y.d.next.valid = true;
             self.y.d.next.store = self.b.q.val().store;
-            self.y.d.next.need = self.x_need.val();
             self.y.d.next.half = self.rob_half.val();
             // a prefetch's chunks are popped and dropped
             self.y.d.next.emit = self.x_emit.val() && !self.b.q.val().pf;

@@ -48,6 +48,8 @@ pub struct TmaRealign {
     pub wb_push: Signal<Out, bool>,
     /// that entry
     pub wb_entry: Signal<Out, TmaWbEntry>,
+    /// that entry is its op's last (kept beside the entry: the issuer takes the entry whole)
+    pub wb_last: Signal<Out, bool>,
     /// a store op's reads are done
     pub rd_done: Signal<Out, bool>,
     /// its bulk-group slot
@@ -81,6 +83,7 @@ impl Default for TmaRealign {
             ob_entry: Default::default(),
             wb_push: Default::default(),
             wb_entry: Default::default(),
+            wb_last: Default::default(),
             rd_done: Default::default(),
             rd_grp: Default::default(),
             store_last: Default::default(),
@@ -143,7 +146,7 @@ impl Logic for TmaRealign {
         self.wb_entry.next.grp = self.y.val().grp;
         self.wb_entry.next.red_op = self.y.val().red_op;
         self.wb_entry.next.red_type = self.y.val().red_type;
-        self.wb_entry.next.op_last = self.y.val().jlast;
+        self.wb_last.next = self.y.val().jlast;
         self.rd_done.next = self.y.val().valid
             && self.y.val().store
             && !self.y.val().s2s
@@ -284,7 +287,6 @@ mod tests {
         let slot = |par: bool, ulast: bool, jlast: bool, ca: u64| TmaSlot {
             valid: true,
             store: true,
-            need: true,
             emit: true,
             jlast,
             mask: 0xFFFF.into(),
@@ -303,7 +305,7 @@ mod tests {
             assert!(!y.ob_push.val());
             if y.wb_push.val() {
                 let e = y.wb_entry.val();
-                pushes.push((e.write, e.addr_lo.to_u64(), e.mask_lo.to_u64(), e.mask_hi.to_u64(), e.data_lo.to_bytes()[0], e.data_hi.to_bytes()[0], e.op_last));
+                pushes.push((e.write, e.addr_lo.to_u64(), e.mask_lo.to_u64(), e.mask_hi.to_u64(), e.data_lo.to_bytes()[0], e.data_hi.to_bytes()[0], y.wb_last.val()));
             }
             assert_eq!((y.rd_done.val(), y.store_last.val()), (k == 2, k == 2));
             y.edge();

@@ -13,7 +13,8 @@
 //! - Events that move the counters, each with the group slot it names: `rd_done` (a store op's
 //!   shared-memory reads are done: its last slot is in stage Y), `wi_done` (its last write left
 //!   the write buffer), `wr_issue` (a sector write was accepted; `wb_grp` names the slot of both),
-//!   a write acknowledgement on `gmem_resp` (tag = slot), `drop` (a store that joined a group was
+//!   a write acknowledgement (`ack`, `ack_tag` = slot: the engine's `gmem_resp` with `write`
+//!   set, only its tag read here), `drop` (a store that joined a group was
 //!   refused by the decoder).
 //! - `wait_n`, `wait_read`, `wait_thread` → `wait_done`, `groups_pending`: the answer of
 //!   `wait_group{.read} wait_n` for `wait_thread` (combinational; a thread with no context
@@ -28,7 +29,6 @@
 //! `g_rd` and one leaves `g_wi` per cycle per slot besides `drop` (the decoder holds a refusal
 //! while stage Y or the write buffer end an op: `hold` there).
 
-use super::types::*;
 use rust_hdl::prelude::*;
 
 /// Bulk async-group contexts, their counters and the wait answers.
@@ -60,10 +60,10 @@ pub struct TmaGroups {
     pub wr_issue: Signal<In, bool>,
     /// the slot of `wi_done` and `wr_issue` (the write buffer's head)
     pub wb_grp: Signal<In, Bits<4>>,
-    /// a global-memory response (a write acknowledgement when `write`: tag = slot)
-    pub gmem_resp: Signal<In, TmaGmemResp>,
-    /// `gmem_resp` is valid
-    pub gmem_resp_valid: Signal<In, bool>,
+    /// the tag of that acknowledgement (its group slot)
+    pub ack_tag: Signal<In, Bits<8>>,
+    /// a write acknowledgement arrives (a valid `gmem_resp` with `write` set)
+    pub ack: Signal<In, bool>,
     /// a store that joined a group is refused
     pub drop: Signal<In, bool>,
     /// its slot
@@ -220,7 +220,7 @@ impl Logic for TmaGroups {
             }
         }
         // the counters: one op enters, and one leaves each of g_rd / g_wi, per cycle
-        self.ev_ack.next = self.gmem_resp_valid.val() && self.gmem_resp.val().write;
+        self.ev_ack.next = self.ack.val();
         for i in 0..16 {
             self.g_rd[i].d.next = self.g_rd[i].q.val();
             self.g_wi[i].d.next = self.g_wi[i].q.val();
@@ -249,10 +249,10 @@ impl Logic for TmaGroups {
                 }
             }
             if self.wr_issue.val() && (self.wb_grp.val().index() == i) {
-                if !(self.ev_ack.val() && (self.gmem_resp.val().tag.index() == i)) {
+                if !(self.ev_ack.val() && (self.ack_tag.val().index() == i)) {
                     self.g_wp[i].d.next = self.g_wp[i].q.val() + 1;
                 }
-            } else if self.ev_ack.val() && (self.gmem_resp.val().tag.index() == i) {
+            } else if self.ev_ack.val() && (self.ack_tag.val().index() == i) {
                 self.g_wp[i].d.next = self.g_wp[i].q.val() - 1;
             }
         }
@@ -316,6 +316,7 @@ impl Logic for TmaGroups {
 mod tests {
     use super::*;
     use crate::tma::tb::*;
+    use crate::tma::types::*;
 
     /// The inputs of one cycle of the group block alone (everything else idle).
     #[derive(Default, Clone, Copy)]
@@ -343,12 +344,8 @@ mod tests {
         g.wi_done.next = i.wi_done.is_some();
         g.wr_issue.next = i.wr_issue.is_some();
         g.wb_grp.next = i.wi_done.or(i.wr_issue).unwrap_or(0).into();
-        g.gmem_resp_valid.next = i.ack.is_some();
-        g.gmem_resp.next = TmaGmemResp {
-            tag: i.ack.unwrap_or(0).into(),
-            write: true,
-            ..Default::default()
-        };
+        g.ack.next = i.ack.is_some();
+        g.ack_tag.next = i.ack.unwrap_or(0).into();
         g.drop.next = i.drop.is_some();
         g.drop_grp.next = i.drop.unwrap_or(0).into();
         g.wait_thread.next = i.wait.0.into();

@@ -8,9 +8,9 @@
 //! - `smem_wr` / `smem_wr_valid` / `smem_wr_ready`: the engine's 16-byte shared-memory write
 //!   port (CTA rank, 16-byte aligned shared::cta address, data, byte mask: loads write whole
 //!   beats, and the reduction to apply: `Copy` but for a `cp.reduce.async.bulk` beat).
-//! - `job_done` / `head`: a job's end marker leaves this cycle (its last beat reached every
-//!   destination CTA); `head` carries its CTA mask, mbarrier word and byte count for the
-//!   complete_tx sequencer; `cpl_busy` (in): that sequencer is still busy with the previous
+//! - `job_done` / `head_ctam` / `head_word` / `head_tx`: a job's end marker leaves this cycle
+//!   (its last beat reached every destination CTA), with its CTA mask, mbarrier word and byte
+//!   count for the complete_tx sequencer (the head entry's fields; only these leave OB); `cpl_busy` (in): that sequencer is still busy with the previous
 //!   job, so the marker waits (a job's complete_tx follows all its beats).
 //! - `n`: entries used (3 at most); `idle`: empty.
 //!
@@ -42,8 +42,12 @@ pub struct TmaOutBuf {
     pub smem_wr_ready: Signal<In, bool>,
     /// a job's end marker leaves this cycle
     pub job_done: Signal<Out, bool>,
-    /// the head entry
-    pub head: Signal<Out, TmaObEntry>,
+    /// the head entry's destination CTAs
+    pub head_ctam: Signal<Out, Bits<16>>,
+    /// the head entry's mbarrier word
+    pub head_word: Signal<Out, Bits<16>>,
+    /// the head entry's byte count
+    pub head_tx: Signal<Out, Bits<32>>,
     /// the complete_tx sequencer is busy
     pub cpl_busy: Signal<In, bool>,
     /// entries used
@@ -124,7 +128,9 @@ impl Logic for TmaOutBuf {
         }
         // (a prefetch has no destination: no complete_tx)
         self.job_done.next = self.pop.val() && self.ob[0].q.val().jlast && (self.ob[0].q.val().ctam != 0);
-        self.head.next = self.ob[0].q.val();
+        self.head_ctam.next = self.ob[0].q.val().ctam;
+        self.head_word.next = self.ob[0].q.val().word;
+        self.head_tx.next = self.ob[0].q.val().tx;
         self.n.next = self.ob_n.q.val();
         self.idle.next = self.ob_n.q.val() == 0;
     }
@@ -186,7 +192,7 @@ mod tests {
                 assert!(!busy, "cycle {n}: a job's end waits for the sequencer");
                 dones += 1;
             }
-            held += (busy && o.head.val().jlast && o.n.val() != 0) as u32;
+            held += (busy && o.ob[0].q.val().jlast && o.n.val() != 0) as u32;
             o.edge();
         }
         let k = got.len();

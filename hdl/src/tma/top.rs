@@ -206,8 +206,8 @@ impl Logic for TmaEngine {
         self.groups.wi_done.next = self.wb.done.val();
         self.groups.wr_issue.next = self.issuer.wr_issue.val();
         self.groups.wb_grp.next = self.wb.head.val().grp;
-        self.groups.gmem_resp.next = self.gmem_resp.val();
-        self.groups.gmem_resp_valid.next = self.gmem_resp_valid.val();
+        self.groups.ack.next = self.gmem_resp_valid.val() && self.gmem_resp.val().write;
+        self.groups.ack_tag.next = self.gmem_resp.val().tag;
         self.groups.drop.next = self.dec.drop.val();
         self.groups.drop_grp.next = self.dec.drop_grp.val();
         self.groups.wait_n.next = self.wait_n.val();
@@ -278,9 +278,9 @@ impl Logic for TmaEngine {
         self.smem_wr_valid.next = self.ob.smem_wr_valid.val();
         self.cpl.cta_rank.next = self.cta_rank.val();
         self.cpl.start.next = self.ob.job_done.val();
-        self.cpl.ctam.next = self.ob.head.val().ctam;
-        self.cpl.word.next = self.ob.head.val().word;
-        self.cpl.tx.next = self.ob.head.val().tx;
+        self.cpl.ctam.next = self.ob.head_ctam.val();
+        self.cpl.word.next = self.ob.head_word.val();
+        self.cpl.tx.next = self.ob.head_tx.val();
         self.cpl.mbar_ready.next = self.mbar_ready.val();
         self.mbar_req.next = self.cpl.mbar_req.val();
         self.mbar_cta.next = self.cpl.mbar_cta.val();
@@ -288,6 +288,7 @@ impl Logic for TmaEngine {
         self.mbar_valid.next = self.cpl.mbar_valid.val();
         self.wb.push.next = self.ba_y.wb_push.val();
         self.wb.entry.next = self.ba_y.wb_entry.val();
+        self.wb.entry_last.next = self.ba_y.wb_last.val();
         self.wb.wr_issue.next = self.issuer.wr_issue.val();
         // status
         self.store_read_done.next = self.ba_y.rd_done.val();

@@ -530,8 +530,6 @@ pub struct TmaSlot {
     pub valid: bool,
     /// store direction
     pub store: bool,
-    /// loads: a chunk was popped from the ROB (`half` selects it); stores: a beat was read
-    pub need: bool,
     /// loads: the popped chunk is the high half of its sector
     pub half: bool,
     /// the slot produces an output (load beat / store chunk)
@@ -613,8 +611,6 @@ pub struct TmaWbEntry {
     pub mask_hi: Bits<16>,
     /// bulk-group slot
     pub grp: Bits<4>,
-    /// the op's last entry
-    pub op_last: bool,
     /// the op's reduction (`TmaGmemReq::red_op`)
     pub red_op: TmaRedOp,
     /// its element type

@@ -3,7 +3,9 @@
 //!
 //! # Ports
 //!
-//! - `push` / `entry` (in): from stage Y (never when full: stage X counts `n`).
+//! - `push` / `entry` / `entry_last` (in): from stage Y (never when full: stage X counts `n`);
+//!   `entry_last`: the entry is its op's last (kept beside the entries, not in them: the issuer
+//!   takes the head entry whole).
 //! - `head` / `valid`: the oldest entry, for the issuer ([`crate::tma::issuer::TmaIssuer`]);
 //!   `wr_issue` (in): its write was accepted this cycle.
 //! - `done`: a store op's last entry leaves this cycle (its last sector write is issued, or the
@@ -23,6 +25,8 @@ pub struct TmaWriteBuf {
     pub push: Signal<In, bool>,
     /// that entry
     pub entry: Signal<In, TmaWbEntry>,
+    /// that entry is its op's last
+    pub entry_last: Signal<In, bool>,
     /// the head's write is accepted this cycle
     pub wr_issue: Signal<In, bool>,
     /// the head entry
@@ -40,6 +44,8 @@ pub struct TmaWriteBuf {
 
     /// entries
     wb: [DFF<TmaWbEntry>; 3],
+    /// each entry is its op's last
+    last: [DFF<bool>; 3],
     /// entries used
     wb_n: DFF<Bits<2>>,
     /// the head leaves this cycle
@@ -55,29 +61,36 @@ impl Logic for TmaWriteBuf {
         for i in 0..3 {
             self.wb[i].clock.next = self.clock.val();
             self.wb[i].d.next = self.wb[i].q.val();
+            self.last[i].clock.next = self.clock.val();
+            self.last[i].d.next = self.last[i].q.val();
         }
         self.pop.next = (self.wb_n.q.val() != 0) && (!self.wb[0].q.val().write || self.wr_issue.val());
-        self.done.next = self.pop.val() && self.wb[0].q.val().op_last;
+        self.done.next = self.pop.val() && self.last[0].q.val();
         self.after.next = self.wb_n.q.val();
         if self.pop.val() {
             self.after.next = self.wb_n.q.val() - 1;
             self.wb[0].d.next = self.wb[1].q.val();
             self.wb[1].d.next = self.wb[2].q.val();
+            self.last[0].d.next = self.last[1].q.val();
+            self.last[1].d.next = self.last[2].q.val();
         }
         self.wb_n.d.next = self.after.val();
         if self.push.val() {
             self.wb_n.d.next = self.after.val() + 1;
             if self.after.val() == 0 {
                 self.wb[0].d.next = self.entry.val();
+                self.last[0].d.next = self.entry_last.val();
             } else if self.after.val() == 1 {
                 self.wb[1].d.next = self.entry.val();
+                self.last[1].d.next = self.entry_last.val();
             } else {
                 self.wb[2].d.next = self.entry.val();
+                self.last[2].d.next = self.entry_last.val();
             }
         }
         self.head.next = self.wb[0].q.val();
         self.valid.next = self.wb_n.q.val() != 0;
-        self.head_last.next = (self.wb_n.q.val() != 0) && self.wb[0].q.val().op_last;
+        self.head_last.next = (self.wb_n.q.val() != 0) && self.last[0].q.val();
         self.n.next = self.wb_n.q.val();
         self.idle.next = self.wb_n.q.val() == 0;
     }
@@ -96,7 +109,7 @@ mod tests {
     #[test]
     fn fifo_of_writes_and_markers() {
         let mut w = block(TmaWriteBuf::default());
-        let mut model: VecDeque<TmaWbEntry> = VecDeque::new();
+        let mut model: VecDeque<(TmaWbEntry, bool)> = VecDeque::new();
         let mut rng = XorShift(0x0B0F_0002);
         let (mut dones, mut seq) = (0, 0u64);
         for n in 0..4000 {
@@ -105,26 +118,27 @@ mod tests {
             w.low();
             assert_eq!(w.n.val().to_u64(), model.len() as u64);
             if let Some(h) = model.front() {
-                assert_eq!(w.head.val(), *h, "cycle {n}");
-                assert_eq!(w.head_last.val(), h.op_last);
+                assert_eq!(w.head.val(), h.0, "cycle {n}");
+                assert_eq!(w.head_last.val(), h.1);
             }
-            let issue = model.front().is_some_and(|h| h.write) && rng.pct(50);
+            let issue = model.front().is_some_and(|h| h.0.write) && rng.pct(50);
             w.wr_issue.next = issue;
             if model.len() < 3 && rng.pct(60) {
-                let e = TmaWbEntry { write: rng.pct(80), addr_lo: seq.into(), op_last: rng.pct(30), grp: rng.below(16).into(), ..Default::default() };
+                let e = TmaWbEntry { write: rng.pct(80), addr_lo: seq.into(), grp: rng.below(16).into(), ..Default::default() };
                 seq += 1;
                 w.push.next = true;
                 w.entry.next = e;
+                w.entry_last.next = rng.pct(30);
             }
             w.low();
-            let leaves = model.front().is_some_and(|h| !h.write || issue);
-            assert_eq!(w.done.val(), leaves && model[0].op_last, "cycle {n}");
+            let leaves = model.front().is_some_and(|h| !h.0.write || issue);
+            assert_eq!(w.done.val(), leaves && model[0].1, "cycle {n}");
             dones += w.done.val() as u32;
             if leaves {
                 model.pop_front();
             }
             if w.push.val() {
-                model.push_back(w.entry.val());
+                model.push_back((w.entry.val(), w.entry_last.val()));
             }
             w.edge();
         }
