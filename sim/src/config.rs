@@ -199,7 +199,7 @@ pub struct Sync {
 }
 
 /// The TMA engine (one per SM): bulk and tensor copies, their global-memory traffic and
-/// shared-memory writes (PTX 9.7.9.25; the unit's structure is hdl/src/tma_engine.rs).
+/// shared-memory writes (PTX 9.7.9.25; the unit's structure is hdl/src/tma/).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tma {

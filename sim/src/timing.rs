@@ -280,7 +280,7 @@ pub fn tma_rate(c: &SmConfig) -> f64 {
 /// 16-byte beats the TMA engine spends on a transfer given as pieces (source address, None for
 /// out-of-bounds fill; bytes) in box order: pieces whose sources are contiguous form one row; a
 /// row takes one beat per 16 bytes, plus one when its source does not start 16-byte aligned
-/// (the RTL's realigner, hdl/src/tma_engine.rs "BA Y"). Fill pieces join the row they extend.
+/// (the RTL's realigner, hdl/src/tma/ba_y.rs). Fill pieces join the row they extend.
 pub fn tma_beats(pieces: impl Iterator<Item = (Option<u64>, u64)>) -> u64 {
     let mut beats = 0;
     let mut row: Option<(Option<u64>, u64, u64)> = None; // (start, next source address, bytes)
