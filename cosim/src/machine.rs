@@ -905,13 +905,15 @@ impl<'p> Machine<'p> {
         Ok(true)
     }
 
-    /// Deterministic mode: the next runnable warp after the last one picked.
+    /// Deterministic mode: the next runnable warp after the last one picked. The golden model's
+    /// own schedule blocks at a barrier ([`Warp::next_group`]): running ahead of one
+    /// ([`Machine::issue_group`]) is timing, which an engine under test does and the lockstep follows.
     fn pick_round_robin(&mut self) -> Option<(u32, u32, (u32, u32))> {
         let n = self.order.len();
         let start = self.rr;
         for k in 0..n {
             let (c, w) = self.order[(start + k) % n];
-            if let Some(g) = self.issue_group(c, w) {
+            if let Some(g) = self.ctas[c as usize].warps[w as usize].next_group() {
                 self.rr = (start + k + 1) % n;
                 return Some((c, w, g));
             }
@@ -935,7 +937,7 @@ impl<'p> Machine<'p> {
         let mut total = 0;
         for (k, &(c, w)) in self.order.iter().enumerate() {
             let warp = &self.ctas[c as usize].warps[w as usize];
-            if let Some((pc, mask)) = self.issue_group(c, w) {
+            if let Some((pc, mask)) = warp.next_group() {
                 // A warp whose last mbarrier poll failed is spinning: it runs at the lowest speed
                 // (like a try_wait that suspends the thread for a while), so fast pollers do not
                 // fill the run with failed polls while the warp they wait for is slow.

@@ -421,8 +421,10 @@ impl<'p> Engine<'p> {
         if !quiet_units {
             return Ok(());
         }
+        // A warp running ahead of a barrier does not count: its register-only instructions
+        // release no one.
         let any_can_run = self.ctas.iter().enumerate().any(|(ci, c)| {
-            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.issue_group(ci as u32, wi as u32).is_some())
+            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.warp(ci as u32, wi as u32).next_group().is_some())
         });
         if !any_can_run {
             self.mirror_named_barriers();
