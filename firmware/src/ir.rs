@@ -166,6 +166,9 @@ pub struct RegDecl {
     pub ty: Mod,
     /// Range declaration this register came from: (`%r`, N) for `%r<N>`; printed back as one line.
     pub range: Option<(String, u32)>,
+    /// Where it is declared.
+    #[serde(default)]
+    pub loc: Loc,
 }
 
 /// The state space of a variable.
@@ -216,6 +219,9 @@ pub struct Symbol {
     pub init: Vec<i64>,
     /// Declared at module scope (outside the kernel).
     pub module_scope: bool,
+    /// Where its name is declared.
+    #[serde(default)]
+    pub loc: Loc,
 }
 impl Symbol {
     /// Size in bytes (0 for an unsized extern array).

@@ -8,6 +8,7 @@
 pub mod diag;
 pub mod ir;
 pub mod lexer;
+pub mod limits;
 pub mod manifest;
 pub mod ops;
 pub mod parser;
@@ -39,6 +40,7 @@ impl Program {
         let wrap = |d: Diag| d.with_source(path, source);
         let module = parser::parse_module(source).map_err(wrap)?;
         let manifest = Manifest::from_source(source).map_err(wrap)?;
+        limits::check(&module, &manifest, source).map_err(wrap)?;
         check_params(&module, &manifest, source).map_err(wrap)?;
         Ok(Program { path: path.to_string(), source: source.to_string(), manifest, module })
     }

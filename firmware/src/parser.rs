@@ -10,6 +10,8 @@ struct Parser<'a> {
     toks: &'a [Token],
     pos: usize,
     symbols: Vec<Symbol>,
+    /// Index of `symbols` by name.
+    sym_index: HashMap<String, SymId>,
     regs: Vec<RegDecl>,
     reg_index: HashMap<String, RegId>,
     /// Open nested `{ }` blocks (PTX 4.4.1: a `.reg` declared in a block is visible only in it):
@@ -17,6 +19,10 @@ struct Parser<'a> {
     scopes: Vec<Vec<(String, Option<RegId>)>>,
     /// Every name in `regs` (block-local registers may be renamed to stay unique).
     reg_names: std::collections::HashSet<String>,
+    /// Per register of `regs`: the block depth it was declared at (0: the kernel body).
+    reg_depth: Vec<usize>,
+    /// Per declared name: the last `$k` suffix given to a block-local redeclaration.
+    reg_suffix: HashMap<String, u32>,
     labels: Vec<String>,
     label_pc: Vec<Option<u32>>,
     label_index: HashMap<String, LabelId>,
@@ -26,6 +32,16 @@ struct Parser<'a> {
 
 type R<T> = Result<T, Diag>;
 
+/// The deepest nesting of `{ }` blocks inside a kernel body that ptxas accepts: 13.5 (sm_90)
+/// assembles 1663 levels and fails on 1664 ("Parsing error near '{': memory exhausted").
+pub const MAX_BLOCK_DEPTH: usize = 1663;
+
+/// The most registers one kernel may declare. PTX sets no bound on virtual registers, but every
+/// engine keeps each one for all 32 lanes of every warp; real kernels declare thousands
+/// (nvcc's largest unrolled loops: tens of thousands), and a `%r<65536>` range per nested
+/// block would otherwise grow without bound from a few bytes of source each.
+pub const MAX_REGS: usize = 1 << 20;
+
 /// Parses a PTX module with exactly one `.entry` kernel.
 pub fn parse_module(src: &str) -> R<Module> {
     let toks = lex(src)?;
@@ -33,10 +49,13 @@ pub fn parse_module(src: &str) -> R<Module> {
         toks: &toks,
         pos: 0,
         symbols: Vec::new(),
+        sym_index: HashMap::new(),
         regs: Vec::new(),
         reg_index: HashMap::new(),
         scopes: Vec::new(),
         reg_names: std::collections::HashSet::new(),
+        reg_depth: Vec::new(),
+        reg_suffix: HashMap::new(),
         labels: Vec::new(),
         label_pc: Vec::new(),
         label_index: HashMap::new(),
@@ -325,11 +344,13 @@ impl<'a> Parser<'a> {
                 init.push(self.int("an initializer value")?);
             }
         }
-        if self.symbols.iter().any(|s| s.name == name) {
+        if self.sym_index.contains_key(&name) {
             return Err(Diag::new(nloc, format!("`{name}` is declared twice")));
         }
-        self.symbols.push(Symbol { name, space, ty, align, array, is_extern, attrs, init, module_scope });
-        Ok(SymId(self.symbols.len() as u32 - 1))
+        let id = SymId(self.symbols.len() as u32);
+        self.sym_index.insert(name.clone(), id);
+        self.symbols.push(Symbol { name, space, ty, align, array, is_extern, attrs, init, module_scope, loc: nloc });
+        Ok(id)
     }
 
     fn kernel(&mut self, visible: bool) -> R<Kernel> {
@@ -386,29 +407,31 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// Statements up to the matching `}`.
+    /// Statements up to the `}` closing the kernel body. Nested blocks live on the `scopes`
+    /// stack, not on the call stack: any nesting depth parses in constant stack space.
     fn block(&mut self) -> R<()> {
         loop {
             let loc = self.loc();
             match self.peek() {
-                None => return self.expected("`}` closing the kernel body"),
+                None if self.scopes.is_empty() => return self.expected("`}` closing the kernel body"),
+                None => return self.expected("`}` closing a nested block"),
                 Some(Tok::Punct('}')) => {
                     self.pos += 1;
-                    return Ok(());
+                    match self.scopes.pop() {
+                        None => return Ok(()),
+                        Some(scope) => self.close_scope(scope),
+                    }
                 }
                 Some(Tok::Punct('{')) => {
                     // A nested block: nvcc wraps inline asm that declares its own registers in one
                     // (`{ .reg .pred p; ... }`, several times per kernel).
+                    if self.scopes.len() >= MAX_BLOCK_DEPTH {
+                        return self.err(format!(
+                            "blocks nest more than {MAX_BLOCK_DEPTH} deep inside the kernel body: ptxas (13.5, sm_90) stops there (\"Parsing error near '{{': memory exhausted\")"
+                        ));
+                    }
                     self.pos += 1;
                     self.scopes.push(Vec::new());
-                    let r = self.block();
-                    for (name, old) in self.scopes.pop().unwrap_or_default().into_iter().rev() {
-                        match old {
-                            Some(id) => self.reg_index.insert(name, id),
-                            None => self.reg_index.remove(&name),
-                        };
-                    }
-                    r?;
                 }
                 Some(Tok::Word(w)) if w == ".reg" => {
                     self.pos += 1;
@@ -448,6 +471,16 @@ impl<'a> Parser<'a> {
                     self.body.push(ins);
                 }
             }
+        }
+    }
+
+    /// Leaves a nested block: the names it declared get back the bindings they shadowed.
+    fn close_scope(&mut self, scope: Vec<(String, Option<RegId>)>) {
+        for (name, old) in scope.into_iter().rev() {
+            match old {
+                Some(id) => self.reg_index.insert(name, id),
+                None => self.reg_index.remove(&name),
+            };
         }
     }
 
@@ -498,22 +531,29 @@ impl<'a> Parser<'a> {
     }
 
     fn add_reg(&mut self, name: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<()> {
+        if self.regs.len() >= MAX_REGS {
+            return Err(Diag::new(
+                loc,
+                format!("the kernel declares more than {MAX_REGS} registers: hopsync models at most 2^20 (each costs every warp 32 lanes x 8 bytes)"),
+            ));
+        }
         let old = self.reg_index.get(&name).copied();
-        let in_this_block = match self.scopes.last() {
-            Some(sc) => sc.iter().any(|(n, _)| *n == name),
-            None => old.is_some(),
-        };
-        if in_this_block {
+        // The binding in force was made in this block exactly when it was made at this depth:
+        // deeper blocks are closed, and closing restores what they shadowed.
+        if old.is_some_and(|id| self.reg_depth[id.0 as usize] == self.scopes.len()) {
             return Err(Diag::new(loc, format!("register `{name}` is declared twice")));
         }
         // The kernel's register list is flat: a block-local register that reuses a name declared
         // elsewhere gets a unique name (`p$1`; `$` is legal in PTX identifiers, PTX 4.3) so the
-        // printed module declares each once.
+        // printed module declares each once. The suffix counter per name only grows, so
+        // renaming stays linear however many blocks redeclare the name.
         let mut unique = name.clone();
-        let mut k = 1;
-        while self.reg_names.contains(&unique) {
-            unique = format!("{name}${k}");
-            k += 1;
+        if self.reg_names.contains(&unique) {
+            let k = self.reg_suffix.entry(name.clone()).or_insert(0);
+            while self.reg_names.contains(&unique) {
+                *k += 1;
+                unique = format!("{name}${k}");
+            }
         }
         let id = RegId(self.regs.len() as u32);
         if let Some(sc) = self.scopes.last_mut() {
@@ -523,7 +563,8 @@ impl<'a> Parser<'a> {
         let range = if unique != name { None } else { range };
         self.reg_index.insert(name, id);
         self.reg_names.insert(unique.clone());
-        self.regs.push(RegDecl { name: unique, ty, range });
+        self.regs.push(RegDecl { name: unique, ty, range, loc });
+        self.reg_depth.push(self.scopes.len());
         Ok(())
     }
 
@@ -610,7 +651,19 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 let mut v = Vec::new();
                 loop {
-                    v.push(self.operand()?);
+                    // Vector elements are scalars (PTX 6.4.2). Refusing a nested `{` and reading a
+                    // `[` as a plain address also keep this recursion one level deep.
+                    match self.peek() {
+                        Some(Tok::Punct('{')) => return self.err("a vector operand cannot contain another vector (PTX 6.4.2: elements are scalars)"),
+                        Some(Tok::Punct('[')) => {
+                            // Parsed only to be refused by `check_vectors`, which names the element.
+                            self.pos += 1;
+                            let a = self.address()?;
+                            self.punct(']')?;
+                            v.push(a);
+                        }
+                        _ => v.push(self.operand()?),
+                    }
                     if self.eat_punct('}') {
                         break;
                     }
@@ -650,8 +703,8 @@ impl<'a> Parser<'a> {
                     Sreg::from_parts(n, d)
                 }) {
                     Operand::Special(s)
-                } else if let Some(i) = self.symbols.iter().position(|s| s.name == w) {
-                    Operand::Sym(SymId(i as u32))
+                } else if let Some(&i) = self.sym_index.get(&w) {
+                    Operand::Sym(i)
                 } else if w.starts_with('%') {
                     return Err(Diag::new(loc, format!("undeclared register `{w}`")));
                 } else {
@@ -681,8 +734,8 @@ impl<'a> Parser<'a> {
             Some(Tok::Word(w)) => {
                 if let Some(r) = self.reg_index.get(w) {
                     AddrBase::Reg(*r)
-                } else if let Some(i) = self.symbols.iter().position(|s| &s.name == w) {
-                    AddrBase::Sym(SymId(i as u32))
+                } else if let Some(&i) = self.sym_index.get(w) {
+                    AddrBase::Sym(i)
                 } else if w.starts_with('%') {
                     return Err(Diag::new(loc, format!("undeclared register `{w}`")));
                 } else {
