@@ -1,6 +1,7 @@
 //! `hopsync`: run, check and co-simulate sm_90 synchronization firmware.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use hopsync_cosim::budget::{self, Footprint};
 use hopsync_cosim::machine::{Config, UbMode};
 use hopsync_cosim::report::{run_golden, RunReport};
 use hopsync_firmware::Program;
@@ -16,8 +17,23 @@ const BENCH_PROGRAM: &str = include_str!("../firmware/programs/bench/pipeline_lo
 #[derive(Parser)]
 #[command(name = "hopsync", version, about = "Synthesizable model of Hopper (sm_90) async synchronization: mbarrier, named barriers, cluster barrier, TMA")]
 struct Cli {
+    /// Memory budget of a run (e.g. 8GiB, 512MiB, or bytes): a run whose estimate (from the
+    /// manifest and the declarations, before anything is allocated) is larger is refused.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "8GiB", value_parser = budget::parse_size)]
+    mem_limit: u64,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// What a program is loaded for, which decides its memory estimate.
+#[derive(Clone, Copy)]
+enum Use<'a> {
+    /// A golden-engine run (and `check`, which validates what it would take).
+    Golden,
+    /// An SM-engine run (rtl or verilator units).
+    Sm(&'a hopsync_sim::SmConfig),
+    /// A lockstep run: the golden model beside the SM engine.
+    Cosim(&'a hopsync_sim::SmConfig),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -289,6 +305,25 @@ fn load(path: &PathBuf) -> Result<Program, ExitCode> {
     })
 }
 
+/// Loads a program for `usage` within the memory budget `limit`: states the run's estimate up
+/// front (stderr), and refuses (exit 2) a run that would not fit, at its largest item.
+fn load_within(path: &PathBuf, usage: Use<'_>, limit: u64) -> Result<Program, ExitCode> {
+    let prog = load(path)?;
+    let (engine, f) = match usage {
+        Use::Golden => ("golden", Footprint::golden(&prog)),
+        Use::Sm(sm) => ("SM-engine", hopsync_sim::footprint(&prog, sm)),
+        Use::Cosim(sm) => ("cosim", hopsync_sim::lockstep::footprint(&prog, sm)),
+    };
+    eprintln!("memory: the {engine} run needs about {} of its {} budget (--mem-limit)", budget::show(f.total()), budget::show(limit));
+    match f.check(&prog, engine, limit) {
+        Ok(()) => Ok(prog),
+        Err(d) => {
+            eprintln!("{d}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn write_json(path: &Option<PathBuf>, r: &RunReport) -> Result<(), ExitCode> {
     if let Some(p) = path {
         let text = serde_json::to_string_pretty(r).expect("report serializes");
@@ -315,9 +350,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
+    let limit = cli.mem_limit;
     match cli.cmd {
         Cmd::Run { program, engine, seed, ub, json, max_steps, waves, verilator_vcd } => {
-            let prog = load(&program)?;
+            let sm = match engine {
+                Engine::Golden => None,
+                Engine::Rtl => Some(hopsync_sim::SmConfig::sm90()),
+                Engine::Verilator => Some(verilator_config(verilator_vcd)?),
+            };
+            let prog = load_within(&program, sm.as_ref().map_or(Use::Golden, Use::Sm), limit)?;
             let cfg = Config {
                 seed,
                 ub: match ub {
@@ -333,12 +374,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     eprintln!("error: --waves needs --engine rtl (the golden model has no cycles)");
                     return Err(ExitCode::from(2));
                 }
-                (Engine::Rtl, None) => hopsync_sim::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
+                (Engine::Rtl, None) => hopsync_sim::run_rtl(&prog, cfg, sm.expect("an SM configuration for the rtl engine")),
                 (Engine::Rtl, Some(vcd)) => hopsync_sim::waves::run_with_waves(&prog, cfg, hopsync_sim::SmConfig::sm90(), &vcd).map_err(|e| {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 })?,
-                (Engine::Verilator, None) => hopsync_sim::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
+                (Engine::Verilator, None) => hopsync_sim::run_rtl(&prog, cfg, sm.expect("an SM configuration for the verilator engine")),
                 (Engine::Verilator, Some(_)) => {
                     eprintln!("error: --waves needs --engine rtl (with --engine verilator use --verilator-vcd DIR)");
                     return Err(ExitCode::from(2));
@@ -349,7 +390,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(status_code(&report))
         }
         Cmd::Check { program, print } => {
-            let prog = load(&program)?;
+            let prog = load_within(&program, Use::Golden, limit)?;
             if print {
                 print!("{}", hopsync_firmware::printer::print_module(&prog.module));
             } else {
@@ -367,9 +408,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");
             let code = match cmd {
-                GpuCmd::Pack { programs, out } => cli::pack(&programs, &out),
+                GpuCmd::Pack { programs, out } => cli::pack(&programs, &out, limit),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
-                GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results),
+                GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results, limit),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
                 GpuCmd::Replay { names, engine: Engine::Rtl, traces, json } => {
                     let sm = hopsync_sim::SmConfig::sm90();
@@ -456,7 +497,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Bench { program, reps, engine: Engine::Rtl, .. } => {
             let progs = match program {
-                Some(p) => vec![load(&p)?],
+                Some(p) => vec![load_within(&p, Use::Sm(&hopsync_sim::SmConfig::sm90()), limit)?],
                 None => hopsync_sim::bench::default_programs(),
             };
             for prog in &progs {
@@ -471,12 +512,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd } => {
-            let prog = load(&program)?;
             let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
             };
+            let prog = load_within(&program, Use::Cosim(&sm), limit)?;
             let r = match &waves {
                 None => hopsync_sim::lockstep::run_cosim(&prog, cfg, sm),
                 Some(_) if matches!(engine, CosimEngine::Verilator) => {
@@ -516,7 +557,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             } else {
                 programs
             };
-            let progs = programs.iter().map(load).collect::<Result<Vec<_>, _>>()?;
+            let sm = hopsync_sim::SmConfig::sm90();
+            let progs = programs.iter().map(|p| load_within(p, Use::Sm(&sm), limit)).collect::<Result<Vec<_>, _>>()?;
             let files = hopsync_sim::waves::write_for_programs(&progs, &dir, &hopsync_sim::SmConfig::sm90()).map_err(|e| {
                 eprintln!("{e}");
                 ExitCode::from(2)
@@ -533,7 +575,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Bench { program, reps, engine: Engine::Golden, .. } => {
             let prog = match program {
-                Some(p) => load(&p)?,
+                Some(p) => load_within(&p, Use::Golden, limit)?,
                 None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),
             };
             let mut best = f64::MAX;

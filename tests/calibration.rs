@@ -145,8 +145,8 @@ fn import_reads_a_results_folder() {
     let prog = PathBuf::from("firmware/programs/calibration/cluster_barrier_2.ptx");
     let cwd = std::env::current_dir().unwrap();
     std::env::set_current_dir(root()).unwrap();
-    assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch), 0);
-    assert_eq!(hopsync_cosim::gpu::cli::golden_cmd(&batch, &results), 0);
+    assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch, hopsync_cosim::budget::DEFAULT_MEM_LIMIT), 0);
+    assert_eq!(hopsync_cosim::gpu::cli::golden_cmd(&batch, &results, hopsync_cosim::budget::DEFAULT_MEM_LIMIT), 0);
     let recs = calib::import(&results, Path::new("."));
     std::env::set_current_dir(cwd).unwrap();
     let recs = recs.unwrap();

@@ -4,10 +4,12 @@
 //! executor of the firmware IR (instruction bodies in [`exec`], one per opcode); [`retire`] is
 //! the per-instruction log every engine writes and the lockstep harness compares.
 
+pub mod budget;
 pub mod finding;
 pub mod mbarrier;
 pub mod exec;
 pub mod machine;
+pub mod spin;
 pub mod lockstep;
 pub mod report;
 pub mod retire;

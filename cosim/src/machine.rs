@@ -19,6 +19,7 @@ use crate::exec::{self, Flow, Stop};
 use crate::finding::{Finding, FindingKind, Location};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
+use hopsync_firmware::limits::Layout;
 use hopsync_firmware::{printer, Program};
 use std::collections::HashMap;
 
@@ -53,7 +54,8 @@ pub struct Config {
     pub ub: UbMode,
     /// Maximum scheduler steps before the `StepLimit` finding.
     pub max_steps: u64,
-    /// Steps without progress (no memory or sync change) before the `Deadlock` finding.
+    /// Steps without progress (no memory or sync change) before the spin watch starts
+    /// (crate::spin): `Deadlock` once every live warp is then proven blocked or repeating.
     pub spin_limit: u64,
     /// Steps an asynchronous operation takes in deterministic mode.
     pub async_delay: u64,
@@ -216,17 +218,20 @@ pub struct MbarShadow {
 }
 
 /// The valid mbarrier objects of a CTA, indexed by shared offset (8-byte slots: an object is
-/// 8-byte aligned, PTX 9.7.13.15.1). A flat table, since this lookup is on every mbarrier op.
+/// 8-byte aligned, PTX 9.7.13.15.1). A flat table, since this lookup is on every mbarrier op,
+/// grown up to the highest object initialized (most CTAs never use more than a few slots).
 #[derive(Debug, Clone, Default)]
 pub struct MbarTable {
     slots: Vec<Option<MbarShadow>>,
     count: usize,
+    /// Slots the CTA's shared memory has room for.
+    capacity: usize,
 }
 
 impl MbarTable {
     /// A table for `smem_bytes` of shared memory.
     pub fn new(smem_bytes: u32) -> MbarTable {
-        MbarTable { slots: vec![None; (smem_bytes as usize).div_ceil(8)], count: 0 }
+        MbarTable { slots: Vec::new(), count: 0, capacity: (smem_bytes as usize).div_ceil(8) }
     }
     /// Whether no object is valid.
     pub fn is_empty(&self) -> bool {
@@ -255,7 +260,11 @@ impl MbarTable {
     }
     /// Marks `off` valid.
     pub fn insert(&mut self, off: u32, s: MbarShadow) {
-        if let Some(slot) = self.slots.get_mut((off / 8) as usize) {
+        let i = (off / 8) as usize;
+        if i < self.capacity && i >= self.slots.len() {
+            self.slots.resize(i + 1, None);
+        }
+        if let Some(slot) = self.slots.get_mut(i) {
             if slot.is_none() {
                 self.count += 1;
             }
@@ -459,6 +468,9 @@ pub struct Machine<'p> {
     reshuffle_at: u64,
     /// Seeded mode: runnable warps of this step (index in `order`, pc, lanes, weight), reused.
     runnable: Vec<(usize, u32, u32, u64)>,
+    /// Which warps are proven to spin forever (crate::spin), once a spin limit passed without
+    /// progress.
+    pub spin: crate::spin::SpinWatch,
 }
 
 fn xorshift(s: &mut u64) -> u64 {
@@ -481,9 +493,10 @@ impl<'p> Machine<'p> {
             global.push(Region { name: b.name.clone(), base, bytes: b.initial_bytes() });
         }
         let mut next = man.buffers_end();
-        let mut sym_offset = vec![0u64; m.symbols.len()];
-        let mut smem = 0u64;
-        let mut params = Vec::new();
+        // Shared, local and parameter offsets: the one layout the limits were checked on.
+        let layout = Layout::of(m, man);
+        let mut sym_offset = layout.offset.clone();
+        let mut params = Vec::with_capacity(layout.param_bytes as usize);
         for (i, s) in m.symbols.iter().enumerate() {
             match s.space {
                 Space::Global | Space::Const => {
@@ -500,17 +513,8 @@ impl<'p> Machine<'p> {
                     next += (s.bytes() + 255) & !255;
                     next += 256;
                 }
-                Space::Shared if !s.is_extern => {
-                    let a = s.alignment().max(1);
-                    smem = (smem + a - 1) / a * a;
-                    sym_offset[i] = smem;
-                    smem += s.bytes();
-                }
                 Space::Param => {
-                    let a = s.alignment().max(1);
-                    let off = (params.len() as u64 + a - 1) / a * a;
-                    params.resize(off as usize, 0);
-                    sym_offset[i] = off;
+                    params.resize(sym_offset[i] as usize, 0);
                     let val: u64 = man
                         .params
                         .iter()
@@ -536,19 +540,7 @@ impl<'p> Machine<'p> {
                 _ => {}
             }
         }
-        // Dynamic shared memory: every extern .shared symbol starts at the same aligned offset.
-        let dyn_base = (smem + 1023) / 1024 * 1024;
-        let has_dyn = m.symbols.iter().any(|s| s.space == Space::Shared && s.is_extern);
-        for (i, s) in m.symbols.iter().enumerate() {
-            if s.space == Space::Shared && s.is_extern {
-                sym_offset[i] = dyn_base;
-            }
-        }
-        let smem_bytes = if has_dyn || man.launch.dynamic_smem > 0 {
-            dyn_base + man.launch.dynamic_smem as u64
-        } else {
-            smem
-        } as u32;
+        let smem_bytes = layout.smem_bytes as u32;
 
         let l = &man.launch;
         let threads = man.threads_per_cta() as usize;
@@ -598,7 +590,7 @@ impl<'p> Machine<'p> {
                             }
                         })
                         .collect();
-                    let local_bytes: u64 = m.symbols.iter().filter(|s| s.space == Space::Local).map(|s| s.bytes() + 16).sum();
+                    let local_bytes = layout.local_bytes;
                     ctas.push(Cta {
                         id,
                         ctaid: [x, y, z],
@@ -612,16 +604,6 @@ impl<'p> Machine<'p> {
                         local: vec![vec![0; local_bytes as usize]; if local_bytes > 0 { nwarps * WARP } else { 0 }],
                     });
                 }
-            }
-        }
-        // Local symbols: offsets within each thread's local frame.
-        let mut loff = 0u64;
-        for (i, s) in m.symbols.iter().enumerate() {
-            if s.space == Space::Local {
-                let a = s.alignment().max(1);
-                loff = (loff + a - 1) / a * a;
-                sym_offset[i] = loff;
-                loff += s.bytes();
             }
         }
         let order = ctas.iter().flat_map(|c| (0..c.warps.len() as u32).map(move |w| (c.id, w))).collect();
@@ -674,6 +656,7 @@ impl<'p> Machine<'p> {
             speed: Vec::new(),
             reshuffle_at: 0,
             runnable: Vec::new(),
+            spin: Default::default(),
         }
     }
 
@@ -730,8 +713,7 @@ impl<'p> Machine<'p> {
     pub fn step_once(&mut self) -> Result<bool, Stop> {
         self.step += 1;
         if self.step > self.cfg.max_steps {
-            self.report(FindingKind::StepLimit, format!("the run passed its limit of {} steps", self.cfg.max_steps), None)?;
-            return Err(Stop::Finding);
+            return self.step_limit("step", self.cfg.max_steps);
         }
         self.complete_due(false)?;
         // Pick a runnable warp.
@@ -750,7 +732,7 @@ impl<'p> Machine<'p> {
             }
             return self.deadlock(false);
         };
-        if self.step - self.last_progress > self.cfg.spin_limit && self.pending.is_empty() {
+        if self.step - self.last_progress > self.cfg.spin_limit && self.pending.is_empty() && self.spins_forever(|_, _| false) {
             return self.deadlock(true);
         }
         self.exec_at(c, w, pc, mask)?;
@@ -833,8 +815,41 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Reports the `Deadlock` finding with each live warp's wait (`spinning`: live warps spun
-    /// without progress, rather than all blocked).
+    /// Whether the run is stuck, asked once its engine went its spin limit without progress
+    /// with nothing asynchronous pending: every live warp is blocked (no ready lane and not
+    /// `busy` in an engine's unit) or proven to repeat its state (crate::spin). The first call of
+    /// a progress epoch starts the watch and answers no.
+    pub fn spins_forever(&mut self, busy: impl Fn(usize, usize) -> bool) -> bool {
+        if !self.spin.watching(self.last_progress) {
+            let per_cta = self.ctas.first().map_or(0, |c| c.warps.len());
+            self.spin.start(self.last_progress, self.ctas.len(), per_cta, self.module().kernel.regs.len());
+            return false;
+        }
+        if !self.spin.take_news() {
+            return false;
+        }
+        self.ctas.iter().enumerate().all(|(c, cta)| {
+            cta.warps.iter().enumerate().all(|(w, warp)| warp.exited() || self.spin.repeats(c, w) || (!busy(c, w) && warp.next_group().is_none()))
+        })
+    }
+
+    /// Reports the `StepLimit` finding: the run used up its budget of `limit` `unit`s (step or
+    /// cycle) without finishing and without being proven stuck. It points at the first warp
+    /// that could run, at the instruction it was about to execute.
+    pub fn step_limit(&mut self, unit: &str, limit: u64) -> Result<bool, Stop> {
+        let msg = format!(
+            "the run used its whole budget of {limit} {unit}s without finishing (`--max-steps N` raises it); not a deadlock: its warps were still changing state ({} warp-instructions executed; memory or synchronization state last changed at {unit} {})",
+            self.instructions, self.last_progress
+        );
+        let at = self.ctas.iter().enumerate().find_map(|(c, cta)| {
+            cta.warps.iter().enumerate().find_map(|(w, warp)| warp.next_group().map(|(pc, lanes)| (c as u32, w as u32, lanes.trailing_zeros(), pc)))
+        });
+        self.report(FindingKind::StepLimit, msg, at)?;
+        Err(Stop::Finding)
+    }
+
+    /// Reports the `Deadlock` finding with each live warp's wait (`spinning`: live warps spin
+    /// forever without progress, rather than all blocked).
     pub fn deadlock(&mut self, spinning: bool) -> Result<bool, Stop> {
         let mut lines = Vec::new();
         for c in 0..self.ctas.len() {
@@ -849,14 +864,21 @@ impl<'p> Machine<'p> {
                     .map(|l| if matches!(warp.lane[l], Lane::Blocked(_)) { warp.pc[l].saturating_sub(1) } else { warp.pc[l] })
                     .collect();
                 let pc = pcs.iter().copied().min().unwrap_or(0);
-                let what = self.describe_wait(c, w);
+                let what = match self.describe_wait(c, w) {
+                    d if d == "running" && self.spin.repeats(c, w) => "spinning: its registers and pcs repeat while nothing it reads can change".to_string(),
+                    d => d,
+                };
                 let ins = self.module().kernel.body.get(pc as usize).map(|i| format!(" `{}` (line {})", printer::print_instr(self.module(), i), i.loc.line)).unwrap_or_default();
                 lines.push(format!("cta {c} warp {w} at pc {pc}{ins}: {what}"));
             }
         }
         let msg = format!(
             "{}; no asynchronous operation is pending:\n    {}",
-            if spinning { "every live warp has spun without progress" } else { "every live warp is blocked" },
+            if spinning {
+                format!("every live warp is blocked or spins forever: no memory or synchronization state changed since step {}, and each spinning warp came back to a state it had (registers, pcs, lanes)", self.last_progress)
+            } else {
+                "every live warp is blocked".to_string()
+            },
             lines.join("\n    ")
         );
         self.report(FindingKind::Deadlock, msg, None)?;
@@ -987,6 +1009,14 @@ impl<'p> Machine<'p> {
     /// whose guard held): next pc, branch target, or exit. No barrier bookkeeping (the golden
     /// model's [`exec::on_lanes_exit`] runs after an exit in `exec_at`).
     pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
+        self.advance_lanes(c, w, pc, group, mask, flow);
+        // A taken backward branch: where a spin watch samples the warp (crate::spin).
+        if matches!(flow, Flow::Jump(t) if t <= pc) && mask != 0 && self.spin.watching(self.last_progress) {
+            self.spin.sample(c as usize, w as usize, &self.ctas[c as usize].warps[w as usize]);
+        }
+    }
+
+    fn advance_lanes(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
         let warp = &mut self.ctas[c as usize].warps[w as usize];
         match flow {
             Flow::Next => {

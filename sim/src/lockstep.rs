@@ -13,6 +13,7 @@
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
 use crate::probe::Probe;
+use hopsync_cosim::budget::Footprint;
 use hopsync_cosim::exec::Stop;
 use hopsync_cosim::lockstep::{CosimReport, Divergence, Golden};
 use hopsync_cosim::machine::{Config, Outcome};
@@ -42,6 +43,13 @@ pub fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
             g.expect_async_finding(seq, cta, kind)
         }
     }
+}
+
+/// The memory a lockstep run takes: the golden model's machine beside the SM engine's.
+pub fn footprint(prog: &Program, sm: &SmConfig) -> Footprint {
+    let mut f = crate::footprint(prog, sm);
+    f.extend("golden model:", Footprint::golden(prog));
+    f
 }
 
 /// Runs `prog` on the RTL engine in lockstep with the golden model.

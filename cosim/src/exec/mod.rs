@@ -20,6 +20,7 @@ mod warp;
 pub use asyncop::{apply_remote_write, complete_async};
 pub use mbarrier::{arrive_operands, describe, locate, on_phase_complete, wait_phase_check, Obj};
 pub use barrier::{aligned_arrival, named_operands, on_lanes_exit};
+pub use tma::tracks as tma_tracks;
 pub use tma::{bulk_state, bulk_view, complete_written as tma_complete_written, im2col_offsets as tma_im2col_offsets, reduce_element as tma_reduce_element, reduce_into as tma_reduce_into, BulkState, BulkView, complete_in as tma_complete_in, land_data as tma_land_data, land_guard as tma_land_guard, modelled, signal_target_check as tma_signal_target_check, tensor_operands as tma_tensor_operands, Piece as TmaPiece, TmaOp, TmaState};
 
 /// Where control goes after an instruction (for the lanes whose guard held).

@@ -131,6 +131,12 @@ fn is_tma(op: Opcode) -> bool {
     )
 }
 
+/// Whether a module uses the TMA, so that runs keep its proxy and bulk-group state
+/// ([`TmaState`]: per CTA, 8 bytes per shared byte).
+pub fn tracks(m: &hopsync_firmware::Module) -> bool {
+    m.kernel.body.iter().any(|i| is_tma(i.op))
+}
+
 // ---- state -------------------------------------------------------------------------------------
 
 /// Where an operation was issued: (cta, warp, lane, pc), for findings at its completion.
@@ -190,7 +196,7 @@ impl TmaState {
     fn init(m: &mut Machine<'_>) {
         let st = &mut m.tma;
         st.scanned = true;
-        st.active = m.prog.module.kernel.body.iter().any(|i| is_tma(i.op));
+        st.active = tracks(&m.prog.module);
         if !st.active {
             return;
         }

@@ -8,13 +8,13 @@ use hopsync_firmware::Program;
 use std::path::{Path, PathBuf};
 
 /// `hopsync gpu pack PROGRAM_OR_DIR... --out DIR`.
-pub fn pack(programs: &[PathBuf], out: &Path) -> i32 {
+pub fn pack(programs: &[PathBuf], out: &Path, mem_limit: u64) -> i32 {
     let files = collect_programs(programs);
     if files.is_empty() {
         eprintln!("error: no .ptx programs in {}", programs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
         return 2;
     }
-    let entries = match write_batch(&files, out) {
+    let entries = match write_batch(&files, out, mem_limit) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
@@ -76,8 +76,8 @@ pub fn import_cmd(results: &Path, traces: &Path, root: &Path) -> i32 {
 }
 
 /// `hopsync gpu golden BATCH RESULTS`.
-pub fn golden_cmd(batch: &Path, results: &Path) -> i32 {
-    match crate::gpu::pack::run_batch_golden(batch, results) {
+pub fn golden_cmd(batch: &Path, results: &Path, mem_limit: u64) -> i32 {
+    match crate::gpu::pack::run_batch_golden(batch, results, mem_limit) {
         Ok(n) => {
             println!("ran {n} launches of {} on the golden engine; results in {}", batch.display(), results.display());
             0

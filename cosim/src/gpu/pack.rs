@@ -8,6 +8,7 @@ use crate::machine::{Config, Machine};
 use hopsync_firmware::ir::Space;
 use hopsync_firmware::manifest::TensorMapDecl;
 use hopsync_firmware::tensormap::TensorMapMode;
+use crate::budget::Footprint;
 use hopsync_firmware::printer::print_module;
 use hopsync_firmware::Program;
 use serde::{Deserialize, Serialize};
@@ -284,7 +285,7 @@ pub struct BatchEntry {
 /// Packs programs into `dir`: per program `<name>.ptx/.launch/.bin` (instrumented),
 /// `<name>.plain.ptx/.launch/.bin` (the file unchanged), `<name>.pack.json`, and `batch.txt`
 /// listing every launch description.
-pub fn write_batch(programs: &[PathBuf], dir: &Path) -> Result<Vec<BatchEntry>, String> {
+pub fn write_batch(programs: &[PathBuf], dir: &Path, mem_limit: u64) -> Result<Vec<BatchEntry>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let w = |name: &str, data: &[u8]| std::fs::write(dir.join(name), data).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
     let mut entries = Vec::new();
@@ -296,6 +297,8 @@ pub fn write_batch(programs: &[PathBuf], dir: &Path) -> Result<Vec<BatchEntry>, 
         let shown = rel.as_deref().unwrap_or(path).to_string_lossy().trim_start_matches("./").to_string();
         let result = (|| -> Result<PackMeta, String> {
             let prog = Program::load(path).map_err(|d| d.to_string())?;
+            // Packing runs the golden model on it (trace sizing): within the memory budget.
+            Footprint::golden(&prog).check(&prog, "golden", mem_limit).map_err(|d| d.to_string())?;
             let mut prog = prog;
             prog.path = shown.clone();
             let name = prog.name();
@@ -435,7 +438,7 @@ pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String>
 /// Runs a packed batch on the golden engine and writes the results in the runner's format (so
 /// `hopsync gpu import` and replay can be exercised without a GPU). Checks each description
 /// against its program's manifest: launch shape, buffers, initial contents, params.
-pub fn run_batch_golden(batch: &Path, results: &Path) -> Result<usize, String> {
+pub fn run_batch_golden(batch: &Path, results: &Path, mem_limit: u64) -> Result<usize, String> {
     std::fs::create_dir_all(results).map_err(|e| e.to_string())?;
     let list = std::fs::read_to_string(batch.join("batch.txt")).map_err(|e| format!("batch.txt: {e}"))?;
     let mut n = 0;
@@ -443,6 +446,7 @@ pub fn run_batch_golden(batch: &Path, results: &Path) -> Result<usize, String> {
         let text = std::fs::read_to_string(batch.join(l)).map_err(|e| format!("{l}: {e}"))?;
         let d = parse_launch_description(&text).map_err(|e| format!("{l}: {e}"))?;
         let prog = Program::load(&batch.join(&d.ptx)).map_err(|e| e.to_string())?;
+        Footprint::golden(&prog).check(&prog, "golden", mem_limit).map_err(|d| d.to_string())?;
         let data = std::fs::read(batch.join(&d.data)).map_err(|e| format!("{}: {e}", d.data))?;
         let man = &prog.manifest;
         let la = &man.launch;
