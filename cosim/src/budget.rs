@@ -23,8 +23,9 @@ use hopsync_firmware::{Diag, Program};
 /// two tests at once on 2 cores) leave room for the build and the rest of the machine.
 pub const DEFAULT_MEM_LIMIT: u64 = 8 << 30;
 
-/// Bytes of bookkeeping a machine holds besides the items (parameters, tensor maps, tables).
-const FIXED: u64 = 1 << 20;
+/// Bytes of bookkeeping a machine holds besides the items (parameters, tensor maps, tables, up
+/// to `machine::MAX_FINDINGS` findings).
+const FIXED: u64 = 4 << 20;
 
 /// One allocation (or set of like allocations) of a run.
 #[derive(Debug, Clone, PartialEq)]

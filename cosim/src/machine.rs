@@ -35,6 +35,8 @@ pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
 pub const SMEM_CLUSTER_STRIDE: u64 = 0x0100_0000;
 /// Warp size.
 pub const WARP: usize = 32;
+/// Findings a run keeps; later ones are only counted (`Machine::findings_dropped`).
+pub const MAX_FINDINGS: usize = 10_000;
 
 /// What to do on undefined behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -445,8 +447,11 @@ pub struct Machine<'p> {
     pub thread_instructions: u64,
     /// mbarrier phases completed.
     pub phases_completed: u64,
-    /// Findings so far.
+    /// Findings so far (the first [`MAX_FINDINGS`]).
     pub findings: Vec<Finding>,
+    /// Findings past [`MAX_FINDINGS`], counted only (a `--ub warn` run that finds something at
+    /// every step would otherwise grow without bound).
+    pub findings_dropped: u64,
     /// Step of the last progress event.
     pub last_progress: u64,
     /// Async issue counter.
@@ -644,6 +649,7 @@ impl<'p> Machine<'p> {
             thread_instructions: 0,
             phases_completed: 0,
             findings: Vec::new(),
+            findings_dropped: 0,
             last_progress: 0,
             seq: 0,
             nocomplete_tokens: Default::default(),
@@ -1072,7 +1078,11 @@ impl<'p> Machine<'p> {
                 location.instr = printer::print_instr(self.module(), ins);
             }
         }
-        self.findings.push(Finding { kind, message, location });
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(Finding { kind, message, location });
+        } else {
+            self.findings_dropped += 1;
+        }
         match self.cfg.ub {
             UbMode::Error => Err(Stop::Finding),
             UbMode::Warn => Ok(()),

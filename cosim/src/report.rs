@@ -52,8 +52,15 @@ pub struct RunReport {
     pub outputs: BTreeMap<String, String>,
     /// Output buffers with expectations, compared.
     pub checks: Vec<OutputCheck>,
-    /// Findings.
+    /// Findings (the first `machine::MAX_FINDINGS`).
     pub findings: Vec<Finding>,
+    /// Findings past those, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Lower-case hex of bytes.
@@ -109,6 +116,7 @@ impl RunReport {
             outputs,
             checks,
             findings: m.findings.clone(),
+            findings_dropped: m.findings_dropped,
         }
     }
 
@@ -145,6 +153,9 @@ impl RunReport {
         }
         for f in &self.findings {
             s.push_str(&format!("  {f}\n"));
+        }
+        if self.findings_dropped > 0 {
+            s.push_str(&format!("  ... and {} more findings, not kept (a run keeps its first {})\n", self.findings_dropped, self.findings.len()));
         }
         if let Some(e) = &self.error {
             s.push_str(&format!("  error: {e}\n"));
