@@ -72,7 +72,7 @@ fn check_legal(seed: u64, opts: &GenOptions) -> Result<Vec<String>, String> {
     if !prog.manifest.buffers.iter().any(|b| b.expect.is_some()) {
         return fail("states no expected output".into());
     }
-    let smem = Machine::new(&prog, Config::default()).smem_bytes;
+    let smem = Machine::new(&prog, Config::default()).smem_size();
     if smem > SMEM_LIMIT {
         return fail(format!("{smem} bytes of static shared memory, over sm_90's {SMEM_LIMIT}"));
     }
@@ -109,7 +109,7 @@ fn check_ub(seed: u64, opts: &GenOptions) -> Result<FindingKind, String> {
         Ok(m) if m == prog.module => {}
         _ => return fail("does not round-trip through the printer".into()),
     }
-    let smem = Machine::new(&prog, Config::default()).smem_bytes;
+    let smem = Machine::new(&prog, Config::default()).smem_size();
     if smem > SMEM_LIMIT {
         return fail(format!("{smem} bytes of static shared memory, over sm_90's {SMEM_LIMIT}"));
     }

@@ -9,6 +9,7 @@ pub mod finding;
 pub mod mbarrier;
 pub mod exec;
 pub mod machine;
+mod machine_api;
 pub mod spin;
 pub mod lockstep;
 pub mod report;

@@ -420,50 +420,50 @@ pub enum Outcome {
 /// The whole mutable state of a run.
 pub struct Machine<'p> {
     /// The program.
-    pub prog: &'p Program,
+    pub(crate) prog: &'p Program,
     /// Options.
-    pub cfg: Config,
+    pub(crate) cfg: Config,
     /// CTAs, by linear id.
-    pub ctas: Vec<Cta>,
+    pub(crate) ctas: Vec<Cta>,
     /// Clusters.
-    pub clusters: Vec<Cluster>,
+    pub(crate) clusters: Vec<Cluster>,
     /// Global memory.
-    pub global: Vec<Region>,
+    pub(crate) global: Vec<Region>,
     /// The kernel parameter buffer and each param's offset in it.
-    pub params: Vec<u8>,
+    pub(crate) params: Vec<u8>,
     /// Offsets of params / shared symbols, by symbol id.
-    pub sym_offset: Vec<u64>,
+    pub(crate) sym_offset: Vec<u64>,
     /// Per register: the mask of its declared width (`.pred` registers hold 0 or 1).
-    pub reg_mask: Vec<u64>,
+    pub(crate) reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
-    pub smem_bytes: u32,
+    pub(crate) smem_bytes: u32,
     /// Asynchronous operations in flight.
-    pub pending: Vec<Pending>,
+    pub(crate) pending: Vec<Pending>,
     /// Scheduler step.
-    pub step: u64,
+    pub(crate) step: u64,
     /// Warp-instructions executed.
-    pub instructions: u64,
+    pub(crate) instructions: u64,
     /// Thread-instructions executed.
-    pub thread_instructions: u64,
+    pub(crate) thread_instructions: u64,
     /// mbarrier phases completed.
-    pub phases_completed: u64,
+    pub(crate) phases_completed: u64,
     /// Findings so far (the first [`MAX_FINDINGS`]).
-    pub findings: Vec<Finding>,
+    pub(crate) findings: Vec<Finding>,
     /// Findings past [`MAX_FINDINGS`], counted only (a `--ub warn` run that finds something at
     /// every step would otherwise grow without bound).
-    pub findings_dropped: u64,
+    pub(crate) findings_dropped: u64,
     /// Step of the last progress event.
-    pub last_progress: u64,
+    pub(crate) last_progress: u64,
     /// Async issue counter.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// Tokens returned by `.noComplete` arrives (the only ones `mbarrier.pending_count` may read).
-    pub nocomplete_tokens: std::collections::HashSet<u64>,
+    pub(crate) nocomplete_tokens: std::collections::HashSet<u64>,
     /// The TMA engine's bulk async-groups and proxy bookkeeping (exec/tma.rs).
-    pub tma: crate::exec::TmaState,
+    pub(crate) tma: crate::exec::TmaState,
     /// Record being built for the current instruction (when logging).
-    pub rec: Option<Retire>,
+    pub(crate) rec: Option<Retire>,
     /// Where records go.
-    pub sink: Option<Box<dyn RetireSink + 'p>>,
+    pub(crate) sink: Option<Box<dyn RetireSink + 'p>>,
     rng: u64,
     rr: usize,
     order: Vec<(u32, u32)>,
@@ -475,7 +475,7 @@ pub struct Machine<'p> {
     runnable: Vec<(usize, u32, u32, u64)>,
     /// Which warps are proven to spin forever (crate::spin), once a spin limit passed without
     /// progress.
-    pub spin: crate::spin::SpinWatch,
+    pub(crate) spin: crate::spin::SpinWatch,
 }
 
 fn xorshift(s: &mut u64) -> u64 {

@@ -93,7 +93,7 @@ pub fn run_cosim_probed<'p>(prog: &'p Program, cfg: Config, sm: SmConfig, probe:
         divergence = match &outcome {
             Outcome::Completed => g.finish(&e.m).err(),
             Outcome::Fault if async_fault => None,
-            Outcome::Fault => match e.m.findings.last() {
+            Outcome::Fault => match e.m.findings().last() {
                 Some(f) => {
                     let l = &f.location;
                     let at = (!l.instr.is_empty()).then_some((l.cta, l.warp, l.pc));

@@ -3,6 +3,7 @@
 
 use crate::config::SmConfig;
 use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand};
+use hopsync_cosim::exec::MbarFamily;
 use hopsync_firmware::Opcode;
 
 /// How the engine executes and times an instruction.
@@ -10,6 +11,8 @@ use hopsync_firmware::Opcode;
 pub enum Class {
     /// Golden body; result after a fixed latency.
     Compute,
+    /// Golden body; a TMA copy, reduction or prefetch: its operation goes to the CTA's TmaEngine.
+    Tma,
     /// Golden body; a branch (taken: fetch redirect).
     Branch,
     /// Golden body; `nanosleep` (the warp sleeps).
@@ -22,7 +25,7 @@ pub enum Class {
     /// Golden body; `st.async` / `red.async` (data and complete-tx travel the DSMEM network).
     AsyncStore,
     /// mbarrier.* and cp.async.mbarrier.arrive: the MbarrierUnit.
-    Mbarrier,
+    Mbarrier(MbarFamily),
     /// bar / barrier: the NamedBarrierUnit.
     NamedBarrier,
     /// barrier.cluster.*: the ClusterBarrierUnit.
@@ -78,40 +81,81 @@ fn first_is_dest(i: &Instr) -> bool {
     false
 }
 
-fn class_of(i: &Instr) -> Class {
+/// The port that executes each instruction, from its opcode (every opcode named: a new row of
+/// the opcode table does not compile until it has a class here).
+pub fn class_of(op: Opcode) -> Class {
     use Opcode::*;
-    match i.op {
+    match op {
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Class::Compute,
+        Exit | Ret | Mapa | Elect | Activemask | Vote | Match | Redux | BarWarpSync | Griddepcontrol | Membar | Fence => Class::Compute,
+        CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
+        CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
+        // sm_100 only: rejected by the target check before any engine runs them
+        ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
         Bra => Class::Branch,
         Nanosleep => Class::Sleep,
         Ld | St | Atom | Red | TensormapCpFenceproxy => Class::Mem,
         CpAsync => Class::CpAsync,
         StAsync | RedAsync => Class::AsyncStore,
-        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => {
-            Class::Mbarrier
-        }
+        MbarrierInit => Class::Mbarrier(MbarFamily::Init),
+        MbarrierInval => Class::Mbarrier(MbarFamily::Inval),
+        MbarrierExpectTx => Class::Mbarrier(MbarFamily::ExpectTx),
+        MbarrierCompleteTx => Class::Mbarrier(MbarFamily::CompleteTx),
+        MbarrierArrive => Class::Mbarrier(MbarFamily::Arrive),
+        MbarrierArriveDrop => Class::Mbarrier(MbarFamily::ArriveDrop),
+        MbarrierTestWait => Class::Mbarrier(MbarFamily::TestWait),
+        MbarrierTryWait => Class::Mbarrier(MbarFamily::TryWait),
+        MbarrierPendingCount => Class::Mbarrier(MbarFamily::PendingCount),
+        CpAsyncMbarrierArrive => Class::Mbarrier(MbarFamily::CpAsyncArrive),
         Bar | Barrier => Class::NamedBarrier,
         BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
-        _ => Class::Compute,
+    }
+}
+
+/// Which latency an instruction's result has (`[latency]` of sm90.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LatencyKind {
+    /// `alu`, or `fp32` / `fp64` by the instruction's types.
+    Arith,
+    /// `mul` (integer), or `fp32` / `fp64`.
+    Mul,
+    /// `div`.
+    Div,
+    /// `warp_op`: a warp-wide exchange.
+    WarpOp,
+    /// `misc`: no result, or bookkeeping only.
+    Misc,
+}
+
+fn latency_kind(op: Opcode) -> LatencyKind {
+    use Opcode::*;
+    match op {
+        Div | Rem => LatencyKind::Div,
+        Mul | Mad | Fma => LatencyKind::Mul,
+        Elect | Activemask | Vote | Match | Redux | BarWarpSync => LatencyKind::WarpOp,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => LatencyKind::Misc,
+        // TMA instructions hand a command to the engine; none has a result register.
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => LatencyKind::Misc,
+        Mov | Add | Addc | Sub | Subc | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta | Mapa => LatencyKind::Arith,
+        // their results are timed by their ports; the fixed latency applies when no lane executes
+        Ld | St | Atom | Red | TensormapCpFenceproxy | CpAsync | StAsync | RedAsync | Bra | Nanosleep => LatencyKind::Arith,
+        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => LatencyKind::Arith,
+        Bar | Barrier | BarrierClusterArrive | BarrierClusterWait | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => LatencyKind::Arith,
     }
 }
 
 fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
-    use Opcode::*;
     let l = &c.latency;
     let float = i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float());
     let f64_ = i.ty() == Some(Mod::F64);
-    let base = match i.op {
-        Div | Rem => l.div,
-        Mul | Mad | Fma if f64_ => l.fp64,
-        Mul | Mad | Fma if float => l.fp32,
-        Mul | Mad => l.mul,
-        Elect | Activemask | Vote | Match | Redux | BarWarpSync => l.warp_op,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => l.misc,
-        // TMA instructions hand a command to the engine; none has a result register.
-        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => l.misc,
-        _ if f64_ => l.fp64,
-        _ if float => l.fp32,
-        _ => l.alu,
+    let typed = |int: u64| if f64_ { l.fp64 } else if float { l.fp32 } else { int };
+    let base = match latency_kind(i.op) {
+        LatencyKind::Div => l.div,
+        LatencyKind::Mul => typed(l.mul),
+        LatencyKind::WarpOp => l.warp_op,
+        LatencyKind::Misc => l.misc,
+        LatencyKind::Arith => typed(l.alu),
     };
     let sreg = i.operands.iter().any(|o| matches!(o, Operand::Special(_)));
     if sreg {
@@ -179,7 +223,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             srcs.dedup();
             dsts.sort_unstable();
             dsts.dedup();
-            let class = class_of(i);
+            let class = class_of(i.op);
             InstrInfo {
                 class,
                 srcs,

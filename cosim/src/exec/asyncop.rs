@@ -131,47 +131,6 @@ impl Exec for op::CpAsyncWaitAll {
     }
 }
 
-/// cp.async.mbarrier.arrive (PTX 9.7.13.15.15): an arrive-on triggered when all prior cp.async
-/// of the thread complete. Without `.noinc` the pending count is first incremented by one, so
-/// the net effect on the count is zero.
-impl Exec for op::CpAsyncMbarrierArrive {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let noinc = i.has(Mod::Noinc);
-        for l in lanes(cx.mask) {
-            let o = locate(cx, i, 0, l)?;
-            if !cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {
-                cx.finding(FindingKind::MbarrierUninitialized, l, format!("cp.async.mbarrier.arrive on cta {} shared 0x{:x}, which holds no valid mbarrier", o.cta, o.off))?;
-                continue;
-            }
-            if !noinc {
-                let old = cx.m.read_mbar_word(o.cta, o.off);
-                let mut s = mb::MbarrierState::decode(old);
-                if s.pending_arrivals >= mb::MAX_COUNT {
-                    let d = describe(cx.m, o);
-                    cx.finding(FindingKind::MbarrierCountOutOfRange, l, format!("cp.async.mbarrier.arrive increments pending past 2^20-1: {d}"))?;
-                    continue;
-                }
-                s.pending_arrivals += 1;
-                let new = s.encode();
-                cx.m.write(Place::Shared(o.cta, o.off as usize), &new.to_le_bytes());
-                cx.m.sync_event(SyncEvent::Mbarrier { cta: o.cta, offset: o.off, old, new });
-            }
-            // Completes after every earlier cp.async of this thread.
-            let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-            let after = w.cp_inflight.iter().filter(|(ln, _, _)| *ln == l).map(|(_, _, r)| *r).max();
-            let ready = after.unwrap_or(0).max(cx.m.async_ready_at());
-            cx.m.seq += 1;
-            let seq = cx.m.seq;
-            cx.m.pending.push(crate::machine::Pending {
-                ready_at: ready,
-                seq,
-                op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l },
-            });
-        }
-        Ok(Flow::Next)
-    }
-}
-
 /// The mbarrier operand of st.async / red.async must be in the same CTA as the destination
 /// (PTX 9.7.9.12: "mbar ... in the same CTA as the destination").
 fn remote_target(cx: &mut Cx<'_, '_>, i: &Instr, lane: u32, size: usize) -> Result<Option<(u32, u32, Obj)>, Stop> {

@@ -23,7 +23,7 @@ fn cta_threads(m: &Machine<'_>, cta: u32) -> u32 {
 /// and at least one warp, and `.arrive` has a count (PTX 9.7.13.1). Returns (id, count), or None
 /// when the id is out of range (the finding is reported; in warn mode the instruction does
 /// nothing).
-pub fn named_operands(cx: &mut Cx<'_, '_>, i: &Instr, ai: usize, bi: usize, has_b: bool) -> Result<Option<(u8, Option<u32>)>, Stop> {
+fn named_operands(cx: &mut Cx<'_, '_>, i: &Instr, ai: usize, bi: usize, has_b: bool) -> Result<Option<(u8, Option<u32>)>, Stop> {
     let lane0 = cx.first_lane();
     let id = cx.src(i, ai, lane0);
     if id > 15 {
@@ -61,7 +61,7 @@ pub fn named_operands(cx: &mut Cx<'_, '_>, i: &Instr, ai: usize, bi: usize, has_
 /// plus earlier partial arrivals), checked by the golden model and the RTL engine alike: an
 /// `.aligned` barrier must be executed by every live lane of the warp together (PTX 9.7.13.1).
 /// None when that finding was reported and the instruction does nothing (warn mode).
-pub fn aligned_arrival(cx: &mut Cx<'_, '_>, id: u8, aligned: bool, lane0: u32) -> Result<Option<(u32, u32)>, Stop> {
+fn aligned_arrival(cx: &mut Cx<'_, '_>, id: u8, aligned: bool, lane0: u32) -> Result<Option<(u32, u32)>, Stop> {
     let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
     let live = w.live();
     let arriving = w.bar_partial[id as usize] | cx.mask;
@@ -78,115 +78,209 @@ pub fn aligned_arrival(cx: &mut Cx<'_, '_>, id: u8, aligned: bool, lane0: u32) -
     Ok(Some((live, arriving)))
 }
 
-fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+/// What one arriving lane executed (its own predicate and destination for bar.red, and whether
+/// it waits: `.sync`/`.red`, or goes on: `.arrive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrivingLane {
+    /// The lane.
+    pub lane: u32,
+    /// Its bar.red predicate.
+    pub pred: bool,
+    /// Its bar.red destination register.
+    pub dst: Option<u32>,
+    /// It waits for the barrier to complete.
+    pub sync: bool,
+}
+
+/// One warp's arrival at named barrier `id` (PTX 9.7.13.1): the warp arrives once, counting 32,
+/// when all its non-exited threads executed the barrier; a divergent warp's lanes may have done
+/// so at different instructions (non-`.aligned`), each with its own operands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedArrival {
+    /// The barrier.
+    pub id: u8,
+    /// The thread count (None: all threads of the CTA).
+    pub count: Option<u32>,
+    /// The reduction of bar.red (`.popc`, `.and`, `.or`).
+    pub red: Option<Mod>,
+    /// The arriving lanes (every live lane of the warp).
+    pub lanes: Vec<ArrivingLane>,
+    /// The warp's live lanes when it arrived.
+    pub live: u32,
+}
+
+/// Front half of bar / barrier: operand evaluation and the checks a named-barrier unit cannot
+/// make (barrier id range, counts, `.aligned` divergence), and the merge of a divergent warp's
+/// lanes. None: no arrival now (a finding in warn mode, or these lanes wait for the rest of their
+/// warp, which may reach the barrier at another instruction or exit: their states are set).
+pub fn named_plan(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Option<NamedArrival>, Stop> {
     let aligned = i.op == hopsync_firmware::Opcode::Bar || i.has(Mod::Aligned);
     let red = i.has(Mod::Red);
     let sync = i.has(Mod::Sync) || red;
     // Operand positions: red forms start with the destination.
-    let (ai, bi, ci) = if red { (1, Some(2), 3) } else { (0, Some(1), 0) };
     let has_b = if red { i.operands.len() == 4 } else { i.operands.len() == 2 };
-    let ci = if red { if has_b { ci } else { 2 } } else { ci };
+    let (ai, bi, ci) = if red { (1, 2, if has_b { 3 } else { 2 }) } else { (0, 1, 0) };
     let lane0 = cx.first_lane();
-    let Some((id, count)) = named_operands(cx, i, ai, bi.unwrap_or(1), has_b)? else { return Ok(Flow::Next) };
-    let Some((live, arriving)) = aligned_arrival(cx, id, aligned, lane0)? else { return Ok(Flow::Next) };
-    let dst = if red {
-        match &i.operands[0] {
-            Operand::Reg(r) => Some(r.0),
-            _ => None,
-        }
-    } else {
-        None
+    let Some((id, count)) = named_operands(cx, i, ai, bi, has_b)? else { return Ok(None) };
+    let Some((live, arriving)) = aligned_arrival(cx, id, aligned, lane0)? else { return Ok(None) };
+    let dst = match (&i.operands[0], red) {
+        (Operand::Reg(r), true) => Some(r.0),
+        _ => None,
     };
-    let red_op = [Mod::Popc, Mod::And, Mod::Or].into_iter().find(|m| i.has(*m));
+    let red_op = if red { [Mod::Popc, Mod::And, Mod::Or].into_iter().find(|m| i.has(*m)) } else { None };
     if arriving != live {
-        // Non-aligned: these lanes wait for the rest of the warp, which may reach the barrier at
-        // another instruction or exit. Each thread contributes its own predicate and receives the
-        // result in its own destination, so remember what each lane executed.
+        // Non-aligned: these lanes wait for the rest of the warp. Each thread contributes its own
+        // predicate and receives the result in its own destination: remember what each executed.
         let own: Vec<PartialArrival> = lanes(cx.mask)
-            .map(|l| PartialArrival { id, lane: l, count, sync, red: if red { red_op } else { None }, pred: red && cx.src(i, ci, l) & 1 == 1, dst })
+            .map(|l| PartialArrival { id, lane: l, count, sync, red: red_op, pred: red && cx.src(i, ci, l) & 1 == 1, dst })
             .collect();
         let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
         warp.bar_partial[id as usize] = arriving;
         warp.bar_partial_lanes.extend(own);
         cx.block(cx.mask, Wait::NamedBarrierWarp(id));
-        return Ok(Flow::Next);
+        return Ok(None);
     }
     let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
     warp.bar_partial[id as usize] = 0;
     let earlier = take_partial(warp, id);
     // Every arriving lane: this instruction's lanes, and those that waited earlier in the warp at
     // another instruction, with their own predicate, destination and sync/arrive.
-    let per_lane: Vec<(u32, bool, Option<u32>, bool)> = lanes(arriving)
+    let lanes = lanes(arriving)
         .map(|l| match earlier.iter().find(|e| e.lane == l && cx.mask >> l & 1 == 0) {
-            Some(e) => (l, e.pred, e.dst, e.sync),
-            None => (l, red && cx.src(i, ci, l) & 1 == 1, dst, sync),
+            Some(e) => ArrivingLane { lane: l, pred: e.pred, dst: e.dst, sync: e.sync },
+            None => ArrivingLane { lane: l, pred: red && cx.src(i, ci, l) & 1 == 1, dst, sync },
         })
         .collect();
-    let preds: Vec<(u32, bool, Option<u32>)> = if red { per_lane.iter().map(|&(l, p, d, _)| (l, p, d)).collect() } else { Vec::new() };
+    Ok(Some(NamedArrival { id, count, red: red_op, lanes, live }))
+}
+
+/// The arrival a warp makes when its other lanes exit while the rest wait at a non-aligned
+/// barrier `id`: the waiting lanes, with what they executed (the first of them gives the count
+/// and the operation). None when no such arrival is due.
+pub fn exit_arrival(m: &mut Machine<'_>, cta: u32, warp: u32, id: u8) -> Option<NamedArrival> {
+    let w = &mut m.ctas[cta as usize].warps[warp as usize];
+    let live = w.live();
+    let partial = w.bar_partial[id as usize];
+    if partial == 0 || live == 0 || partial & live != live {
+        return None;
+    }
+    w.bar_partial[id as usize] = 0;
+    let info = take_partial(w, id);
+    let first = info.first().cloned();
+    // in the order the lanes executed the barrier (their bar.red results are written so)
+    let lanes = info.iter().map(|e| ArrivingLane { lane: e.lane, pred: e.pred, dst: e.dst, sync: e.sync }).collect();
+    Some(NamedArrival { id, count: first.as_ref().and_then(|f| f.count), red: first.and_then(|f| f.red), lanes, live })
+}
+
+/// Back half of an arrival the barrier took in generation `generation`: `.sync`/`.red` lanes wait
+/// for it to complete, `.arrive` lanes (those blocked earlier waiting for the rest of the warp
+/// included) go on.
+pub fn apply_arrival(m: &mut Machine<'_>, cta: u32, warp: u32, a: &NamedArrival, generation: u64) {
+    let w = &mut m.ctas[cta as usize].warps[warp as usize];
+    for e in &a.lanes {
+        if e.sync {
+            w.lane[e.lane as usize] = Lane::Blocked(Wait::NamedBarrier(a.id, generation));
+        } else if w.lane[e.lane as usize] == Lane::Blocked(Wait::NamedBarrierWarp(a.id)) {
+            w.lane[e.lane as usize] = Lane::Ready;
+        }
+    }
+}
+
+/// A completed generation of barrier `id` of `cta`: its waiting lanes in the warps of
+/// `warps` go on.
+pub fn release_waiters(m: &mut Machine<'_>, cta: u32, id: u8, generation: u64, warps: u64) {
+    for (w, warp) in m.ctas[cta as usize].warps.iter_mut().enumerate() {
+        if warps >> w & 1 == 0 {
+            continue;
+        }
+        for l in 0..WARP {
+            if warp.lane[l] == Lane::Blocked(Wait::NamedBarrier(id, generation)) {
+                warp.lane[l] = Lane::Ready;
+            }
+        }
+    }
+}
+
+/// The value a bar.red result writes into register `reg` (a predicate takes bit 0, a `.u32` the
+/// low 32 bits).
+pub fn red_value(m: &Machine<'_>, reg: u32, result: u64) -> u64 {
+    if m.module().kernel.regs[reg as usize].ty == Mod::Pred {
+        result & 1
+    } else {
+        result & 0xffff_ffff
+    }
+}
+
+/// The golden model of bar / barrier: plan, the barrier's own checks and counters (what the
+/// NamedBarrierUnit does), apply, release.
+fn bar_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+    let lane0 = cx.first_lane();
+    let Some(a) = named_plan(cx, i)? else { return Ok(Flow::Next) };
     let all_threads = cta_threads(cx.m, cx.cta);
-    let (cta, w) = (cx.cta, cx.warp);
-    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    let (cta, w, id) = (cx.cta, cx.warp, a.id);
+    let b = &cx.m.ctas[cta as usize].bars[id as usize];
     if b.arrived_warps >> w & 1 == 1 {
         let msg = format!("warp {w} arrives on barrier {id} a second time before it completes ({} of {} threads arrived)", b.arrived, b.expected.unwrap_or(all_threads));
         cx.finding(FindingKind::BarrierWarpArrivedTwice, lane0, msg)?;
         return Ok(Flow::Next);
     }
-    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
-    if b.arrived > 0 && b.expected != count {
+    let b = &cx.m.ctas[cta as usize].bars[id as usize];
+    if b.arrived > 0 && b.expected != a.count {
         let says = |c: Option<u32>| c.map(|n| format!("thread count {n}")).unwrap_or_else(|| "no thread count (all threads of the CTA)".into());
         let msg = format!(
             "barrier {id} is in use with {} ({} threads arrived, warps {:#x}); this warp gives {}",
             says(b.expected),
             b.arrived,
             b.arrived_warps,
-            says(count)
+            says(a.count)
         );
         cx.finding(FindingKind::BarrierCountMismatch, lane0, msg)?;
     }
-    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    let b = &cx.m.ctas[cta as usize].bars[id as usize];
+    let red = i.has(Mod::Red);
     if b.arrived > 0 && (b.red.is_some() != red) {
         let (was, now) = if red { ("bar.sync/bar.arrive", "bar.red") } else { ("bar.red", "bar.sync/bar.arrive") };
         let msg = format!("barrier {id} is active with {was} ({} threads arrived, warps {:#x}); this warp uses {now} on it", b.arrived, b.arrived_warps);
         cx.finding(FindingKind::BarrierRedMixed, lane0, msg)?;
     }
-    let b = &mut cx.m.ctas[cta as usize].bars[id as usize];
+    let generation = count_arrival(cx.m, cta, w, &a);
+    let b = &cx.m.ctas[cta as usize].bars[id as usize];
+    let expected = b.expected.unwrap_or(all_threads);
+    if b.arrived > expected {
+        let msg = format!("barrier {id}: {} threads arrived but the thread count is {expected}", b.arrived);
+        cx.finding(FindingKind::BarrierCountTooSmall, lane0, msg)?;
+    }
+    apply_arrival(cx.m, cta, w, &a, generation);
+    cx.m.progress();
+    try_release(cx.m, cta, id);
+    Ok(Flow::Next)
+}
+
+/// The golden barrier's counters take warp `w`'s arrival (the first arrival of a generation sets
+/// its count and operation); returns the generation.
+fn count_arrival(m: &mut Machine<'_>, cta: u32, w: u32, a: &NamedArrival) -> u64 {
+    let b = &mut m.ctas[cta as usize].bars[a.id as usize];
     if b.arrived == 0 {
-        b.expected = count;
-        b.red = if red { red_op } else { None };
+        b.expected = a.count;
+        b.red = a.red;
         b.popc = 0;
         b.all = true;
         b.any = false;
         b.red_dst.clear();
     }
-    for (l, p, d) in &preds {
-        b.popc += *p as u32;
-        b.all &= *p;
-        b.any |= *p;
-        if let Some(d) = d {
-            b.red_dst.push((w, *l, *d));
+    if a.red.is_some() {
+        for e in &a.lanes {
+            b.popc += e.pred as u32;
+            b.all &= e.pred;
+            b.any |= e.pred;
+            if let Some(d) = e.dst {
+                b.red_dst.push((w, e.lane, d));
+            }
         }
     }
     b.arrived += WARP as u32;
     b.arrived_warps |= 1 << w;
-    let expected = b.expected.unwrap_or(all_threads);
-    let generation = b.generation;
-    if b.arrived > expected {
-        let msg = format!("barrier {id}: {} threads arrived but the thread count is {expected}", b.arrived);
-        cx.finding(FindingKind::BarrierCountTooSmall, lane0, msg)?;
-    }
-    // `.sync`/`.red` lanes wait for the barrier to complete; `.arrive` lanes (those blocked
-    // earlier waiting for the rest of the warp included) go on.
-    let warp = &mut cx.m.ctas[cta as usize].warps[w as usize];
-    for &(l, _, _, s) in &per_lane {
-        if s {
-            warp.lane[l as usize] = Lane::Blocked(Wait::NamedBarrier(id, generation));
-        } else if warp.lane[l as usize] == Lane::Blocked(Wait::NamedBarrierWarp(id)) {
-            warp.lane[l as usize] = Lane::Ready;
-        }
-    }
-    cx.m.progress();
-    try_release(cx.m, cta, id);
-    Ok(Flow::Next)
+    b.generation
 }
 
 /// Removes and returns what the lanes of `warp` waiting at barrier `id` executed.
@@ -216,27 +310,18 @@ fn try_release(m: &mut Machine<'_>, cta: u32, id: u8) {
         _ => 0,
     };
     let dsts = b.red_dst.clone();
-    let c = &mut m.ctas[cta as usize];
-    for w in c.warps.iter_mut() {
-        for l in 0..WARP {
-            if w.lane[l] == Lane::Blocked(Wait::NamedBarrier(id, generation)) {
-                w.lane[l] = Lane::Ready;
-            }
-        }
-    }
-    let b = &mut c.bars[id as usize];
+    release_waiters(m, cta, id, generation, u64::MAX);
+    let b = &mut m.ctas[cta as usize].bars[id as usize];
     b.arrived = 0;
     b.arrived_warps = 0;
     b.generation += 1;
     b.red = None;
     b.red_dst.clear();
     for (w, l, r) in dsts {
-        let reg = hopsync_firmware::ir::RegId(r);
-        let is_pred = m.module().kernel.regs[r as usize].ty == Mod::Pred;
-        let v = if is_pred { result & 1 } else { result & 0xffff_ffff };
+        let v = red_value(m, r, result);
         m.ctas[cta as usize].warps[w as usize].regs[r as usize * WARP + l as usize] = v;
-        if m.rec.is_some() && m.rec.as_ref().is_some_and(|r| r.cta == cta && r.warp == w) {
-            m.log_reg(reg, l, v);
+        if m.rec.as_ref().is_some_and(|rec| rec.cta == cta && rec.warp == w) {
+            m.log_reg(hopsync_firmware::ir::RegId(r), l, v);
         }
     }
     m.sync_event(SyncEvent::NamedBarrierRelease { cta, id: id as u32, warps });
@@ -262,24 +347,43 @@ fn cluster_threads(m: &Machine<'_>, cluster: u32) -> u64 {
         .sum()
 }
 
+/// The `.aligned` rule of barrier.cluster.arrive / wait (PTX 9.7.13.3): every live thread of the
+/// warp executes it together.
+pub fn cluster_aligned_check(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<(), Stop> {
+    let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
+    if i.has(Mod::Aligned) && cx.mask != live {
+        let what = if i.op == hopsync_firmware::Opcode::BarrierClusterArrive { "arrive" } else { "wait" };
+        cx.finding(FindingKind::ClusterBarrierAlignedDivergent, cx.first_lane(), format!("`.aligned` barrier.cluster.{what} executed by lanes {:#010x} of live {live:#010x}", cx.mask))?;
+    }
+    Ok(())
+}
+
+/// Front half of barrier.cluster.arrive, shared by both engines: the `.aligned` rule and "each
+/// thread must arrive at the barrier only once before the barrier completes" (PTX 9.7.13.3; it
+/// arrives again after a wait). Records each arriving thread's phase (`phase`: the barrier's
+/// current one) and returns the lanes that arrive.
+pub fn cluster_arrive_plan(cx: &mut Cx<'_, '_>, i: &Instr, phase: u64) -> Result<u32, Stop> {
+    cluster_aligned_check(cx, i)?;
+    let mut arriving = 0;
+    for l in lanes(cx.mask) {
+        if cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cluster_arrival[l as usize].is_some() {
+            cx.finding(FindingKind::ClusterBarrierArriveTwice, l, format!("thread arrives on the cluster barrier again before waiting (phase {phase})"))?;
+            continue;
+        }
+        cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cluster_arrival[l as usize] = Some(phase);
+        arriving |= 1 << l;
+    }
+    Ok(arriving)
+}
+
 /// barrier.cluster.arrive (PTX 9.7.13.3): each thread arrives once per phase; the phase completes
 /// when every non-exited thread of the cluster arrived.
 impl Exec for op::BarrierClusterArrive {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
-        if i.has(Mod::Aligned) && cx.mask != live {
-            cx.finding(FindingKind::ClusterBarrierAlignedDivergent, cx.first_lane(), format!("`.aligned` barrier.cluster.arrive executed by lanes {:#010x} of live {live:#010x}", cx.mask))?;
-        }
         let cl = cx.m.ctas[cx.cta as usize].cluster;
         let phase = cx.m.clusters[cl as usize].phase;
-        for l in lanes(cx.mask) {
-            if cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cluster_arrival[l as usize].is_some() {
-                cx.finding(FindingKind::ClusterBarrierArriveTwice, l, format!("thread arrives on the cluster barrier again before waiting (phase {phase})"))?;
-                continue;
-            }
-            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cluster_arrival[l as usize] = Some(phase);
-            cx.m.clusters[cl as usize].arrived += 1;
-        }
+        let arriving = cluster_arrive_plan(cx, i, phase)?;
+        cx.m.clusters[cl as usize].arrived += arriving.count_ones() as u64;
         cx.m.progress();
         try_release_cluster(cx.m, cl);
         Ok(Flow::Next)
@@ -289,13 +393,9 @@ impl Exec for op::BarrierClusterArrive {
 /// barrier.cluster.wait (PTX 9.7.13.3): waits for the phase this thread arrived in.
 impl Exec for op::BarrierClusterWait {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
-        if i.has(Mod::Aligned) && cx.mask != live {
-            cx.finding(FindingKind::ClusterBarrierAlignedDivergent, cx.first_lane(), format!("`.aligned` barrier.cluster.wait executed by lanes {:#010x} of live {live:#010x}", cx.mask))?;
-        }
+        cluster_aligned_check(cx, i)?;
         let cl = cx.m.ctas[cx.cta as usize].cluster;
         let now = cx.m.clusters[cl as usize].phase;
-        let mut block = 0u32;
         for l in lanes(cx.mask) {
             let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
             match warp.cluster_arrival[l as usize] {
@@ -303,13 +403,9 @@ impl Exec for op::BarrierClusterWait {
                     cx.finding(FindingKind::ClusterBarrierWaitWithoutArrive, l, "barrier.cluster.wait without a barrier.cluster.arrive in this phase".into())?;
                 }
                 Some(p) if p < now => warp.cluster_arrival[l as usize] = None,
-                Some(p) => {
-                    block |= 1 << l;
-                    warp.lane[l as usize] = Lane::Blocked(Wait::ClusterBarrier(p));
-                }
+                Some(p) => warp.lane[l as usize] = Lane::Blocked(Wait::ClusterBarrier(p)),
             }
         }
-        let _ = block;
         Ok(Flow::Next)
     }
 }
@@ -343,43 +439,10 @@ fn try_release_cluster(m: &mut Machine<'_>, cl: u32) {
 /// named barriers, non-aligned partial warp arrivals, and the cluster barrier.
 pub fn on_lanes_exit(m: &mut Machine<'_>, cta: u32, warp: u32, _mask: u32) -> Result<(), Stop> {
     // A warp whose remaining lanes all wait at a non-aligned barrier now counts as arrived.
-    let live = m.ctas[cta as usize].warps[warp as usize].live();
     for id in 0..16u8 {
-        let w = &mut m.ctas[cta as usize].warps[warp as usize];
-        let partial = w.bar_partial[id as usize];
-        if partial != 0 && partial & live == live {
-            // The waiting lanes become the warp's arrival, with what they executed: the first of
-            // them starts a new generation (its count and operation), reductions add their
-            // predicates and get the result; `.sync`/`.red` lanes wait for completion.
-            w.bar_partial[id as usize] = 0;
-            let lanes_info = take_partial(w, id);
-            let b = &mut m.ctas[cta as usize].bars[id as usize];
-            if let Some(first) = lanes_info.first() {
-                if b.arrived == 0 {
-                    b.expected = first.count;
-                    b.red = first.red;
-                    b.popc = 0;
-                    b.all = true;
-                    b.any = false;
-                    b.red_dst.clear();
-                }
-            }
-            for e in lanes_info.iter().filter(|e| e.red.is_some()) {
-                b.popc += e.pred as u32;
-                b.all &= e.pred;
-                b.any |= e.pred;
-                if let Some(d) = e.dst {
-                    b.red_dst.push((warp, e.lane, d));
-                }
-            }
-            let generation = b.generation;
-            b.arrived += WARP as u32;
-            b.arrived_warps |= 1 << warp;
-            let w = &mut m.ctas[cta as usize].warps[warp as usize];
-            for l in lanes(partial) {
-                let sync = lanes_info.iter().find(|e| e.lane == l).map(|e| e.sync).unwrap_or(true);
-                w.lane[l as usize] = if sync { Lane::Blocked(Wait::NamedBarrier(id, generation)) } else { Lane::Ready };
-            }
+        if let Some(a) = exit_arrival(m, cta, warp, id) {
+            let generation = count_arrival(m, cta, warp, &a);
+            apply_arrival(m, cta, warp, &a, generation);
         }
         try_release(m, cta, id);
     }

@@ -1,10 +1,19 @@
-//! The mbarrier family (PTX 9.7.13.15): each body resolves the object's address, checks the
-//! object's lifecycle, then applies the pure word semantics of [`crate::mbarrier`] to the 64-bit
-//! word in modelled shared memory, lane by lane in lane order.
+//! The mbarrier family (PTX 9.7.13.15) and cp.async.mbarrier.arrive (PTX 9.7.13.15.15), in three
+//! halves that both engines share, so no check or message exists twice:
+//!
+//! - [`plan`]: operand evaluation, the checks an mbarrier unit cannot make (address, operand
+//!   ranges, the side rules kept in the golden model's shadow: arrive-before-wait, the token's
+//!   phase) and the merge of a warp's lanes into one [`MbarStep`] per object, as silicon merges
+//!   them (docs/MBARRIER_ENCODING.md "Warps");
+//! - the object's own semantics, step by step: the golden model applies the pure word functions
+//!   of [`crate::mbarrier`] to the word in modelled shared memory ([`golden_step`]); the RTL engine
+//!   sends the steps to its MbarrierUnit, which makes the lifecycle and range checks itself;
+//! - [`apply`]: each step's [`MbarOutcome`] into the destination registers and the side facts
+//!   (each lane's last arrive, `.noComplete` tokens, waits that returned true, polling).
 
 use super::{lanes, Cx, Exec, Flow, Stop, R};
 use crate::finding::FindingKind;
-use crate::machine::{Machine, MbarShadow, Place, Poll};
+use crate::machine::{AsyncOp, Machine, MbarShadow, Pending, Place, Poll};
 use crate::mbarrier::{self as mb, Arrive, MbarrierState};
 use crate::retire::SyncEvent;
 use hopsync_firmware::ir::{Instr, Mod, Operand};
@@ -12,7 +21,7 @@ use hopsync_firmware::ops::op;
 
 /// An mbarrier located: CTA holding it and shared offset; `remote` when addressed through the
 /// `.shared::cluster` window (or a generic address) in another CTA.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Obj {
     /// Linear CTA id.
     pub cta: u32,
@@ -107,77 +116,435 @@ pub fn on_phase_complete(m: &mut Machine<'_>, o: Obj) {
     }
 }
 
-impl Exec for op::MbarrierInit {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        for l in lanes(cx.mask) {
-            let o = locate(cx, i, 0, l)?;
+/// Which instruction of the family (the engines map every opcode to one; no wildcard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MbarFamily {
+    /// mbarrier.init (PTX 9.7.13.15.9)
+    Init,
+    /// mbarrier.inval (PTX 9.7.13.15.10)
+    Inval,
+    /// mbarrier.expect_tx (PTX 9.7.13.15.11)
+    ExpectTx,
+    /// mbarrier.complete_tx (PTX 9.7.13.15.12)
+    CompleteTx,
+    /// mbarrier.arrive (PTX 9.7.13.15.13)
+    Arrive,
+    /// mbarrier.arrive_drop (PTX 9.7.13.15.14)
+    ArriveDrop,
+    /// mbarrier.test_wait (PTX 9.7.13.15.16)
+    TestWait,
+    /// mbarrier.try_wait (PTX 9.7.13.15.16)
+    TryWait,
+    /// mbarrier.pending_count (PTX 9.7.13.15.17)
+    PendingCount,
+    /// cp.async.mbarrier.arrive (PTX 9.7.13.15.15)
+    CpAsyncArrive,
+}
+
+/// What one step asks of its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MbarStepOp {
+    /// Initialize with this expected arrival count (its range is the object's check).
+    Init {
+        /// the count operand
+        count: u64,
+    },
+    /// Invalidate.
+    Inval,
+    /// expect-tx (`complete` false) or complete-tx of `tx` bytes (at most 2^20-1).
+    Tx {
+        /// complete_tx rather than expect_tx
+        complete: bool,
+        /// bytes
+        tx: u64,
+    },
+    /// One arrive-on of the step's lanes merged: their counts and tx amounts summed.
+    Arrive {
+        /// summed arrival count
+        count: u64,
+        /// summed expect-tx bytes
+        tx: u64,
+        /// arrive_drop
+        drop: bool,
+        /// `.noComplete`
+        no_complete: bool,
+        /// `.expect_tx`
+        expect_tx: bool,
+        /// one lane's count (the `.noComplete` group's lanes have equal counts)
+        per: u64,
+    },
+    /// test_wait / try_wait of the step's lanes, whose operands agree on the question silicon
+    /// asks (the token's parity, or the parity operand).
+    Wait {
+        /// `.parity`: `arg & 1` is the phase parity; else `arg` is a state token
+        parity: bool,
+        /// the token or parity operand of the step's first lane
+        arg: u64,
+        /// try_wait (potentially blocking)
+        try_wait: bool,
+        /// try_wait's suspendTimeHint operand, nanoseconds
+        suspend_hint_ns: Option<u64>,
+    },
+    /// pending_count of a `.noComplete` token (no object: `obj` is the issuing CTA's offset 0).
+    PendingCount {
+        /// the token
+        token: u64,
+    },
+    /// cp.async.mbarrier.arrive: the pending count raised at once unless `.noinc`, the arrive-on
+    /// when the thread's prior cp.async complete.
+    CpAsyncArrive {
+        /// `.noinc`
+        noinc: bool,
+    },
+}
+
+/// One object-level operation of an mbarrier instruction: the lanes it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MbarStep {
+    /// The object.
+    pub obj: Obj,
+    /// The lanes whose operation this is.
+    pub lanes: u32,
+    /// The operation.
+    pub op: MbarStepOp,
+}
+
+/// What a step did to its object, as the engine that performed it saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MbarOutcome {
+    /// The word before the step (an arrive's token is its high half).
+    pub old: u64,
+    /// The step completed the object's current phase.
+    pub completed: bool,
+    /// The object's phase (the golden shadow's count) after the step.
+    pub phase_after: u64,
+    /// A wait's answer.
+    pub wait: bool,
+    /// pending_count's answer.
+    pub pending_count: u64,
+}
+
+/// Front half: operand evaluation, the checks the object cannot make, and the steps.
+pub fn plan(cx: &mut Cx<'_, '_>, i: &Instr, f: MbarFamily) -> Result<Vec<MbarStep>, Stop> {
+    match f {
+        MbarFamily::Init => plan_per_lane(cx, i, |cx, l, _| Ok(Some(MbarStepOp::Init { count: cx.src(i, 1, l) }))),
+        MbarFamily::Inval => plan_per_lane(cx, i, |_, _, _| Ok(Some(MbarStepOp::Inval))),
+        MbarFamily::ExpectTx => plan_tx(cx, i, false),
+        MbarFamily::CompleteTx => plan_tx(cx, i, true),
+        MbarFamily::Arrive => plan_arrive(cx, i, false),
+        MbarFamily::ArriveDrop => plan_arrive(cx, i, true),
+        MbarFamily::TestWait => plan_wait(cx, i, false),
+        MbarFamily::TryWait => plan_wait(cx, i, true),
+        MbarFamily::PendingCount => plan_pending_count(cx, i),
+        MbarFamily::CpAsyncArrive => plan_per_lane(cx, i, |cx, l, o| {
+            if !cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {
+                cx.finding(FindingKind::MbarrierUninitialized, l, format!("cp.async.mbarrier.arrive on cta {} shared 0x{:x}, which holds no valid mbarrier", o.cta, o.off))?;
+                return Ok(None);
+            }
+            Ok(Some(MbarStepOp::CpAsyncArrive { noinc: i.has(Mod::Noinc) }))
+        }),
+    }
+}
+
+/// One step per lane on the object of operand 0 (`op` None: the lane does nothing, after a
+/// finding in warn mode).
+fn plan_per_lane(
+    cx: &mut Cx<'_, '_>,
+    i: &Instr,
+    op: impl Fn(&mut Cx<'_, '_>, u32, Obj) -> Result<Option<MbarStepOp>, Stop>,
+) -> Result<Vec<MbarStep>, Stop> {
+    let mut steps = Vec::new();
+    for l in lanes(cx.mask) {
+        let o = locate(cx, i, 0, l)?;
+        if let Some(op) = op(cx, l, o)? {
+            steps.push(MbarStep { obj: o, lanes: 1 << l, op });
+        }
+    }
+    Ok(steps)
+}
+
+fn plan_tx(cx: &mut Cx<'_, '_>, i: &Instr, complete: bool) -> Result<Vec<MbarStep>, Stop> {
+    let name = if complete { "mbarrier.complete_tx" } else { "mbarrier.expect_tx" };
+    plan_per_lane(cx, i, |cx, l, o| {
+        let tx = cx.src(i, 1, l);
+        // An invalid object is the object's finding (it is checked first); a tx-count beyond the
+        // field is the operand's (PTX 9.7.13.15.11: 0..=2^20-1).
+        if cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) && tx > mb::MAX_TX as u64 {
+            fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name} of {tx} bytes"))?;
+            return Ok(None);
+        }
+        Ok(Some(MbarStepOp::Tx { complete, tx }))
+    })
+}
+
+/// mbarrier.arrive / arrive_drop (PTX 9.7.13.15.13, 9.7.13.15.14). As on silicon
+/// (docs/MBARRIER_ENCODING.md, "Warps"), the plain forms of one warp-instruction merge per object
+/// into a single arrive-on with the counts and tx amounts summed, and every lane gets the same
+/// token. The `.noComplete` forms arrive per group of lanes with equal counts (lowest lane's group
+/// first); each lane's token reads as if the group's lanes had arrived one by one in lane order,
+/// and its low half holds the group's lane mask.
+fn plan_arrive(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> Result<Vec<MbarStep>, Stop> {
+    let no_complete = i.has(Mod::NoComplete);
+    let expect_tx = i.has(Mod::ExpectTx);
+    let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
+    let mut reqs: Vec<(u32, Obj, u64, u64)> = Vec::with_capacity(cx.mask.count_ones() as usize);
+    for l in lanes(cx.mask) {
+        let o = locate(cx, i, 1, l)?;
+        let Some((count, tx)) = arrive_operands(cx, i, o, l)? else { continue };
+        reqs.push((l, o, count, tx));
+    }
+    // Group: by object; for .noComplete also by count. Groups keep the order of their lowest lane.
+    let mut groups: Vec<(Obj, u64, u32)> = Vec::new(); // (object, count key, lane mask)
+    for &(l, o, count, _) in &reqs {
+        let key = if no_complete { count } else { 0 };
+        match groups.iter_mut().find(|(g, k, _)| g.cta == o.cta && g.off == o.off && *k == key) {
+            Some(g) => g.2 |= 1 << l,
+            None => groups.push((o, key, 1 << l)),
+        }
+    }
+    let mut steps = Vec::with_capacity(groups.len());
+    for (o, _, mask) in groups {
+        let members = reqs.iter().filter(|r| mask >> r.0 & 1 == 1);
+        let (count, tx) = members.clone().fold((0u64, 0u64), |(c, t), r| (c + r.2, t + r.3));
+        let per = members.clone().next().map(|r| r.2).unwrap_or(1);
+        let l = mask.trailing_zeros();
+        if count > mb::MAX_COUNT as u64 || tx > mb::MAX_TX as u64 {
+            let k = if count > mb::MAX_COUNT as u64 { FindingKind::MbarrierCountOutOfRange } else { FindingKind::MbarrierTxCountOutOfRange };
+            fail(cx, k, o, l, &format!("{name} by lanes {mask:#010x}: merged count {count}, tx {tx}"))?;
+            continue;
+        }
+        // PTX 9.7.13.15.4: no arrive in the next phase before a wait returned true in this one
+        // (a side rule of the golden model's shadow; an invalid object is the object's finding).
+        if cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).is_some_and(|s| !s.waited_prev) {
+            fail(
+                cx,
+                FindingKind::MbarrierArriveBeforeWait,
+                o,
+                l,
+                &format!("{name} in a new phase before any test_wait/try_wait returned true for the phase that just completed (PTX 9.7.13.15.4)"),
+            )?;
+            continue;
+        }
+        steps.push(MbarStep { obj: o, lanes: mask, op: MbarStepOp::Arrive { count, tx, drop, no_complete, expect_tx, per } });
+    }
+    Ok(steps)
+}
+
+/// test_wait / try_wait (PTX 9.7.13.15.16). Silicon compares only the token's phase parity (bit
+/// 63; DESIGN.md): lanes whose operands agree there on one object ask the same question, in one
+/// step.
+fn plan_wait(cx: &mut Cx<'_, '_>, i: &Instr, try_wait: bool) -> Result<Vec<MbarStep>, Stop> {
+    let parity = i.has(Mod::Parity);
+    let mut steps: Vec<MbarStep> = Vec::new();
+    let mut keys: Vec<(u32, u32, u64)> = Vec::new();
+    for l in lanes(cx.mask) {
+        let o = locate(cx, i, 1, l)?;
+        require_local(cx, i, o, l)?;
+        let arg = cx.src(i, 2, l);
+        if !parity && cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {
+            wait_phase_check(cx, o, l, arg)?;
+        }
+        let key = if parity { arg & 1 } else { arg >> 63 };
+        match keys.iter().position(|k| *k == (o.cta, o.off, key)) {
+            Some(k) => steps[k].lanes |= 1 << l,
+            None => {
+                keys.push((o.cta, o.off, key));
+                let suspend_hint_ns = (try_wait && i.operands.len() > 3).then(|| cx.src(i, 3, l));
+                steps.push(MbarStep { obj: o, lanes: 1 << l, op: MbarStepOp::Wait { parity, arg, try_wait, suspend_hint_ns } });
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// pending_count (PTX 9.7.13.15.17): the token must come from a `.noComplete` arrive.
+fn plan_pending_count(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Vec<MbarStep>, Stop> {
+    let mut steps: Vec<MbarStep> = Vec::new();
+    for l in lanes(cx.mask) {
+        let token = cx.src(i, 1, l);
+        if !cx.m.nocomplete_tokens.contains(&token) {
+            cx.finding(
+                FindingKind::MbarrierPendingCountBadToken,
+                l,
+                format!("mbarrier.pending_count on state 0x{token:016x}, which no .noComplete arrive returned (PTX 9.7.13.15.17)"),
+            )?;
+        }
+        match steps.iter_mut().find(|s| s.op == MbarStepOp::PendingCount { token }) {
+            Some(s) => s.lanes |= 1 << l,
+            None => steps.push(MbarStep { obj: Obj { cta: cx.cta, off: 0, remote: false }, lanes: 1 << l, op: MbarStepOp::PendingCount { token } }),
+        }
+    }
+    Ok(steps)
+}
+
+/// The golden model of one step: the object's lifecycle and range checks and the pure word
+/// semantics of [`crate::mbarrier`] (what the RTL engine's MbarrierUnit does). None: the step
+/// changed nothing (a finding, warn mode).
+pub fn golden_step(cx: &mut Cx<'_, '_>, i: &Instr, s: &MbarStep) -> Result<Option<MbarOutcome>, Stop> {
+    let o = s.obj;
+    let l = s.lanes.trailing_zeros();
+    let old = word(cx.m, o);
+    let mut out = MbarOutcome { old, ..Default::default() };
+    match s.op {
+        MbarStepOp::Init { count } => {
             if cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {
                 fail(cx, FindingKind::MbarrierInitOnValid, o, l, "mbarrier.init on an object that is still valid (invalidate it first)")?;
-                continue;
+                return Ok(None);
             }
-            let count = cx.src(i, 1, l);
             match mb::init(count) {
                 Ok(w) => {
-                    let old = word(cx.m, o);
                     store(cx.m, o, old, w);
                     // Phase 0 completes nothing before it: no wait is owed.
                     cx.m.ctas[o.cta as usize].mbarriers.insert(o.off, MbarShadow { phase: 0, waited_prev: true, ..Default::default() });
                 }
-                Err(k) => cx.finding(k, l, format!("mbarrier.init count {count} is outside 1..=2^20-1"))?,
+                Err(k) => {
+                    cx.finding(k, l, format!("mbarrier.init count {count} is outside 1..=2^20-1"))?;
+                    return Ok(None);
+                }
             }
         }
-        Ok(Flow::Next)
-    }
-}
-
-impl Exec for op::MbarrierInval {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        for l in lanes(cx.mask) {
-            let o = locate(cx, i, 0, l)?;
+        MbarStepOp::Inval => {
             require_valid(cx, o, l, "mbarrier.inval")?;
-            let old = word(cx.m, o);
             store(cx.m, o, old, mb::inval(old));
             cx.m.ctas[o.cta as usize].mbarriers.remove(&o.off);
         }
-        Ok(Flow::Next)
-    }
-}
-
-fn tx_op(cx: &mut Cx<'_, '_>, i: &Instr, complete: bool) -> R {
-    for l in lanes(cx.mask) {
-        let o = locate(cx, i, 0, l)?;
-        let name = if complete { "mbarrier.complete_tx" } else { "mbarrier.expect_tx" };
-        require_valid(cx, o, l, name)?;
-        let tx = cx.src(i, 1, l);
-        if tx > mb::MAX_TX as u64 {
-            fail(cx, FindingKind::MbarrierTxCountOutOfRange, o, l, &format!("{name} of {tx} bytes"))?;
-            continue;
-        }
-        let old = word(cx.m, o);
-        let r = if complete { mb::complete_tx(old, tx as u32) } else { mb::expect_tx(old, tx as u32) };
-        match r {
-            Ok((new, done)) => {
-                store(cx.m, o, old, new);
-                if done {
-                    on_phase_complete(cx.m, o);
+        MbarStepOp::Tx { complete, tx } => {
+            let name = if complete { "mbarrier.complete_tx" } else { "mbarrier.expect_tx" };
+            require_valid(cx, o, l, name)?;
+            let r = if complete { mb::complete_tx(old, tx as u32) } else { mb::expect_tx(old, tx as u32) };
+            match r {
+                Ok((new, done)) => {
+                    store(cx.m, o, old, new);
+                    if done {
+                        on_phase_complete(cx.m, o);
+                    }
+                }
+                Err(k) => {
+                    fail(cx, k, o, l, &format!("{name} of {tx}"))?;
+                    return Ok(None);
                 }
             }
-            Err(k) => fail(cx, k, o, l, &format!("{name} of {tx}"))?,
+        }
+        MbarStepOp::Arrive { count, tx, drop, no_complete, .. } => {
+            let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
+            let mask = s.lanes;
+            match arrive_on(cx.m, o, Arrive { count: count as u32, expect_tx: tx as u32, no_complete, drop }) {
+                Ok((_, completed)) => out.completed = completed,
+                Err(FindingKind::MbarrierUninitialized) => {
+                    require_valid(cx, o, l, name)?;
+                    return Ok(None);
+                }
+                Err(k) => {
+                    let what = match k {
+                        FindingKind::MbarrierPendingUnderflow => format!(
+                            "{name} by lanes {mask:#010x} with count {count} would take the pending arrival count below zero (PTX 9.7.13.15.2: pending arrivals are 0..=2^20-1)"
+                        ),
+                        FindingKind::MbarrierNoCompleteCompleted => format!(
+                            "{name}.noComplete by lanes {mask:#010x} with count {count} completes the current phase, which is undefined (PTX 9.7.13.15.13)"
+                        ),
+                        FindingKind::MbarrierTxCountOutOfRange => {
+                            format!("{name}.expect_tx of {tx} takes the tx-count outside -(2^20-1)..=2^20-1 (PTX 9.7.13.15.2)")
+                        }
+                        FindingKind::MbarrierCountOutOfRange => format!("{name} by lanes {mask:#010x} would drop the expected arrival count to zero"),
+                        _ => format!("{name} (count {count}, tx {tx})"),
+                    };
+                    fail(cx, k, o, l, &what)?;
+                    return Ok(None);
+                }
+            }
+        }
+        MbarStepOp::Wait { parity, arg, .. } => {
+            require_valid(cx, o, l, i.op.name())?;
+            out.wait = if parity { mb::test_wait_parity(old, arg & 1 == 1) } else { mb::test_wait_token(old, arg) };
+        }
+        MbarStepOp::PendingCount { token } => out.pending_count = mb::pending_count(token) as u64,
+        MbarStepOp::CpAsyncArrive { noinc } => {
+            if !noinc {
+                let mut st = MbarrierState::decode(old);
+                if st.pending_arrivals >= mb::MAX_COUNT {
+                    let d = describe(cx.m, o);
+                    cx.finding(FindingKind::MbarrierCountOutOfRange, l, format!("cp.async.mbarrier.arrive increments pending past 2^20-1: {d}"))?;
+                    return Ok(None);
+                }
+                st.pending_arrivals += 1;
+                store(cx.m, o, old, st.encode());
+            }
+            // The arrive-on completes after every earlier cp.async of this thread.
+            let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+            let after = w.cp_inflight.iter().filter(|(ln, _, _)| *ln == l).map(|(_, _, r)| *r).max();
+            let ready = after.unwrap_or(0).max(cx.m.async_ready_at());
+            cx.m.seq += 1;
+            let seq = cx.m.seq;
+            cx.m.pending.push(Pending { ready_at: ready, seq, op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l } });
         }
     }
+    out.phase_after = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
+    Ok(Some(out))
+}
+
+/// Back half: each step's outcome (None: the step did nothing) into the destination registers
+/// and the side facts: tokens of `.noComplete` arrives, each lane's last arrive, waits that
+/// returned true, the warp's polling state.
+pub fn apply(cx: &mut Cx<'_, '_>, i: &Instr, steps: &[MbarStep], outcomes: &[Option<MbarOutcome>]) -> Result<(), Stop> {
+    let mut polled_false: Option<Obj> = None;
+    for (s, out) in steps.iter().zip(outcomes) {
+        let Some(out) = out else { continue };
+        match s.op {
+            MbarStepOp::Arrive { no_complete, per, .. } => {
+                let token = mb::token_of(out.old);
+                // The phase the token belongs to: the one before a completion this arrive caused.
+                let token_phase = if out.completed { out.phase_after.saturating_sub(1) } else { out.phase_after };
+                for (k, l) in lanes(s.lanes).enumerate() {
+                    let t = if no_complete {
+                        let t = (token + ((k as u64 * per) << 43)) | s.lanes as u64;
+                        cx.m.nocomplete_tokens.insert(t);
+                        t
+                    } else {
+                        token
+                    };
+                    cx.dst(i, 0, l, t);
+                    cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize] = Some((s.obj.cta, s.obj.off, token_phase));
+                }
+            }
+            MbarStepOp::Wait { .. } => {
+                if out.wait {
+                    if let Some(sh) = cx.m.ctas[s.obj.cta as usize].mbarriers.get_mut(&s.obj.off) {
+                        if !sh.waited_prev {
+                            sh.waited_prev = true;
+                            cx.m.progress();
+                        }
+                    }
+                } else {
+                    polled_false = Some(s.obj);
+                }
+                for l in lanes(s.lanes) {
+                    cx.dst(i, 0, l, out.wait as u64);
+                }
+            }
+            MbarStepOp::PendingCount { .. } => {
+                for l in lanes(s.lanes) {
+                    cx.dst(i, 0, l, out.pending_count);
+                }
+            }
+            MbarStepOp::Init { .. } | MbarStepOp::Inval | MbarStepOp::Tx { .. } | MbarStepOp::CpAsyncArrive { .. } => {}
+        }
+    }
+    if matches!(i.op, hopsync_firmware::Opcode::MbarrierTestWait | hopsync_firmware::Opcode::MbarrierTryWait) {
+        let pc = cx.pc;
+        cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].polling = polled_false.map(|o| Poll { cta: o.cta, offset: o.off, pc });
+    }
+    Ok(())
+}
+
+/// The golden model of an mbarrier instruction: plan, each step's word semantics, apply.
+fn golden(cx: &mut Cx<'_, '_>, i: &Instr, f: MbarFamily) -> R {
+    let steps = plan(cx, i, f)?;
+    let mut outcomes = Vec::with_capacity(steps.len());
+    for s in &steps {
+        outcomes.push(golden_step(cx, i, s)?);
+    }
+    apply(cx, i, &steps, &outcomes)?;
     Ok(Flow::Next)
-}
-
-impl Exec for op::MbarrierExpectTx {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        tx_op(cx, i, false)
-    }
-}
-
-impl Exec for op::MbarrierCompleteTx {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        tx_op(cx, i, true)
-    }
 }
 
 /// One arrive-on by a thread (or an asynchronous arrive on its behalf); returns the token.
@@ -198,26 +565,11 @@ pub fn arrive_on(m: &mut Machine<'_>, o: Obj, a: Arrive) -> Result<(u64, bool), 
     Ok((r.token, r.completed))
 }
 
-/// One lane's arrive request, before merging.
-struct LaneArrive {
-    lane: u32,
-    obj: Obj,
-    count: u64,
-    tx: u64,
-}
-
-/// mbarrier.arrive / arrive_drop (PTX 9.7.13.15.13, 9.7.13.15.14). As on silicon
-/// (docs/MBARRIER_ENCODING.md, "Warps"), the plain forms of one warp-instruction merge per object
-/// into a single arrive-on with the counts and tx amounts summed, and every lane gets the same
-/// token. The `.noComplete` forms arrive per group of lanes with equal counts (lowest lane's group
-/// first); each lane's token reads as if the group's lanes had arrived one by one in lane order,
-/// and its low half holds the group's lane mask.
 /// The per-lane operand checks of mbarrier.arrive{_drop}{.expect_tx} on object `o` for lane
-/// `l`, shared by the golden model and the RTL engine (so they cannot drift): a
-/// `.shared::cluster` arrive returns no state token, the count is 1..=2^20-1 and the tx-count
-/// at most 2^20-1 (PTX 9.7.13.15.13). Returns (count, tx), or None after a finding (warn mode:
-/// the lane makes no arrival).
-pub fn arrive_operands(cx: &mut Cx<'_, '_>, i: &Instr, o: Obj, l: u32) -> Result<Option<(u64, u64)>, Stop> {
+/// `l`: a `.shared::cluster` arrive returns no state token, the count is 1..=2^20-1 and the
+/// tx-count at most 2^20-1 (PTX 9.7.13.15.13). Returns (count, tx), or None after a finding (warn
+/// mode: the lane makes no arrival).
+fn arrive_operands(cx: &mut Cx<'_, '_>, i: &Instr, o: Obj, l: u32) -> Result<Option<(u64, u64)>, Stop> {
     let expect = i.has(Mod::ExpectTx);
     let name = if i.op == hopsync_firmware::Opcode::MbarrierArriveDrop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
     let wants_token = !matches!(i.operands[0], Operand::Sink);
@@ -238,100 +590,11 @@ pub fn arrive_operands(cx: &mut Cx<'_, '_>, i: &Instr, o: Obj, l: u32) -> Result
     Ok(Some((count, tx)))
 }
 
-fn arrive_exec(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> R {
-    let no_complete = i.has(Mod::NoComplete);
-    let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
-    // Per-lane checks, then collect the requests.
-    let mut reqs: Vec<LaneArrive> = Vec::with_capacity(cx.mask.count_ones() as usize);
-    for l in lanes(cx.mask) {
-        let o = locate(cx, i, 1, l)?;
-        let Some((count, tx)) = arrive_operands(cx, i, o, l)? else { continue };
-        reqs.push(LaneArrive { lane: l, obj: o, count, tx });
-    }
-    // Group: by object; for .noComplete also by count. Groups keep the order of their lowest lane.
-    let mut groups: Vec<(Obj, u64, u32)> = Vec::new(); // (object, count key, lane mask)
-    for r in &reqs {
-        let key = if no_complete { r.count } else { 0 };
-        match groups.iter_mut().find(|(o, k, _)| o.cta == r.obj.cta && o.off == r.obj.off && *k == key) {
-            Some(g) => g.2 |= 1 << r.lane,
-            None => groups.push((r.obj, key, 1 << r.lane)),
-        }
-    }
-    for (o, _, mask) in groups {
-        let members: Vec<&LaneArrive> = reqs.iter().filter(|r| mask >> r.lane & 1 == 1).collect();
-        let count: u64 = members.iter().map(|r| r.count).sum();
-        let tx: u64 = members.iter().map(|r| r.tx).sum();
-        let l = mask.trailing_zeros();
-        if count > mb::MAX_COUNT as u64 || tx > mb::MAX_TX as u64 {
-            let k = if count > mb::MAX_COUNT as u64 { FindingKind::MbarrierCountOutOfRange } else { FindingKind::MbarrierTxCountOutOfRange };
-            fail(cx, k, o, l, &format!("{name} by lanes {mask:#010x}: merged count {count}, tx {tx}"))?;
-            continue;
-        }
-        let a = Arrive { count: count as u32, expect_tx: tx as u32, no_complete, drop };
-        match arrive_on(cx.m, o, a) {
-            Ok((token, _)) => {
-                let phase = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
-                // The phase the token belongs to: the one before a completion this arrive caused.
-                let token_phase = if (token >> 63 != 0) != (word(cx.m, o) >> 63 != 0) { phase.saturating_sub(1) } else { phase };
-                for (k, r) in members.iter().enumerate() {
-                    let t = if no_complete {
-                        let per = members[0].count;
-                        let t = token + ((k as u64 * per) << 43);
-                        cx.m.nocomplete_tokens.insert(t | mask as u64);
-                        t | mask as u64
-                    } else {
-                        token
-                    };
-                    cx.dst(i, 0, r.lane, t);
-                    cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[r.lane as usize] = Some((o.cta, o.off, token_phase));
-                }
-            }
-            Err(FindingKind::MbarrierUninitialized) => require_valid(cx, o, l, name)?,
-            Err(FindingKind::MbarrierArriveBeforeWait) => fail(
-                cx,
-                FindingKind::MbarrierArriveBeforeWait,
-                o,
-                l,
-                &format!("{name} in a new phase before any test_wait/try_wait returned true for the phase that just completed (PTX 9.7.13.15.4)"),
-            )?,
-            Err(k) => {
-                let what = match k {
-                    FindingKind::MbarrierPendingUnderflow => format!(
-                        "{name} by lanes {mask:#010x} with count {count} would take the pending arrival count below zero (PTX 9.7.13.15.2: pending arrivals are 0..=2^20-1)"
-                    ),
-                    FindingKind::MbarrierNoCompleteCompleted => format!(
-                        "{name}.noComplete by lanes {mask:#010x} with count {count} completes the current phase, which is undefined (PTX 9.7.13.15.13)"
-                    ),
-                    FindingKind::MbarrierTxCountOutOfRange => {
-                        format!("{name}.expect_tx of {tx} takes the tx-count outside -(2^20-1)..=2^20-1 (PTX 9.7.13.15.2)")
-                    }
-                    FindingKind::MbarrierCountOutOfRange => format!("{name} by lanes {mask:#010x} would drop the expected arrival count to zero"),
-                    _ => format!("{name} (count {count}, tx {tx})"),
-                };
-                fail(cx, k, o, l, &what)?
-            }
-        }
-    }
-    Ok(Flow::Next)
-}
-
-impl Exec for op::MbarrierArrive {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        arrive_exec(cx, i, false)
-    }
-}
-
-impl Exec for op::MbarrierArriveDrop {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        arrive_exec(cx, i, true)
-    }
-}
-
 /// The side check of a token wait by lane `l` on `o` with token `arg` (PTX 9.7.13.15.16: the
 /// token must name the current or the immediately preceding phase). Silicon compares only the
 /// token's parity (bit 63); which phase the token names comes from the phase of this thread's last
-/// arrive on this object. Shared with the RTL engine, whose unit cannot see it.
-pub fn wait_phase_check(cx: &mut Cx<'_, '_>, o: Obj, l: u32, arg: u64) -> Result<(), Stop> {
+/// arrive on this object.
+fn wait_phase_check(cx: &mut Cx<'_, '_>, o: Obj, l: u32, arg: u64) -> Result<(), Stop> {
     let last = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize];
     let now = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
     if let Some((c, off, p)) = last {
@@ -350,68 +613,30 @@ pub fn wait_phase_check(cx: &mut Cx<'_, '_>, o: Obj, l: u32, arg: u64) -> Result
     Ok(())
 }
 
-fn wait_exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-    let parity = i.has(Mod::Parity);
-    let mut any_false = None;
-    for l in lanes(cx.mask) {
-        let o = locate(cx, i, 1, l)?;
-        require_local(cx, i, o, l)?;
-        require_valid(cx, o, l, i.op.name())?;
-        let w = word(cx.m, o);
-        let arg = cx.src(i, 2, l);
-        let done = if parity {
-            mb::test_wait_parity(w, arg & 1 == 1)
-        } else {
-            wait_phase_check(cx, o, l, arg)?;
-            mb::test_wait_token(w, arg)
-        };
-        if done {
-            if let Some(s) = cx.m.ctas[o.cta as usize].mbarriers.get_mut(&o.off) {
-                if !s.waited_prev {
-                    s.waited_prev = true;
-                    cx.m.progress();
+macro_rules! mbarrier_bodies {
+    ($($op:ident => $f:ident),* $(,)?) => {
+        $(
+            impl Exec for op::$op {
+                fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+                    golden(cx, i, MbarFamily::$f)
                 }
             }
-        } else {
-            any_false = Some(o);
-        }
-        cx.dst(i, 0, l, done as u64);
-    }
-    let pc = cx.pc;
-    let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    warp.polling = any_false.map(|o| Poll { cta: o.cta, offset: o.off, pc });
-    Ok(Flow::Next)
+        )*
+    };
 }
 
-/// test_wait (PTX 9.7.13.15.16): a non-blocking test for the completion of a phase.
-impl Exec for op::MbarrierTestWait {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        wait_exec(cx, i)
-    }
-}
-
-/// try_wait (PTX 9.7.13.15.16) is "potentially blocking": the thread may be suspended until the
-/// phase completes or a time limit passes. Time is the RTL engine's business; the golden model
-/// answers at once, which is one of the behaviours the spec allows (a time limit of zero).
-impl Exec for op::MbarrierTryWait {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        wait_exec(cx, i)
-    }
-}
-
-impl Exec for op::MbarrierPendingCount {
-    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        for l in lanes(cx.mask) {
-            let token = cx.src(i, 1, l);
-            if !cx.m.nocomplete_tokens.contains(&token) {
-                cx.finding(
-                    FindingKind::MbarrierPendingCountBadToken,
-                    l,
-                    format!("mbarrier.pending_count on state 0x{token:016x}, which no .noComplete arrive returned (PTX 9.7.13.15.17)"),
-                )?;
-            }
-            cx.dst(i, 0, l, mb::pending_count(token) as u64);
-        }
-        Ok(Flow::Next)
-    }
+// try_wait (PTX 9.7.13.15.16) is "potentially blocking": the thread may be suspended until the
+// phase completes or a time limit passes. Time is the RTL engine's business; the golden model
+// answers at once, which is one of the behaviours the spec allows (a time limit of zero).
+mbarrier_bodies! {
+    MbarrierInit => Init,
+    MbarrierInval => Inval,
+    MbarrierExpectTx => ExpectTx,
+    MbarrierCompleteTx => CompleteTx,
+    MbarrierArrive => Arrive,
+    MbarrierArriveDrop => ArriveDrop,
+    MbarrierTestWait => TestWait,
+    MbarrierTryWait => TryWait,
+    MbarrierPendingCount => PendingCount,
+    CpAsyncMbarrierArrive => CpAsyncArrive,
 }

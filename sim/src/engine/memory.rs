@@ -1,0 +1,145 @@
+//! The memory pipes of each CTA: the shared-memory pipe (32 four-byte banks; an n-way bank
+//! conflict occupies it n cycles), the global-memory pipe (sectors, bytes per cycle, latency) and
+//! the DSMEM network port (bytes per cycle, latency), each booked ahead by the accesses issued
+//! to it; which pipe an access takes, and what it costs.
+
+use super::*;
+
+/// A CTA's memory pipes: each is booked ahead by the accesses issued to it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct MemPipes {
+    /// The shared-memory pipe is booked until this cycle.
+    pub(super) smem_free: u64,
+    /// The global-memory pipe.
+    pub(super) global_free: u64,
+    /// The DSMEM network port.
+    pub(super) dsmem_free: u64,
+}
+
+/// Which memory pipe an access uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pipe {
+    Smem,
+    Global,
+    Dsmem,
+    Fixed(u64),
+}
+
+impl<'p> Engine<'p> {
+    pub(super) fn place_of(&mut self, c: u32, w: u32, pc: u32, lane: u32, k: usize, size: usize, space: Option<Option<Mod>>) -> Option<Place> {
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask: 1 << lane, group: 1 << lane };
+        let a = cx.addr(ins, k, lane);
+        let sp = space.unwrap_or_else(|| cx.space(ins, k));
+        self.m.resolve(c, w, lane, sp, a, size).ok()
+    }
+
+    pub(super) fn pipe_of(&self, c: u32, p: Option<Place>) -> Pipe {
+        match p {
+            Some(Place::Shared(t, _)) if t == c => Pipe::Smem,
+            Some(Place::Shared(_, _)) => Pipe::Dsmem,
+            Some(Place::Global(..)) | None => Pipe::Global,
+            Some(Place::Local(..)) => Pipe::Fixed(self.cfg.latency.local),
+            Some(Place::Param(_)) => Pipe::Fixed(self.cfg.latency.param),
+        }
+    }
+
+    pub(super) fn access_size(ins: &Instr) -> usize {
+        let eb = ins.ty().and_then(|t| t.type_bytes()).unwrap_or(4) as usize;
+        let n = if ins.has(Mod::V8) {
+            8
+        } else if ins.has(Mod::V4) {
+            4
+        } else if ins.has(Mod::V2) {
+            2
+        } else {
+            1
+        };
+        eb * n
+    }
+
+    pub(super) fn lane0_pipe(&mut self, c: u32, w: u32, pc: u32) -> Pipe {
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let Some(k) = self.info[pc as usize].addr else { return Pipe::Fixed(0) };
+        let lane = self.m.warp(c, w).next_group().map(|g| g.1.trailing_zeros()).unwrap_or(0);
+        match ins.op {
+            Opcode::CpAsync => Pipe::Global,
+            Opcode::TensormapCpFenceproxy => Pipe::Global,
+            _ => {
+                let p = self.place_of(c, w, pc, lane, k, 1, None);
+                self.pipe_of(c, p)
+            }
+        }
+    }
+
+    /// Books the memory pipe of a memory instruction; returns (result ready, cp.async copy done,
+    /// st.async arrival).
+    pub(super) fn mem_cost(&mut self, c: u32, w: u32, pc: u32, mask: u32, ins: &'p Instr, class: Class) -> (u64, u64, u64) {
+        let now = self.cycle;
+        let inf = self.info[pc as usize].clone();
+        let Some(k) = inf.addr else { return (now + self.cfg.latency.alu, now, now) };
+        let (size, global_k, space) = match ins.op {
+            // cp.async [dst], [src], cp-size: the source is global.
+            Opcode::CpAsync => {
+                let l = mask.trailing_zeros();
+                let sz = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group: mask }.src(ins, 2, l) as usize;
+                (sz.max(1), 1, Some(Some(Mod::Global)))
+            }
+            Opcode::TensormapCpFenceproxy => (128, 0, Some(Some(Mod::Global))),
+            _ => (Self::access_size(ins), k, None),
+        };
+        let mut places = Vec::with_capacity(mask.count_ones() as usize);
+        for l in bits_of(mask) {
+            if let Some(p) = self.place_of(c, w, pc, l, global_k, size, space) {
+                places.push(p);
+            }
+        }
+        let pipe = if class == Class::CpAsync { Pipe::Global } else { self.pipe_of(c, places.first().copied()) };
+        let cfg = self.cfg.clone();
+        let cs = &mut self.ctas[c as usize];
+        let (ready, done) = match pipe {
+            Pipe::Smem => {
+                let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
+                let waves = timing::bank_wavefronts(&cfg, &acc);
+                let start = now.max(cs.mem.smem_free);
+                cs.mem.smem_free = start + waves;
+                let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
+                (start + waves - 1 + lat, start + waves)
+            }
+            Pipe::Global => {
+                let acc: Vec<(u64, usize)> = places
+                    .iter()
+                    .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global_address(*r, *o), size)) } else { None })
+                    .collect();
+                let bytes = timing::sectors(&cfg, &acc) * cfg.global.sector_bytes;
+                let occ = bytes.div_ceil(cfg.global.bytes_per_cycle);
+                let start = now.max(cs.mem.global_free);
+                cs.mem.global_free = start + occ;
+                let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
+                (start + occ + lat, start + occ + lat)
+            }
+            Pipe::Dsmem => {
+                let bytes = (places.len() * size) as u64;
+                let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
+                let start = now.max(cs.mem.dsmem_free);
+                cs.mem.dsmem_free = start + occ;
+                // loads and atomics wait for the round trip; stores arrive after one way
+                (start + occ + 2 * cfg.dsmem.latency, start + occ + cfg.dsmem.latency)
+            }
+            Pipe::Fixed(l) => (now + l, now + l),
+        };
+        match class {
+            Class::CpAsync => (now + cfg.latency.misc, done, done),
+            Class::AsyncStore => {
+                // st.async / red.async: the data (and complete-tx) cross the network once.
+                let bytes = (mask.count_ones() as usize * size) as u64;
+                let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
+                let start = now.max(cs.mem.dsmem_free);
+                cs.mem.dsmem_free = start + occ;
+                (now + cfg.latency.misc, now, start + occ + cfg.dsmem.latency)
+            }
+            Class::Mem => (if inf.load || inf.atomic { ready } else { now + cfg.latency.misc }, done, done),
+            Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mbarrier(_) | Class::NamedBarrier | Class::ClusterBarrier => unreachable!("mem_cost times the memory classes only"),
+        }
+    }
+}

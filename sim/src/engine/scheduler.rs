@@ -1,0 +1,263 @@
+//! The warp schedulers: per SM `issue.schedulers` schedulers, warp w on scheduler w mod n, each
+//! issuing at most one instruction per cycle from its eligible warps in loose round-robin order;
+//! a per-warp register scoreboard; the dispatch of each instruction to the port its timing class
+//! names (`timing::class_of`, from the opcode); the golden bodies of the instructions that do not
+//! synchronize, executed (and retired) at issue; warp exits.
+
+use super::*;
+
+pub(super) struct WarpState {
+    /// Per register: the cycle from which it may be read (or written again).
+    pub(super) ready: Vec<u64>,
+    pub(super) next_issue: u64,
+    /// Why the next issue waits on `next_issue`.
+    pub(super) wait_why: Stall,
+    pub(super) op: Option<SyncOp>,
+    /// bar.red destinations awaiting the release.
+    pub(super) red: Option<PendingRed>,
+    /// An arrival made on the warp's behalf after an exit, waiting for the unit.
+    pub(super) exit_arrival: Option<NamedArrival>,
+    /// Lanes that executed a non-aligned barrier.cluster.arrive while the warp was divergent.
+    pub(super) cluster_partial: u32,
+    pub(super) exited: bool,
+    pub(super) stall: Stall,
+}
+
+impl WarpState {
+    /// A warp not launched yet, with `nregs` registers all ready.
+    pub(super) fn new(nregs: usize) -> WarpState {
+        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, exited: false, stall: Stall::NotLaunched }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum OpKind {
+    Mbar(MbarFamily),
+    Named(NamedArrival),
+    ClusterArrive,
+    ClusterWait,
+}
+
+/// A synchronizing instruction in flight.
+#[derive(Debug, Clone)]
+pub(super) struct SyncOp {
+    pub(super) pc: u32,
+    pub(super) group: u32,
+    pub(super) mask: u32,
+    pub(super) kind: OpKind,
+    pub(super) parts: Vec<Part>,
+    /// Named / cluster request: queued (not yet accepted).
+    pub(super) queued: bool,
+}
+
+impl<'p> Engine<'p> {
+    pub(super) fn issue(&mut self) -> Result<(), Stop> {
+        if self.cycle < self.launched_at {
+            return Ok(());
+        }
+        let sched = self.cfg.issue.schedulers as usize;
+        let observe = self.probe.is_some();
+        for c in 0..self.ctas.len() {
+            let n = self.ctas[c].warps.len();
+            for s in 0..sched {
+                let members: Vec<usize> = (s..n).step_by(sched).collect();
+                if members.is_empty() {
+                    continue;
+                }
+                let start = self.ctas[c].rr[s] % members.len();
+                let mut issued = false;
+                for k in 0..members.len() {
+                    let w = members[(start + k) % members.len()];
+                    let st = self.eligibility(c, w);
+                    if st == Stall::Ready && !issued {
+                        self.ctas[c].rr[s] = (start + k + 1) % members.len();
+                        self.issue_warp(c as u32, w as u32)?;
+                        issued = true;
+                        self.active_this_cycle = true;
+                        if observe {
+                            self.ctas[c].warps[w].stall = Stall::Issued;
+                        }
+                        if !observe {
+                            break;
+                        }
+                    } else if observe {
+                        self.ctas[c].warps[w].stall = st;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Why warp (c, w) cannot issue now, or `Ready`.
+    pub(super) fn eligibility(&mut self, c: usize, w: usize) -> Stall {
+        let ws = &self.ctas[c].warps[w];
+        if ws.exited {
+            return Stall::Exited;
+        }
+        if let Some(op) = &ws.op {
+            if op.parts.iter().any(|p| p.suspended) {
+                return Stall::TryWaitSuspended;
+            }
+            let waiting_port = op.queued || op.parts.iter().any(|p| p.accepted < p.reqs.len());
+            return if waiting_port { Stall::UnitBackpressure } else { Stall::MbarrierWait };
+        }
+        if ws.next_issue > self.cycle {
+            return ws.wait_why;
+        }
+        let mw = self.m.warp(c as u32, w as u32);
+        let Some((pc, _)) = mw.next_group() else {
+            for l in 0..WARP {
+                match mw.lane[l] {
+                    Lane::Blocked(Wait::ClusterBarrier(_)) => return Stall::ClusterBarrierWait,
+                    Lane::Blocked(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => return Stall::AsyncWait,
+                    _ => {}
+                }
+            }
+            return if mw.exited() { Stall::Exited } else { Stall::BarrierWait };
+        };
+        let Some(inf) = self.info.get(pc as usize) else { return Stall::Ready };
+        for &r in inf.srcs.iter().chain(&inf.dsts) {
+            if ws.ready[r as usize] > self.cycle {
+                return Stall::ScoreboardDep;
+            }
+        }
+        if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
+            let pipe = self.lane0_pipe(c as u32, w as u32, pc);
+            let cs = &self.ctas[c];
+            let busy = match pipe {
+                Pipe::Smem => cs.mem.smem_free > self.cycle + self.cfg.smem.queue_cycles,
+                Pipe::Global => cs.mem.global_free > self.cycle + self.cfg.global.queue_cycles,
+                Pipe::Dsmem => cs.mem.dsmem_free > self.cycle + self.cfg.dsmem.queue_cycles,
+                Pipe::Fixed(_) => false,
+            };
+            if busy {
+                return Stall::MemoryThrottle;
+            }
+        }
+        Stall::Ready
+    }
+
+    pub(super) fn issue_warp(&mut self, c: u32, w: u32) -> Result<(), Stop> {
+        let (pc, group) = self.m.warp(c, w).next_group().expect("eligible warp has a group");
+        let module = self.m.module();
+        let Some(ins) = module.kernel.body.get(pc as usize) else {
+            // Falling off the end of the kernel is an implicit exit (no instruction retires).
+            self.m.implicit_exit(c, w, group);
+            self.m.progress();
+            return self.on_exit(c, w);
+        };
+        let class = self.info[pc as usize].class;
+        match class {
+            Class::Mbarrier(family) => self.issue_mbarrier(c, w, pc, group, ins, family),
+            Class::NamedBarrier => self.issue_named(c, w, pc, group, ins),
+            Class::ClusterBarrier => self.issue_cluster(c, w, pc, group, ins),
+            Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mem | Class::CpAsync | Class::AsyncStore => self.issue_golden(c, w, pc, group, ins, class),
+        }
+    }
+
+    /// A non-synchronizing instruction: the golden body, at issue.
+    pub(super) fn issue_golden(&mut self, c: u32, w: u32, pc: u32, group: u32, ins: &'p Instr, class: Class) -> Result<(), Stop> {
+        let mask = self.m.guard_mask(c, w, pc, group);
+        let (ready_at, copy_done, store_done) = match class {
+            Class::Mem | Class::CpAsync | Class::AsyncStore if mask != 0 => self.mem_cost(c, w, pc, mask, ins, class),
+            _ => (self.cycle + self.info[pc as usize].latency, self.cycle, self.cycle),
+        };
+        self.m.count_retired(mask);
+        if self.recording() {
+            self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc, mask, ..Default::default() });
+        }
+        let findings = self.m.findings().len();
+        let flow = if mask == 0 {
+            Flow::Next
+        } else {
+            let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
+            exec::dispatch(&mut cx, ins)?
+        };
+        // A prefetch the golden model accepted (no finding) goes to the TmaEngine as reads.
+        if mask != 0 && self.m.findings().len() == findings && matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
+            self.send_prefetch(c, w, pc, mask, ins);
+        }
+        self.m.advance(c, w, pc, group, mask, flow);
+        if self.m.has_pending() {
+            self.take_pending(c, w, copy_done, store_done)?;
+        }
+        if ins.op == Opcode::CpAsyncBulkCommitGroup && mask != 0 {
+            self.rtl_commit(c, w, mask);
+        }
+        if let Some(r) = self.m.take_record() {
+            let cy = self.cycle;
+            self.emit(Event::Retire { cycle: cy, rec: r });
+        }
+        let cfg = &self.cfg;
+        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        for &d in &self.info[pc as usize].dsts {
+            ws.ready[d as usize] = ready_at;
+        }
+        ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
+        ws.wait_why = Stall::Ready;
+        match flow {
+            Flow::Jump(_) => {
+                ws.next_issue = self.cycle + cfg.issue.branch_cycles;
+                ws.wait_why = Stall::Branch;
+            }
+            Flow::Exit => {
+                self.m.progress();
+                return self.on_exit(c, w);
+            }
+            Flow::Next => {}
+        }
+        if class == Class::Sleep && mask != 0 {
+            let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;
+            let cycles = self.cfg.ns_to_cycles(ns.min(self.cfg.sync.nanosleep_max_ns));
+            let ws = &mut self.ctas[c as usize].warps[w as usize];
+            ws.next_issue = ws.next_issue.max(self.cycle + cycles.max(1));
+            ws.wait_why = Stall::Sleep;
+        }
+        Ok(())
+    }
+
+    /// Retires an instruction that needed no unit (its lane states already set).
+    pub(super) fn retire_plain(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32) {
+        self.m.count_retired(mask);
+        self.m.advance(c, w, pc, group, mask, Flow::Next);
+        if self.recording() {
+            let cy = self.cycle;
+            self.emit(Event::Retire { cycle: cy, rec: Retire { step: cy, cta: c, warp: w, pc, mask, ..Default::default() } });
+        }
+        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        ws.next_issue = self.cycle + self.cfg.issue.warp_issue_cycles;
+        ws.wait_why = Stall::Ready;
+    }
+
+    /// Lanes of (c, w) exited: partial barrier arrivals complete, and a warp whose lanes are all
+    /// done leaves the units.
+    pub(super) fn on_exit(&mut self, c: u32, w: u32) -> Result<(), Stop> {
+        let live = self.m.warp(c, w).live();
+        // Lanes waiting at a non-aligned barrier for the rest of their warp: the warp arrives.
+        for id in 0..16u8 {
+            if self.ctas[c as usize].warps[w as usize].exit_arrival.is_some() {
+                break;
+            }
+            if let Some(a) = exec::named_exit_arrival(&mut self.m, c, w, id) {
+                let req = arrival_req(&a, w);
+                self.ctas[c as usize].warps[w as usize].exit_arrival = Some(a);
+                let at = self.cycle + self.cfg.sync.named_barrier_request_cycles;
+                self.ctas[c as usize].named.q.push_back(Queued { at, req, tag: NamedTag::ExitPartial(w) });
+            }
+        }
+        let cp = self.ctas[c as usize].warps[w as usize].cluster_partial;
+        if cp != 0 && live != 0 && cp & live == live {
+            self.ctas[c as usize].warps[w as usize].cluster_partial = 0;
+            self.queue_cluster(c, w, ClusterBarrierOp::Arrive);
+        }
+        if live == 0 && !self.ctas[c as usize].warps[w as usize].exited {
+            self.ctas[c as usize].warps[w as usize].exited = true;
+            self.ctas[c as usize].named.exit_q.push_back(w);
+            let k = self.m.cta_cluster(c) as usize;
+            let rank = self.m.cta_rank(c);
+            self.clusters[k].exit_q.push_back((rank, w));
+        }
+        Ok(())
+    }
+}
