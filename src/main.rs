@@ -164,6 +164,9 @@ enum Cmd {
         /// Which simulation of the units is checked.
         #[arg(long, value_enum, default_value = "rtl")]
         engine: CosimEngine,
+        /// Step limit: the engine's cycles (and the golden model's steps).
+        #[arg(long, default_value_t = 200_000_000)]
+        max_steps: u64,
         /// With --engine verilator: write Verilator's VCD of every unit into this folder.
         #[arg(long)]
         verilator_vcd: Option<PathBuf>,
@@ -511,8 +514,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd } => {
-            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, ..Config::default() };
+        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd, max_steps } => {
+            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, max_steps, ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
