@@ -6,14 +6,63 @@
 use super::*;
 
 /// A CTA's memory pipes: each is booked ahead by the accesses issued to it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct MemPipes {
-    /// The shared-memory pipe is booked until this cycle.
-    pub(super) smem_free: u64,
+    /// The shared-memory pipe.
+    pub(super) smem: PipeBooking,
     /// The global-memory pipe.
-    pub(super) global_free: u64,
+    pub(super) global: PipeBooking,
     /// The DSMEM network port.
-    pub(super) dsmem_free: u64,
+    pub(super) dsmem: PipeBooking,
+}
+
+impl MemPipes {
+    /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
+    pub(super) fn new(schedulers: usize) -> MemPipes {
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers) }
+    }
+}
+
+/// One pipe, shared by the warp schedulers of an SM: a timeline booked ahead by the accesses
+/// issued to it, and each scheduler's queue slot in front of it.
+///
+/// On sm_90 each SM sub-partition queues its memory instructions for the shared memory pipes
+/// separately, and the shared stage takes them in turn, so a scheduler whose queue is empty is
+/// never kept out by the others ("throttle" stalls are per sub-partition). Here: a warp stalls
+/// with MemoryThrottle only while the pipe is booked more than `queue_cycles` ahead *and* its
+/// scheduler still has an access of its own waiting to start; a scheduler with nothing waiting
+/// queues one access behind the booked ones. No scheduler can be starved by the others
+/// (firmware/programs/sched/global_pipe_starvation.ptx livelocked before).
+#[derive(Debug, Clone, Default)]
+pub(super) struct PipeBooking {
+    /// The pipe is booked until this cycle.
+    pub(super) free: u64,
+    /// Per scheduler: the cycle its latest access starts on the pipe.
+    started: Vec<u64>,
+}
+
+impl PipeBooking {
+    fn new(schedulers: usize) -> PipeBooking {
+        PipeBooking { free: 0, started: vec![0; schedulers.max(1)] }
+    }
+
+    /// Whether an access of scheduler `sched` must wait at cycle `now` (pipe booked more than
+    /// `queue` cycles ahead, and the scheduler's own latest access not started yet).
+    pub(super) fn throttled(&self, now: u64, queue: u64, sched: usize) -> bool {
+        self.free > now + queue && self.started[sched % self.started.len()] > now
+    }
+
+    /// Books `occ` cycles for an access of scheduler `sched` (None: an access that comes from no
+    /// scheduler, such as the TMA engine's beats) issued at `now`; returns its start.
+    pub(super) fn book(&mut self, now: u64, occ: u64, sched: Option<usize>) -> u64 {
+        let start = now.max(self.free);
+        self.free = start + occ;
+        if let Some(s) = sched {
+            let n = self.started.len();
+            self.started[s % n] = start;
+        }
+        start
+    }
 }
 
 /// Which memory pipe an access uses.
@@ -96,13 +145,13 @@ impl<'p> Engine<'p> {
         }
         let pipe = if class == Class::CpAsync { Pipe::Global } else { self.pipe_of(c, places.first().copied()) };
         let cfg = self.cfg.clone();
+        let sched = Some(w as usize % cfg.issue.schedulers.max(1) as usize);
         let cs = &mut self.ctas[c as usize];
         let (ready, done) = match pipe {
             Pipe::Smem => {
                 let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
                 let waves = timing::bank_wavefronts(&cfg, &acc);
-                let start = now.max(cs.mem.smem_free);
-                cs.mem.smem_free = start + waves;
+                let start = cs.mem.smem.book(now, waves, sched);
                 let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
                 (start + waves - 1 + lat, start + waves)
             }
@@ -113,16 +162,14 @@ impl<'p> Engine<'p> {
                     .collect();
                 let bytes = timing::sectors(&cfg, &acc) * cfg.global.sector_bytes;
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle);
-                let start = now.max(cs.mem.global_free);
-                cs.mem.global_free = start + occ;
+                let start = cs.mem.global.book(now, occ, sched);
                 let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
                 (start + occ + lat, start + occ + lat)
             }
             Pipe::Dsmem => {
                 let bytes = (places.len() * size) as u64;
                 let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
-                let start = now.max(cs.mem.dsmem_free);
-                cs.mem.dsmem_free = start + occ;
+                let start = cs.mem.dsmem.book(now, occ, sched);
                 // loads and atomics wait for the round trip; stores arrive after one way
                 (start + occ + 2 * cfg.dsmem.latency, start + occ + cfg.dsmem.latency)
             }
@@ -134,8 +181,7 @@ impl<'p> Engine<'p> {
                 // st.async / red.async: the data (and complete-tx) cross the network once.
                 let bytes = (mask.count_ones() as usize * size) as u64;
                 let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
-                let start = now.max(cs.mem.dsmem_free);
-                cs.mem.dsmem_free = start + occ;
+                let start = cs.mem.dsmem.book(now, occ, sched);
                 (now + cfg.latency.misc, now, start + occ + cfg.dsmem.latency)
             }
             Class::Mem => (if inf.load || inf.atomic { ready } else { now + cfg.latency.misc }, done, done),

@@ -248,7 +248,7 @@ impl<'p> Engine<'p> {
                 mbar: MbarPort::new(MbarUnit::with_backend(&cfg.backend, m.smem_size(), suspend)),
                 named: NamedPort::new(NamedUnit::with_backend(&cfg.backend), m.warp_count(c)),
                 tma: TmaPort::new(None),
-                mem: MemPipes::default(),
+                mem: MemPipes::new(cfg.issue.schedulers as usize),
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
             })

@@ -49,7 +49,7 @@ impl<'p> Engine<'p> {
                 .ctas
                 .iter()
                 .zip(&cluster_of)
-                .map(|(c, &k)| CtaUnits { cluster: k, mbarrier: &c.mbar.unit, named: &c.named.unit, smem_booked_until: c.mem.smem_free, global_booked_until: c.mem.global_free, dsmem_booked_until: c.mem.dsmem_free })
+                .map(|(c, &k)| CtaUnits { cluster: k, mbarrier: &c.mbar.unit, named: &c.named.unit, smem_booked_until: c.mem.smem.free, global_booked_until: c.mem.global.free, dsmem_booked_until: c.mem.dsmem.free })
                 .collect(),
             clusters: self.clusters.iter().map(|c| &c.unit).collect(),
             period_ps: self.cfg.period_ps(),

@@ -126,9 +126,9 @@ impl<'p> Engine<'p> {
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let cs = &self.ctas[c];
             let busy = match pipe {
-                Pipe::Smem => cs.mem.smem_free > self.cycle + self.cfg.smem.queue_cycles,
-                Pipe::Global => cs.mem.global_free > self.cycle + self.cfg.global.queue_cycles,
-                Pipe::Dsmem => cs.mem.dsmem_free > self.cycle + self.cfg.dsmem.queue_cycles,
+                Pipe::Smem => cs.mem.smem.throttled(self.cycle, self.cfg.smem.queue_cycles, w),
+                Pipe::Global => cs.mem.global.throttled(self.cycle, self.cfg.global.queue_cycles, w),
+                Pipe::Dsmem => cs.mem.dsmem.throttled(self.cycle, self.cfg.dsmem.queue_cycles, w),
                 Pipe::Fixed(_) => false,
             };
             if busy {

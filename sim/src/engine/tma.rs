@@ -445,7 +445,7 @@ impl<'p> Engine<'p> {
             self.m.read_smem(c, a as usize, &mut b);
             let cs = &mut self.ctas[c as usize];
             cs.tma.rd_data = Some(TmaData16::from_bytes(&b));
-            cs.mem.smem_free = cs.mem.smem_free.max(now) + 1;
+            cs.mem.smem.book(now, 1, None);
         }
         if let Some(q) = out.gmem_req.filter(|q| q.write) {
             let cs = &mut self.ctas[c as usize];
@@ -552,7 +552,7 @@ impl<'p> Engine<'p> {
             self.m.write_smem_masked(d, base, &data, m);
         }
         let ds = &mut self.ctas[d as usize];
-        ds.mem.smem_free = ds.mem.smem_free.max(now) + 1;
+        ds.mem.smem.book(now, 1, None);
         self.m.progress();
         Ok(())
     }
@@ -675,7 +675,7 @@ impl<'p> Engine<'p> {
                 let lat = if g > 0 { cfg.global.latency } else if sh > 0 { cfg.smem.latency } else { 0 };
                 cs.tma.model_free = start + stream;
                 if g > 0 {
-                    cs.mem.global_free = cs.mem.global_free.max(start) + g.div_ceil(cfg.global.bytes_per_cycle);
+                    cs.mem.global.book(start, g.div_ceil(cfg.global.bytes_per_cycle), None);
                 }
                 for (k, &d) in ctas.iter().enumerate() {
                     // Destinations are written lowest rank first, one beat per cycle each; a
@@ -700,8 +700,7 @@ impl<'p> Engine<'p> {
                 // The global writes, queued by the read event: latency plus the path's bandwidth.
                 let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle).max(1);
-                let start = now.max(cs.mem.global_free);
-                cs.mem.global_free = start + occ;
+                let start = cs.mem.global.book(now, occ, None);
                 let at = start + occ + cfg.global.latency;
                 self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
             }
