@@ -91,7 +91,7 @@ fn run_rtl(dir: &Path) -> bool {
     if !on_path("gtkwave") {
         println!("  (gtkwave is not installed: `apt-get install -y gtkwave`; any VCD viewer opens the file)");
     }
-    r.run.status == "ok" && r.divergences.is_empty()
+    r.clean()
 }
 
 /// Whether `cmd` is an executable file in a folder of PATH.

@@ -5,11 +5,12 @@ use hopsync_cosim::budget::{self, Footprint};
 use hopsync_cosim::machine::{Config, UbMode};
 use hopsync_cosim::report::{run_golden, RunReport};
 use hopsync_firmware::Program;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod calibrate;
 mod demo;
+mod tma_layout;
 
 /// The default benchmark: the demo pipeline with 2048 items.
 const BENCH_PROGRAM: &str = include_str!("../firmware/programs/bench/pipeline_long.ptx");
@@ -92,6 +93,10 @@ enum Cmd {
         /// With --engine verilator: write Verilator's VCD of every unit into this folder.
         #[arg(long)]
         verilator_vcd: Option<PathBuf>,
+        /// Write the run as Chrome trace-event JSON here (Perfetto, chrome://tracing): a track per
+        /// warp, mbarrier and TMA unit; golden runs in steps, RTL runs in cycles.
+        #[arg(long, value_name = "FILE.json")]
+        timeline: Option<PathBuf>,
     },
     /// Parse and validate a program only.
     Check {
@@ -170,6 +175,28 @@ enum Cmd {
         /// With --engine verilator: write Verilator's VCD of every unit into this folder.
         #[arg(long)]
         verilator_vcd: Option<PathBuf>,
+        /// Write the engine's run as Chrome trace-event JSON here (see `run --timeline`).
+        #[arg(long, value_name = "FILE.json")]
+        timeline: Option<PathBuf>,
+    },
+    /// Draw where each element of a tensor map's box lands in shared memory under its swizzle,
+    /// banks coloured, with the bank conflicts of reading each box row (SVG).
+    TmaLayout {
+        /// The program whose manifest declares the tensor map.
+        program: PathBuf,
+        /// The `[[tensormap]]` name.
+        #[arg(long)]
+        map: String,
+        /// The box's start coordinates, innermost first, comma-separated (default: all 0).
+        #[arg(long = "box", value_name = "COORDS", value_delimiter = ',', allow_hyphen_values = true)]
+        box_coords: Option<Vec<i64>>,
+        /// The shared-memory address the box is copied to (128-byte aligned; the swizzle is a
+        /// function of the address).
+        #[arg(long, default_value_t = 0)]
+        smem_base: u64,
+        /// Write the picture here.
+        #[arg(long, value_name = "FILE.svg")]
+        svg: PathBuf,
     },
     /// Write the RTL engine's waveforms of programs: DIR/<name>.vcd and DIR/<name>.gtkw each
     /// (default: every seed program into waves/, which regenerates the committed save files).
@@ -283,6 +310,10 @@ enum GpuCmd {
         batch: PathBuf,
         /// Results folder to write.
         results: PathBuf,
+        /// The batch file of the launches to run, in the batch folder (`hopsync calibrate pack`
+        /// writes plain.txt and traced.txt).
+        #[arg(long, default_value = "batch.txt")]
+        list: String,
     },
     /// Replay every committed trace on the golden (or RTL) engine and compare; prints the
     /// per-opcode %clock64 figures beside silicon's.
@@ -327,6 +358,15 @@ fn load_within(path: &PathBuf, usage: Use<'_>, limit: u64) -> Result<Program, Ex
     }
 }
 
+fn write_timeline(path: &Path, trace: &hopsync_sim::timeline::Trace) -> Result<(), ExitCode> {
+    trace.write(path).map_err(|e| {
+        eprintln!("{e}");
+        ExitCode::from(2)
+    })?;
+    println!("  timeline: {} ({} events; open it in https://ui.perfetto.dev or chrome://tracing)", path.display(), trace.trace_events.len());
+    Ok(())
+}
+
 fn write_json(path: &Option<PathBuf>, r: &RunReport) -> Result<(), ExitCode> {
     if let Some(p) = path {
         let text = serde_json::to_string_pretty(r).expect("report serializes");
@@ -355,7 +395,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     let limit = cli.mem_limit;
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, json, max_steps, waves, verilator_vcd } => {
+        Cmd::Run { program, engine, seed, ub, json, max_steps, waves, verilator_vcd, timeline } => {
             let sm = match engine {
                 Engine::Golden => None,
                 Engine::Rtl => Some(hopsync_sim::SmConfig::sm90()),
@@ -371,6 +411,21 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 max_steps,
                 ..Config::default()
             };
+            if let Some(path) = &timeline {
+                if waves.is_some() {
+                    eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
+                    return Err(ExitCode::from(2));
+                }
+                let (report, trace) = match engine {
+                    Engine::Golden => hopsync_sim::timeline::run_golden(&prog, cfg),
+                    Engine::Rtl => hopsync_sim::timeline::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
+                    Engine::Verilator => hopsync_sim::timeline::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
+                };
+                print!("{}", report.summary());
+                write_timeline(path, &trace)?;
+                write_json(&json, &report)?;
+                return Ok(status_code(&report));
+            }
             let report = match (engine, waves) {
                 (Engine::Golden, None) => run_golden(&prog, cfg),
                 (Engine::Golden, Some(_)) => {
@@ -388,6 +443,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     return Err(ExitCode::from(2));
                 }
             };
+            print!("{}", report.device_output());
             print!("{}", report.summary());
             write_json(&json, &report)?;
             Ok(status_code(&report))
@@ -406,14 +462,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo { waves_dir } => Ok(demo::run(&waves_dir.unwrap_or_else(demo::default_waves_dir))),
-        Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd)),
+        Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd, limit)),
         Cmd::Gpu { cmd } => {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");
             let code = match cmd {
                 GpuCmd::Pack { programs, out } => cli::pack(&programs, &out, limit),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
-                GpuCmd::Golden { batch, results } => cli::golden_cmd(&batch, &results, limit),
+                GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results, limit),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
                 GpuCmd::Replay { names, engine: Engine::Rtl, traces, json } => {
                     let sm = hopsync_sim::SmConfig::sm90();
@@ -514,36 +570,56 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd, max_steps } => {
+        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd, max_steps, timeline } => {
             let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, max_steps, ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
             };
             let prog = load_within(&program, Use::Cosim(&sm), limit)?;
-            let r = match &waves {
-                None => hopsync_sim::lockstep::run_cosim(&prog, cfg, sm),
-                Some(_) if matches!(engine, CosimEngine::Verilator) => {
+            let r = match (&waves, &timeline) {
+                (Some(_), Some(_)) => {
+                    eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
+                    return Err(ExitCode::from(2));
+                }
+                (None, Some(path)) => {
+                    let (r, trace) = hopsync_sim::timeline::cosim(&prog, cfg, sm);
+                    write_timeline(path, &trace)?;
+                    r
+                }
+                (None, None) => hopsync_sim::lockstep::run_cosim(&prog, cfg, sm),
+                (Some(_), None) if matches!(engine, CosimEngine::Verilator) => {
                     eprintln!("error: --waves needs --engine rtl (with --engine verilator use --verilator-vcd DIR)");
                     return Err(ExitCode::from(2));
                 }
-                Some(vcd) => hopsync_sim::waves::cosim_with_waves(&prog, cfg, sm, vcd).map_err(|e| {
+                (Some(vcd), None) => hopsync_sim::waves::cosim_with_waves(&prog, cfg, sm, vcd).map_err(|e| {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 })?,
             };
-            print!("{}", r.run.summary());
-            println!("  cosim: {} instructions compared, {} divergences", r.compared, r.divergences.len());
-            for d in &r.divergences {
-                println!("  {d}");
-            }
+            print!("{}", r.run.device_output());
+            print!("{}{}", r.run.summary(), r.summary());
             if let Some(p) = &json {
                 std::fs::write(p, serde_json::to_string_pretty(&r).expect("report serializes")).map_err(|e| {
                     eprintln!("error: cannot write {}: {e}", p.display());
                     ExitCode::from(2)
                 })?;
             }
-            Ok(if r.divergences.is_empty() && r.run.status == "ok" { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if r.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Cmd::TmaLayout { program, map, box_coords, smem_base, svg } => {
+            let prog = load_within(&program, Use::Golden, limit)?;
+            let l = tma_layout::for_program(&prog, &map, box_coords.as_deref(), smem_base).map_err(|e| {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            })?;
+            std::fs::write(&svg, tma_layout::svg(&l)).map_err(|e| {
+                eprintln!("error: cannot write {}: {e}", svg.display());
+                ExitCode::from(2)
+            })?;
+            print!("{}", tma_layout::summary(&l));
+            println!("  picture: {}", svg.display());
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Waves { programs, dir } => {
             let programs = if programs.is_empty() {

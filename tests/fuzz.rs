@@ -30,10 +30,13 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every program of the repository, as text (the mutation corpus).
+/// Every program of the repository, as text (the mutation corpus): the PTX programs, and the
+/// CUDA C++ clients as nvcc's PTX under their manifest (when nvcc or hopsync's PTX cache has
+/// them). `HOPSYNC_FUZZ_ONLY=a,b` keeps the programs whose path contains one of the words (a
+/// campaign over some programs).
 fn corpus() -> Vec<(String, String)> {
     let mut v = Vec::new();
-    for d in ["seeds", "tma", "nvcc", "demo", "gen", "calibration", "bench", "bad"] {
+    for d in ["seeds", "tma", "nvcc", "demo", "gen", "calibration", "calibration/tma", "calls", "sched", "bench", "bad"] {
         let Ok(rd) = std::fs::read_dir(root().join("firmware/programs").join(d)) else { continue };
         let mut files: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
         files.sort();
@@ -41,6 +44,17 @@ fn corpus() -> Vec<(String, String)> {
         v.extend(files.into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())).filter(|(_, s)| !s.contains("// expect-error:")));
     }
     assert!(v.len() > 100, "the corpus is the repository's programs");
+    let clients = root().join("firmware/programs/clients");
+    let mut cus: Vec<PathBuf> = std::fs::read_dir(&clients).map(|rd| rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "cu")).collect()).unwrap_or_default();
+    cus.sort();
+    for cu in cus {
+        let Ok(p) = Program::load(&cu) else { continue };
+        let manifest: String = std::fs::read_to_string(&cu).unwrap().lines().filter(|l| l.trim_start().starts_with("//!")).map(|l| format!("{l}\n")).collect();
+        v.push((cu.with_extension("ptx").display().to_string(), manifest + &p.source));
+    }
+    if let Ok(only) = std::env::var("HOPSYNC_FUZZ_ONLY") {
+        v.retain(|(n, _)| only.split(',').any(|w| n.contains(w)));
+    }
     v
 }
 
@@ -51,6 +65,8 @@ const SPICE: &[&str] = &[
     "0f7fc00000", "1e308", "nan", "inf", ".reg", ".shared", ".local", ".global", ".const", ".param", ".entry", ".b64", ".pred", ".align", ".extern",
     "%r", "%r<65536>", "mbarrier.init.shared::cta.b64", "bra", "@%p1", "[[buffer]]", "[[param]]", "[[tensormap]]", "[launch]", "grid", "block",
     "cluster", "dynamic_smem", "bytes", "[1, 1, 1]", "[4096, 1, 1]", "[1024, 1, 1]", "[16, 1, 1]", "232448", "49153", "524289",
+    ".func", ".visible .func (.param .b32 r) f(.param .b32 a)", "call.uni", "call", "(", "ret;", "= {", "{{{{", "generic(", ".loc 1 2 3",
+    "$L__BB0_1:", "$L__BB0_1", "vprintf", "malloc", "free", "__assertfail", "kernel", ".reqntid", ".maxnreg", ".callprototype",
 ];
 
 /// One edit of a source text.

@@ -1,8 +1,9 @@
 //! System test of the RTL engine (hopsync-sim): every firmware program under `firmware/programs/`
-//! except `bad/` runs on the cycle-accurate engine with the golden engine's outputs, passes the
-//! step-and-compare lockstep (`hopsync cosim`) with no divergence, and takes the same number of
-//! cycles every time (with and without the lockstep's event recording). The bad programs that name
-//! a finding produce that same first finding on both engines, with no divergence before it.
+//! except `bad/` (the calibration programs in a test of their own) runs on the cycle-accurate
+//! engine with the golden engine's outputs, passes the step-and-compare lockstep (`hopsync
+//! cosim`) with no divergence, and takes the same number of cycles every time (with and without
+//! the lockstep's event recording). The bad programs that name a finding produce that same first
+//! finding on both engines, with no divergence before it.
 //! TMA programs included: every copy's completion is compared byte for byte in the lockstep.
 
 use hopsync_cosim::machine::Config;
@@ -137,8 +138,19 @@ fn check_bad(path: &Path) -> Result<String, Vec<String>> {
 #[test]
 fn rtl_every_program_matches_golden_and_passes_cosim() {
     let mut paths = Vec::new();
-    collect(&programs_dir(), &["bad"], &mut paths);
+    collect(&programs_dir(), &["bad", "calibration"], &mut paths);
     assert!(paths.len() > 20, "programs found: {}", paths.len());
+    for_all(&paths, check_program);
+}
+
+/// The calibration microbenchmarks (`firmware/programs/calibration/`, issue 13) the same way, in a
+/// test of their own: their TMA traffic through the rust-hdl TmaEngine takes a few minutes, which
+/// would put one test for every program near nextest's time limit on a 2-core machine.
+#[test]
+fn rtl_calibration_programs_match_golden_and_pass_cosim() {
+    let mut paths = Vec::new();
+    collect(&programs_dir().join("calibration"), &[], &mut paths);
+    assert!(paths.len() >= 40, "calibration programs found: {}", paths.len());
     for_all(&paths, check_program);
 }
 
@@ -337,6 +349,42 @@ fn rtl_cosim_compares_the_units_bulk_groups_and_store_bytes() {
     }
     let d = replay(&prog, bad).expect_err("a wrong written byte diverges");
     assert!(d.what.starts_with("TMA store's global writes"), "{d}");
+}
+
+/// Under `--ub warn` both sides record a finding and go on (issue 17: the RTL engine computed a
+/// wrong result after one while cosim said "0 divergences"): the report carries the golden
+/// model's findings and is not clean, the CLI says so and exits 1, and a golden finding the
+/// engine did not make is a divergence.
+#[test]
+fn rtl_cosim_after_a_golden_finding_is_not_clean() {
+    use hopsync_cosim::finding::{Finding, FindingKind, Location};
+    use hopsync_cosim::lockstep::Golden;
+    use hopsync_cosim::machine::UbMode;
+    let p = programs_dir().join("bad/bar_aligned_divergent_if_else.ptx");
+    let prog = Program::load(&p).unwrap();
+    let warn = Config { ub: UbMode::Warn, ..Config::default() };
+    let r = run_cosim(&prog, warn.clone(), SmConfig::sm90());
+    let kinds: Vec<&str> = r.golden_findings.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(kinds, ["BarrierAlignedDivergent", "BarrierAlignedDivergent"], "both sides of the branch: {}", r.summary());
+    assert!(r.divergences.is_empty(), "the engine made the same findings: {}", r.summary());
+    assert!(!r.clean());
+    assert!(r.summary().contains("golden model: 2 finding(s), the first BarrierAlignedDivergent at"), "{}", r.summary());
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["golden_findings"][0]["kind"], "BarrierAlignedDivergent");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hopsync")).args(["cosim", p.to_str().unwrap(), "--ub", "warn"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("not a clean run"), "{text}");
+
+    // A finding the golden side made and the engine did not.
+    let mut g = Golden::new(&prog, warn, 505);
+    g.m.report(FindingKind::MbarrierArriveBeforeWait, String::new(), Some((0, 0, 0, 3))).unwrap();
+    let d = g.compare_findings(&[]).unwrap_err();
+    assert_eq!((d.what.as_str(), d.golden.as_str(), d.rtl.as_str()), ("finding 0", "MbarrierArriveBeforeWait at cta 0 warp 0 pc 3", "no finding"));
+    // The engine's whole-machine findings are its own.
+    let dl = Finding { kind: FindingKind::Deadlock, message: String::new(), location: Location::default() };
+    assert!(Golden::new(&prog, Config::default(), 505).compare_findings(&[dl]).is_ok());
 }
 
 /// Every shared resource of the engine is arbitrated without starvation (issue 13): two warps of

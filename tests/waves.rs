@@ -164,7 +164,7 @@ fn gtkwave_loads_the_vcd_headless() {
     let save = waves::gtkw_path(&vcd);
     assert!(save.exists(), "the save file is written beside the VCD");
     let (_, layout) = waves::record(&prog, Config::default(), SmConfig::sm90(), std::io::sink()).unwrap();
-    let preselected: Vec<String> = layout.groups.iter().flat_map(|g| g.traces.iter().map(|&(i, _)| layout.signals[i].gtkwave_name())).collect();
+    let preselected: Vec<String> = waves::ordered_groups(&layout).into_iter().flat_map(|g| g.traces.iter().map(|&(i, _)| layout.signals[i].gtkwave_name())).collect();
 
     let script = dir.join("check.tcl");
     std::fs::write(
@@ -223,8 +223,35 @@ fn gtkw_window_and_marker() {
     let zoom_line = s.lines().find(|l| l.starts_with('*')).unwrap();
     assert!(zoom_line.split(' ').nth(1) == Some(&(74 * p).to_string()), "{zoom_line}");
     for g in &layout.groups {
-        assert!(s.contains(&format!("@800200\n-{}\n", g.title)) && s.contains(&format!("@1000200\n-{}\n", g.title)));
+        let (open, close) = if waves::idle(&layout, g) { ("@c00200", "@1401200") } else { ("@800200", "@1000200") };
+        assert!(s.contains(&format!("{open}\n-{}\n", g.title)) && s.contains(&format!("{close}\n-{}\n", g.title)), "{}: {s}", g.title);
     }
+}
+
+/// The save file of the warp-specialized producer/consumer seed (issue 17 §3) leads with the units
+/// it uses, the mbarrier unit first, and closes the idle cluster-barrier group below the warps;
+/// it opens on the story, not the whole run: from just before the first synchronization request
+/// to just after the consumers' long wait on the full barrier ends (the producer's arrive, about
+/// cycle 1370 of 5454), at a zoom that shows those cycles.
+#[test]
+fn gtkw_leads_with_the_used_units_and_opens_on_the_first_long_wait() {
+    let prog = load(&root().join("firmware/programs/seeds/warp_specialized_producer_consumer.ptx"));
+    let (report, layout) = waves::record(&prog, Config::default(), SmConfig::sm90(), std::io::sink()).unwrap();
+    let s = gtkw(&layout, &View { dumpfile: "x.vcd".into(), savefile: "x.gtkw".into(), window: None, marker: None });
+    let titles: Vec<&str> = s.lines().zip(s.lines().skip(1)).filter(|(a, _)| *a == "@800200" || *a == "@c00200").map(|(_, b)| b.trim_start_matches('-')).collect();
+    assert_eq!(titles, ["hopsync", "cta0 mbarrier", "cta0 smem_port", "cta0 named_barrier", "cta0 warps", "cluster0 cluster_barrier"], "{s}");
+    assert!(s.contains("@c00200\n-cluster0 cluster_barrier\n") && s.contains("@1401200\n-cluster0 cluster_barrier\n"), "the idle unit is closed");
+    assert!(s.contains("@800200\n-cta0 mbarrier\n"));
+    let (from, to) = waves::story_window(&layout);
+    let cycles = report.cycles.unwrap();
+    assert!(from > 0 && from < 64, "starts before the first request: {from}");
+    assert!((1370..1700).contains(&to), "ends after the consumers' wait: {to} of {cycles}");
+    let p = layout.period_ps;
+    assert!(s.contains(&format!("[timestart] {}\n", from * p)), "{s}");
+    // GTKWave shows 4.7 ps x 2^-zoom (sim/src/waves.rs): the window fits, the run does not.
+    let zoom: f64 = s.lines().find(|l| l.starts_with('*')).unwrap()[1..].split(' ').next().unwrap().parse().unwrap();
+    let shown = 4.7 * 2f64.powf(-zoom) / p as f64;
+    assert!(shown >= (to - from) as f64 && shown < cycles as f64, "shows {shown} cycles for a window of {} in a run of {cycles}", to - from);
 }
 
 /// A divergence's text names the VCD and the time range to open (and says how to record one when

@@ -3,8 +3,11 @@
 //!
 //! Every engine holds a golden [`Machine`]: the global buffers and `.global`/`.const`
 //! variables, per CTA its shared memory (and the mbarrier table over it, which grows to one slot
-//! per 8 bytes), per warp its registers (32 lanes x 8 bytes each), per thread its local frame, and
-//! where the module uses the TMA the proxy state (8 bytes per shared byte per CTA). An output
+//! per 8 bytes), per warp its registers (32 lanes x 8 bytes each), per thread its local frame and,
+//! where the entry calls functions, its call stack (the deepest chain of frames; a recursive or
+//! indirect call: the whole 512 KiB stack), where the module uses the TMA the proxy state (8
+//! bytes per shared byte per CTA), where it calls `malloc` the device heap (8 MiB and its region
+//! records), and where it prints the printf output a run keeps (`machine::PRINTF_BUFFER_BYTES`). An output
 //! buffer costs its hex in the report and the JSON text besides. The RTL and Verilator engines
 //! add their per-CTA units ([`Footprint::add`] from hopsync-sim); `cosim` holds the golden model
 //! and the engine under test. [`Footprint`] lists these allocations item by item with the
@@ -12,9 +15,9 @@
 //! allocates, with an error at its largest item. tests/memory_budget.rs measures every engine's
 //! real allocations against the estimate.
 
-use crate::machine::{Cta, MbarShadow, NamedBarrier, Warp, WARP};
+use crate::machine::{Cta, DeviceOutput, Frame, MbarShadow, NamedBarrier, Region, Warp, HEAP_BYTES, STACK_BYTES, WARP};
 use bytesize::ByteSize;
-use hopsync_firmware::ir::{Loc, Space};
+use hopsync_firmware::ir::{Loc, Module, Opcode, Operand, Space};
 use hopsync_firmware::limits::Layout;
 use hopsync_firmware::manifest::{Key, Locator};
 use hopsync_firmware::{Diag, Program};
@@ -98,15 +101,29 @@ impl Footprint {
             f.add(&w, b, shared_at);
         }
         let nregs = m.kernel.regs.len() as u64;
-        let warp = nregs * WARP as u64 * 8 + std::mem::size_of::<Warp>() as u64 + 64;
+        // Its registers, its state and its lanes' (empty) call stacks.
+        let warp = nregs * WARP as u64 * 8 + std::mem::size_of::<Warp>() as u64 + 64 + WARP as u64 * std::mem::size_of::<Vec<Frame>>() as u64;
         f.add(&format!("registers: {nregs} x 32 lanes x 8 bytes per warp x {warps} warps"), warp.saturating_mul(warps), reg_loc(prog).unwrap_or_else(|| at.at(Key::Launch("block"))));
-        if layout.local_bytes > 0 {
-            let frames = warps * WARP as u64;
-            f.add(
-                &format!("local memory: {} bytes per thread x {frames} threads", layout.local_bytes),
-                (layout.local_bytes + 24).saturating_mul(frames),
-                largest(prog, Space::Local).unwrap_or_else(|| at.at(Key::Launch("block"))),
-            );
+        // Every thread has its local memory, the entry's frame (empty without variables: calls
+        // grow it).
+        let frames = warps * WARP as u64;
+        f.add(
+            &format!("local memory: {} bytes per thread x {frames} threads", layout.local_bytes),
+            (layout.local_bytes + 24).saturating_mul(frames),
+            largest(prog, Space::Local).unwrap_or_else(|| at.at(Key::Launch("block"))),
+        );
+        if let Some((bytes, why)) = call_stack(m, &layout) {
+            let threads = warps * WARP as u64;
+            f.add(&format!("call stack: {} per thread ({why}) x {threads} threads", show(bytes)), bytes.saturating_mul(threads), at.at(Key::Launch("block")));
+        }
+        if let Some(loc) = builtin_call(m, "malloc") {
+            // At most HEAP_BYTES live, each allocation at least a byte with its region record.
+            let regions = HEAP_BYTES * (std::mem::size_of::<Region>() as u64 + 16);
+            f.add(&format!("device heap: {} (malloc) and up to one region record per live byte", show(HEAP_BYTES)), HEAP_BYTES + regions, loc);
+        }
+        if let Some(loc) = builtin_call(m, "vprintf").or_else(|| builtin_call(m, "__assertfail")) {
+            let lines = crate::machine::PRINTF_BUFFER_BYTES * (std::mem::size_of::<DeviceOutput>() as u64 + 1);
+            f.add(&format!("printf output: the last {} of it (CUDA's printf buffer), twice in the report", show(crate::machine::PRINTF_BUFFER_BYTES)), 2 * lines, loc);
         }
         let cta = std::mem::size_of::<Cta>() as u64 + 16 * std::mem::size_of::<NamedBarrier>() as u64 + 64;
         let (w, b) = per_cta(format!("CTA state: {cta} bytes"), cta);
@@ -150,6 +167,80 @@ impl Footprint {
         );
         Err(Diag::new(top.loc, msg).with_source(&prog.path, &prog.source))
     }
+}
+
+/// The most stack a thread's calls take beyond the entry's frame, and why: the deepest chain of
+/// direct calls (each callee's frame, the lane's frame record and, for a recursive call, its
+/// saved registers); a recursive or indirect call can grow to the thread's whole stack,
+/// `STACK_BYTES`. None when the entry calls no function with a body.
+fn call_stack(m: &Module, layout: &Layout) -> Option<(u64, &'static str)> {
+    let callees = |f: usize| -> Vec<Option<usize>> {
+        let Some((a, b)) = m.funcs[f].body else { return Vec::new() };
+        m.kernel.body[a as usize..b as usize]
+            .iter()
+            .filter(|i| i.op == Opcode::Call)
+            .map(|i| {
+                let target = match i.operands.first() {
+                    Some(Operand::List(_)) => i.operands.get(1),
+                    t => t,
+                };
+                match target {
+                    Some(Operand::Func(g)) => Some(g.0 as usize),
+                    _ => None,
+                }
+            })
+            .filter(|g| g.is_none_or(|g| m.funcs[g].body.is_some()))
+            .collect()
+    };
+    let frame = |f: usize| layout.frame_bytes.get(f).copied().unwrap_or(0) + std::mem::size_of::<Frame>() as u64;
+    // Depth-first over the call graph from the entry: (function, next callee index).
+    let entry = m.entry.0 as usize;
+    let mut deepest = vec![None::<u64>; m.funcs.len()];
+    let mut on_path = vec![false; m.funcs.len()];
+    let mut stack: Vec<(usize, Vec<Option<usize>>, u64)> = vec![(entry, callees(entry), 0)];
+    on_path[entry] = true;
+    let mut calls = false;
+    while let Some((f, todo, best)) = stack.last_mut() {
+        match todo.pop() {
+            Some(None) => return Some((STACK_BYTES + worst_frames(m), "an indirect call")),
+            Some(Some(g)) if on_path[g] => return Some((STACK_BYTES + worst_frames(m), "a recursive call")),
+            Some(Some(g)) => {
+                calls = true;
+                match deepest[g] {
+                    Some(d) => *best = (*best).max(d),
+                    None => {
+                        on_path[g] = true;
+                        let next = callees(g);
+                        stack.push((g, next, 0));
+                    }
+                }
+            }
+            None => {
+                let (f, best) = (*f, *best);
+                on_path[f] = false;
+                stack.pop();
+                let d = if f == entry { best } else { frame(f) + best };
+                deepest[f] = Some(d);
+                if let Some((_, _, b)) = stack.last_mut() {
+                    *b = (*b).max(d);
+                }
+            }
+        }
+    }
+    calls.then(|| (deepest[entry].unwrap_or(0).min(STACK_BYTES + worst_frames(m)), "the deepest chain of calls"))
+}
+
+/// The frame records and saved registers of a stack full of the smallest frames (16 bytes each:
+/// `STACK_BYTES / 16` calls deep, each saving its function's registers).
+fn worst_frames(m: &Module) -> u64 {
+    let regs = m.funcs.iter().filter(|f| !f.entry).map(|f| (f.regs.1 - f.regs.0) as u64).max().unwrap_or(0);
+    STACK_BYTES / 16 * (std::mem::size_of::<Frame>() as u64 + 8 * regs)
+}
+
+/// Where the module calls the external function `name` (`vprintf`, `malloc`, ...), if it does.
+fn builtin_call(m: &Module, name: &str) -> Option<Loc> {
+    let f = m.funcs.iter().position(|f| f.name == name && f.body.is_none())?;
+    m.kernel.body.iter().find(|i| i.op == Opcode::Call && i.operands.iter().any(|o| matches!(o, Operand::Func(g) if g.0 as usize == f))).map(|i| i.loc)
 }
 
 /// The declaration of the largest variable of `space`.

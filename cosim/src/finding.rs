@@ -109,6 +109,19 @@ findings! {
     TmaMbarrierNotInitialized,
     /// A tensor-map image that does not decode, or does not fit the instruction using it (PTX 5.5.8).
     TensorMapInvalid,
+    /// A device-side `assert` failed (`__assertfail`): the message names the expression, file
+    /// and line.
+    AssertionFailed,
+    /// `trap` (PTX 9.7.19.3): the kernel aborts.
+    Trap,
+    /// `brkpt` (PTX 9.7.19.1) with no debugger to stop in.
+    Breakpoint,
+    /// An indirect `call` through an address that is no function (PTX 9.7.12.5).
+    CallTargetInvalid,
+    /// A thread's call stack outgrew its local memory.
+    CallStackOverflow,
+    /// `free` of a pointer that `malloc` did not return, or that was freed already.
+    HeapFreeInvalid,
 }
 
 /// Where a finding happened.
@@ -130,6 +143,10 @@ pub struct Location {
     pub lane: u32,
     /// The instruction as text.
     pub instr: String,
+    /// For a program compiled from CUDA C++ (`file:line:col` above is the `.cu` line): the PTX
+    /// instruction's `file:line:col`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ptx: String,
 }
 
 /// A named finding.
@@ -163,6 +180,10 @@ impl fmt::Display for Finding {
             l.lane,
             l.pc,
             l.instr
-        )
+        )?;
+        if !l.ptx.is_empty() {
+            write!(f, "\n  --> PTX {}", l.ptx)?;
+        }
+        Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! hopsync golden model and co-simulation.
 //!
 //! [`mbarrier`] holds the mbarrier word semantics as pure functions; [`machine`] is the SIMT
-//! executor of the firmware IR (instruction bodies in [`exec`], one per opcode); [`retire`] is
+//! executor of the firmware IR (instruction bodies in [`exec`], one per opcode; [`reconverge`]: where
+//! divergent lanes meet again); [`retire`] is
 //! the per-instruction log every engine writes and the lockstep harness compares.
 
 pub mod budget;
@@ -9,6 +10,7 @@ pub mod finding;
 pub mod mbarrier;
 pub mod exec;
 pub mod machine;
+pub mod reconverge;
 mod machine_api;
 pub mod spin;
 pub mod lockstep;

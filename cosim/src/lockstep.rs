@@ -32,7 +32,7 @@
 //! values, the cycle and the waveform window to open.
 
 use crate::exec::{Stop, TmaOp};
-use crate::finding::FindingKind;
+use crate::finding::{Finding, FindingKind};
 use crate::machine::{AsyncOp, Config, Machine, Place, UbMode};
 use crate::report::{hex, RunReport};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
@@ -134,6 +134,41 @@ pub struct CosimReport {
     pub compared: u64,
     /// Divergences (the run stops at the first).
     pub divergences: Vec<Divergence>,
+    /// Findings of the golden model while it followed the engine (under `--ub warn` it records
+    /// them and goes on, as the engine does; a comparison after a finding checks that both sides
+    /// do the same undefined thing, not that the program is right).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub golden_findings: Vec<Finding>,
+}
+
+impl CosimReport {
+    /// A clean run: the engine completed with the expected outputs, no divergence, and neither
+    /// side found anything.
+    pub fn clean(&self) -> bool {
+        self.run.status == "ok" && self.divergences.is_empty() && self.run.findings.is_empty() && self.golden_findings.is_empty()
+    }
+
+    /// The lines `hopsync cosim` prints after the run's summary: the comparison, each
+    /// divergence, and what the golden model found.
+    pub fn summary(&self) -> String {
+        let mut s = format!("  cosim: {} instructions compared, {} divergences
+", self.compared, self.divergences.len());
+        for d in &self.divergences {
+            s.push_str(&format!("  {d}
+"));
+        }
+        if let Some(f) = self.golden_findings.first() {
+            s.push_str(&format!(
+                "  golden model: {} finding(s), the first {} at {}:{}: not a clean run (the comparison after it only shows both sides went on alike)
+",
+                self.golden_findings.len(),
+                f.kind.name(),
+                f.location.file,
+                f.location.line
+            ));
+        }
+        s
+    }
 }
 
 /// What the engine under test did when (part of) a TMA operation completed.
@@ -468,6 +503,28 @@ impl<'p> Golden<'p> {
             }
         }
         Ok(())
+    }
+
+    /// At the end of a run: the golden model's findings against the engine's, per warp in order, by
+    /// kind and instruction (CTA, warp, pc; 0 for findings outside an instruction). The engine's
+    /// whole-machine findings (`Deadlock`, `StepLimit`) are its own: the golden model, driven in
+    /// the engine's order, does not schedule and so cannot reach them.
+    pub fn compare_findings(&self, rtl: &[Finding]) -> Result<(), Divergence> {
+        let key = |f: &Finding| (f.kind, f.location.cta, f.location.warp, f.location.pc);
+        // Findings of different warps in one cycle reach the two sides in different orders
+        // (the engine records a CTA's finding when its unit answers): compare them as sets
+        // ordered by place, which keeps each warp's own findings in program order.
+        let mut gold: Vec<_> = self.m.findings.iter().map(key).collect();
+        let mut rtl: Vec<_> = rtl.iter().filter(|f| !matches!(f.kind, FindingKind::Deadlock | FindingKind::StepLimit)).map(key).collect();
+        gold.sort_by_key(|&(_, c, w, _)| (c, w));
+        rtl.sort_by_key(|&(_, c, w, _)| (c, w));
+        let Some(k) = (0..gold.len().max(rtl.len())).find(|&k| gold.get(k) != rtl.get(k)) else { return Ok(()) };
+        let show = |x: Option<&(FindingKind, u32, u32, u32)>| match x {
+            Some((kind, c, w, pc)) => format!("{} at cta {c} warp {w} pc {pc}", kind.name()),
+            None => "no finding".into(),
+        };
+        let (c, w, pc) = gold.get(k).or(rtl.get(k)).map(|&(_, c, w, pc)| (c, w, pc)).unwrap_or_default();
+        Err(self.divergence(c, w, pc, &format!("finding {k}"), show(gold.get(k)), show(rtl.get(k))))
     }
 
     /// The engine under test stopped with a finding at (cta, warp, pc) (`None`: not at an

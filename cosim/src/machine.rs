@@ -1,8 +1,9 @@
 //! The golden machine: a SIMT executor of the firmware IR.
 //!
 //! Grid → clusters → CTAs → warps of 32 lanes. Each lane has its own pc; a warp executes the group
-//! of ready lanes at the lowest pc (min-pc reconvergence: divergent paths of structured code meet
-//! again where the lower path catches up), one warp-instruction per scheduler step, atomically.
+//! of ready lanes at the lowest pc, one warp-instruction per scheduler step, atomically. Lanes that
+//! split at a branch meet again at its join (the immediate post-dominator, [`crate::reconverge`]):
+//! those arriving first wait there for the others, as ptxas's convergence barriers make them.
 //! Warps are picked round-robin, or in a seeded random order with `--seed`. Asynchronous
 //! operations (cp.async, st.async, red.async) complete at later steps chosen by the scheduler.
 //!
@@ -17,6 +18,7 @@
 
 use crate::exec::{self, Flow, Stop};
 use crate::finding::{Finding, FindingKind, Location};
+use crate::reconverge::{self, ConvBarrier};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
 use hopsync_firmware::limits::Layout;
@@ -31,6 +33,19 @@ pub const SHARED_GENERIC_BASE: u64 = 0x0000_7f00_0000_0000;
 pub const LOCAL_GENERIC_BASE: u64 = 0x0000_7e00_0000_0000;
 /// Generic addresses of the kernel parameter space start here (docs/DESIGN.md; `cvta.param`).
 pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
+/// Function addresses (`mov.u64 %rd, func`, call tables): function `k` is at
+/// `FUNC_ADDR_BASE + 16 * k` (docs/DESIGN.md); an indirect `call` maps the address back.
+pub const FUNC_ADDR_BASE: u64 = 0x0000_7b00_0000_0000;
+/// The device heap (`malloc`): allocations from here, each 256-byte aligned with a 256-byte gap.
+pub const HEAP_BASE: u64 = 0x0000_7c00_0000_0000;
+/// Bytes the device heap holds at once (CUDA's default `cudaLimitMallocHeapSize`, 8 MiB).
+pub const HEAP_BYTES: u64 = 8 << 20;
+/// Bytes of printf output a run keeps: CUDA's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by
+/// default) is circular, so the latest output survives; older lines are counted only.
+pub const PRINTF_BUFFER_BYTES: u64 = 1 << 20;
+/// A thread's stack (its local memory: the frames of the functions it is in) may grow to this
+/// (sm_90's limit on local memory per thread, 512 KiB).
+pub const STACK_BYTES: u64 = 512 << 10;
 /// Stride of CTA windows in the `.shared::cluster` space (docs/DESIGN.md).
 pub const SMEM_CLUSTER_STRIDE: u64 = 0x0100_0000;
 /// Warp size.
@@ -155,9 +170,64 @@ pub struct Warp {
     pub last_arrive: [Option<(u32, u32, u64)>; WARP],
     /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
     pub cluster_arrival: [Option<u64>; WARP],
+    /// Per lane: the calls it is in, outermost first (empty in the entry).
+    pub frames: Vec<Vec<Frame>>,
+    /// Convergence barriers of divergent branches whose lanes have not all met at the join yet.
+    pub conv: Vec<ConvBarrier>,
+}
+
+/// One activation of a `.func` on a lane's call stack (PTX 9.7.12.5 `call`, 9.7.12.6 `ret`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The `call` instruction: the lane resumes after it.
+    pub call_pc: u32,
+    /// The callee.
+    pub func: hopsync_firmware::ir::FuncId,
+    /// Where the callee's frame (its `.local` and `.param` variables) starts in the thread's
+    /// local memory.
+    pub base: u64,
+    /// The callee's registers as they were before the call, restored by its `ret` (a recursive
+    /// call reuses the registers of an activation still running); empty when not recursive.
+    pub saved: Vec<u64>,
+}
+
+/// One line a thread printed with `printf` (`vprintf`), or the message of a failed `assert`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceOutput {
+    /// Linear CTA id.
+    pub cta: u32,
+    /// `%ctaid`.
+    pub block: [u32; 3],
+    /// `%tid`.
+    pub thread: [u32; 3],
+    /// The text, as printf formatted it.
+    pub text: String,
 }
 
 impl Warp {
+    /// `next_group` when some lane is inside a call: lanes ordered by (call sites, pc).
+    fn next_group_in_calls(&self, held: u32) -> Option<(u32, u32)> {
+        let key = |l: usize| self.frames[l].iter().map(|f| f.call_pc).chain(std::iter::once(self.pc[l]));
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
+        let mut best: Option<usize> = None;
+        for l in 0..WARP {
+            if !runs(l) {
+                continue;
+            }
+            if best.is_none_or(|b| key(l).cmp(key(b)) == std::cmp::Ordering::Less) {
+                best = Some(l);
+            }
+        }
+        let b = best?;
+        let mask = (0..WARP).filter(|&l| runs(l) && key(l).eq(key(b))).fold(0, |m, l| m | 1 << l);
+        Some((self.pc[b], mask))
+    }
+
+    /// Base of the current frame of a lane's local memory.
+    pub fn frame_base(&self, lane: u32) -> u64 {
+        self.frames.get(lane as usize).and_then(|f| f.last()).map(|f| f.base).unwrap_or(0)
+    }
+
     /// Lanes not exited.
     pub fn live(&self) -> u32 {
         (0..WARP).filter(|&l| self.lane[l] != Lane::Done).fold(0, |m, l| m | 1 << l)
@@ -166,18 +236,37 @@ impl Warp {
     pub fn exited(&self) -> bool {
         self.lane.iter().all(|l| *l == Lane::Done)
     }
-    /// The group to run next: lanes that are ready at the lowest pc.
+    /// Lanes that are ready.
+    pub fn ready(&self) -> u32 {
+        (0..WARP).filter(|&l| self.lane[l] == Lane::Ready).fold(0, |m, l| m | 1 << l)
+    }
+    /// Ready lanes waiting at a join for the rest of their branch ([`crate::reconverge::held`]).
+    pub fn held(&self) -> u32 {
+        if self.conv.is_empty() {
+            return 0;
+        }
+        reconverge::held(&self.conv, &self.pc, self.ready(), self.live())
+    }
+    /// The group to run next: lanes that are ready, and not waiting at a join, at the lowest pc.
+    /// A lane inside calls is at its call sites and then its pc (compared in that order): it
+    /// runs before lanes past its outermost call site and after lanes before it, so lanes meet
+    /// again where the call returns, as they would after a branch.
     pub fn next_group(&self) -> Option<(u32, u32)> {
+        let held = self.held();
+        if self.frames.iter().any(|f| !f.is_empty()) {
+            return self.next_group_in_calls(held);
+        }
+        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
         let mut best = u32::MAX;
         for l in 0..WARP {
-            if self.lane[l] == Lane::Ready && self.pc[l] < best {
+            if runs(l) && self.pc[l] < best {
                 best = self.pc[l];
             }
         }
         if best == u32::MAX {
             return None;
         }
-        let mask = (0..WARP).filter(|&l| self.lane[l] == Lane::Ready && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
+        let mask = (0..WARP).filter(|&l| runs(l) && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
         Some((best, mask))
     }
 }
@@ -431,12 +520,32 @@ pub struct Machine<'p> {
     pub(crate) global: Vec<Region>,
     /// The kernel parameter buffer and each param's offset in it.
     pub(crate) params: Vec<u8>,
-    /// Offsets of params / shared symbols, by symbol id.
+    /// Offsets of params / shared symbols, by symbol id (frame symbols: offset in their frame).
     pub(crate) sym_offset: Vec<u64>,
+    /// Per symbol: whether it lives in its function's frame (a `.local` variable, or a `.param`
+    /// that is no kernel parameter of the launched entry), addressed per lane.
+    pub(crate) sym_in_frame: Vec<bool>,
+    /// Per function: the bytes of its frame.
+    pub(crate) frame_bytes: Vec<u64>,
+    /// What threads printed (`printf`) and failed `assert` messages, in execution order: the
+    /// latest [`PRINTF_BUFFER_BYTES`] of text.
+    pub(crate) output: std::collections::VecDeque<DeviceOutput>,
+    /// Bytes of text in `output`.
+    pub(crate) output_bytes: u64,
+    /// Lines dropped from the front of `output` to keep it within [`PRINTF_BUFFER_BYTES`].
+    pub(crate) output_dropped: u64,
+    /// The device heap: the next allocation's address and the bytes allocated and not freed.
+    pub(crate) heap_next: u64,
+    /// Bytes of live heap allocations.
+    pub(crate) heap_live: u64,
+    /// Allocations made so far (each region is named `malloc#k`).
+    pub(crate) heap_allocs: u64,
     /// Per register: the mask of its declared width (`.pred` registers hold 0 or 1).
     pub(crate) reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
     pub(crate) smem_bytes: u32,
+    /// Per instruction index: the join of the conditional branch there ([`reconverge::joins`]).
+    pub(crate) joins: Vec<Option<u32>>,
     /// Asynchronous operations in flight.
     pub(crate) pending: Vec<Pending>,
     /// Scheduler step.
@@ -498,27 +607,24 @@ impl<'p> Machine<'p> {
             global.push(Region { name: b.name.clone(), base, bytes: b.initial_bytes() });
         }
         let mut next = man.buffers_end();
-        // Shared, local and parameter offsets: the one layout the limits were checked on.
+        // Shared, frame and parameter offsets: the one layout the limits were checked on.
         let layout = Layout::of(m, man);
         let mut sym_offset = layout.offset.clone();
         let mut params = Vec::with_capacity(layout.param_bytes as usize);
+        let in_frame = layout.in_frame.clone();
+        let entry = m.entry;
         for (i, s) in m.symbols.iter().enumerate() {
+            if in_frame[i] {
+                continue;
+            }
             match s.space {
                 Space::Global | Space::Const => {
-                    let mut bytes = vec![0u8; s.bytes().max(1) as usize];
-                    let eb = s.ty.type_bytes().unwrap_or(1) as usize;
-                    for (k, v) in s.init.iter().enumerate() {
-                        let le = v.to_le_bytes();
-                        if (k + 1) * eb <= bytes.len() {
-                            bytes[k * eb..(k + 1) * eb].copy_from_slice(&le[..eb]);
-                        }
-                    }
                     sym_offset[i] = next;
-                    global.push(Region { name: s.name.clone(), base: next, bytes });
+                    global.push(Region { name: s.name.clone(), base: next, bytes: vec![0u8; s.bytes().max(1) as usize] });
                     next += (s.bytes() + 255) & !255;
                     next += 256;
                 }
-                Space::Param => {
+                Space::Param if s.func == Some(entry) => {
                     params.resize(sym_offset[i] as usize, 0);
                     let val: u64 = man
                         .params
@@ -545,12 +651,28 @@ impl<'p> Machine<'p> {
                 _ => {}
             }
         }
+        // Initializers, once every variable has its address (they may hold addresses).
+        for (i, s) in m.symbols.iter().enumerate() {
+            if s.init.is_empty() || !matches!(s.space, Space::Global | Space::Const) || in_frame[i] {
+                continue;
+            }
+            let eb = s.ty.type_bytes().unwrap_or(1) as usize;
+            let Some(r) = global.iter_mut().find(|r| r.base == sym_offset[i]) else { continue };
+            for (k, v) in s.init.iter().enumerate() {
+                let val = init_value(m, &sym_offset, v);
+                if (k + 1) * eb <= r.bytes.len() {
+                    r.bytes[k * eb..(k + 1) * eb].copy_from_slice(&val.to_le_bytes()[..eb]);
+                }
+            }
+        }
         let smem_bytes = layout.smem_bytes as u32;
+        let entry_frame = layout.local_bytes;
 
         let l = &man.launch;
         let threads = man.threads_per_cta() as usize;
         let nwarps = threads.div_ceil(WARP);
         let nregs = m.kernel.regs.len();
+        let entry_pc = m.entry_pc();
         let mut ctas = Vec::new();
         let mut clusters: Vec<Cluster> = Vec::new();
         let cpg = [l.grid[0] / l.cluster[0], l.grid[1] / l.cluster[1], l.grid[2] / l.cluster[2]];
@@ -582,7 +704,7 @@ impl<'p> Machine<'p> {
                             }
                             Warp {
                                 regs: vec![0; nregs * WARP],
-                                pc: [0; WARP],
+                                pc: [entry_pc; WARP],
                                 lane,
                                 launched,
                                 polling: None,
@@ -592,10 +714,11 @@ impl<'p> Machine<'p> {
                                 cp_inflight: Vec::new(),
                                 cluster_arrival: [None; WARP],
                                 last_arrive: [None; WARP],
+                                frames: vec![Vec::new(); WARP],
+                                conv: Vec::new(),
                             }
                         })
                         .collect();
-                    let local_bytes = layout.local_bytes;
                     ctas.push(Cta {
                         id,
                         ctaid: [x, y, z],
@@ -606,7 +729,7 @@ impl<'p> Machine<'p> {
                         warps,
                         bars: vec![NamedBarrier::default(); 16],
                         mbarriers: MbarTable::new(smem_bytes),
-                        local: vec![vec![0; local_bytes as usize]; if local_bytes > 0 { nwarps * WARP } else { 0 }],
+                        local: vec![vec![0; entry_frame as usize]; nwarps * WARP],
                     });
                 }
             }
@@ -642,7 +765,16 @@ impl<'p> Machine<'p> {
             global,
             params,
             sym_offset,
+            sym_in_frame: in_frame,
+            frame_bytes: layout.frame_bytes,
+            output: std::collections::VecDeque::new(),
+            output_bytes: 0,
+            output_dropped: 0,
+            heap_next: HEAP_BASE,
+            heap_live: 0,
+            heap_allocs: 0,
             smem_bytes,
+            joins: reconverge::joins(&m.kernel),
             pending: Vec::new(),
             step: 0,
             instructions: 0,
@@ -706,6 +838,9 @@ impl<'p> Machine<'p> {
     pub fn push_async(&mut self, op: AsyncOp) {
         let ready_at = self.async_ready_at();
         self.seq += 1;
+        if let Some(r) = self.rec.as_mut() {
+            r.issued.push(self.seq);
+        }
         self.pending.push(Pending { ready_at, seq: self.seq, op });
     }
 
@@ -919,6 +1054,17 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        let held = warp.held();
+        for b in warp.conv.iter().filter(|b| b.mask & held != 0) {
+            let line = |pc: u32| self.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+            parts.push(format!(
+                "lanes {:#010x} wait at the join (line {}) of the branch at line {} for lanes {:#010x} to reconverge",
+                b.mask & held,
+                line(b.join),
+                line(b.branch),
+                b.mask & warp.live() & !held
+            ));
+        }
         if let Some(p) = warp.polling {
             let word = self.read_mbar_word(p.cta, p.offset);
             let s = crate::mbarrier::MbarrierState::decode(word);
@@ -1009,11 +1155,15 @@ impl<'p> Machine<'p> {
                 warp.lane[l] = Lane::Done;
             }
         }
+        let live = warp.live();
+        warp.conv.retain(|b| b.mask & live != 0);
     }
 
     /// Applies an instruction's control flow to the lanes of `group` at `pc` (`mask`: the lanes
-    /// whose guard held): next pc, branch target, or exit. No barrier bookkeeping (the golden
-    /// model's [`exec::on_lanes_exit`] runs after an exit in `exec_at`).
+    /// whose guard held): next pc, branch target, or exit; a branch that splits the group opens a
+    /// convergence barrier at its join, and a group that executed a join closes the barriers
+    /// waiting there. No named-barrier bookkeeping (the golden model's [`exec::on_lanes_exit`]
+    /// runs after an exit in `exec_at`).
     pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
         self.advance_lanes(c, w, pc, group, mask, flow);
         // A taken backward branch: where a spin watch samples the warp (crate::spin).
@@ -1023,7 +1173,17 @@ impl<'p> Machine<'p> {
     }
 
     fn advance_lanes(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
+        let join = self.joins.get(pc as usize).copied().flatten();
         let warp = &mut self.ctas[c as usize].warps[w as usize];
+        if !warp.conv.is_empty() {
+            let live = warp.live() & !if flow == Flow::Exit { mask } else { 0 };
+            reconverge::retire(&mut warp.conv, pc, group, live);
+        }
+        if let Flow::Jump(t) = flow {
+            if t != pc + 1 {
+                reconverge::diverge(&mut warp.conv, join, pc, group, mask);
+            }
+        }
         match flow {
             Flow::Next => {
                 for l in 0..WARP {
@@ -1047,6 +1207,13 @@ impl<'p> Machine<'p> {
                         } else {
                             warp.pc[l] = pc + 1;
                         }
+                    }
+                }
+            }
+            Flow::Lanes => {
+                for l in 0..WARP {
+                    if group >> l & 1 == 1 && mask >> l & 1 == 0 {
+                        warp.pc[l] = pc + 1;
                     }
                 }
             }
@@ -1076,6 +1243,15 @@ impl<'p> Machine<'p> {
                 location.line = ins.loc.line;
                 location.col = ins.loc.col;
                 location.instr = printer::print_instr(self.module(), ins);
+                // CUDA input: the `.cu` line (nvcc's `.loc`), the PTX line beside it.
+                if let Some(cu) = &self.prog.cuda {
+                    if let Some((file, line, col)) = self.module().source_position(ins.src, Some(&cu.file)) {
+                        location.ptx = format!("{}:{}:{}", cu.ptx_path, ins.loc.line, ins.loc.col);
+                        location.file = if file == cu.file { self.prog.path.clone() } else { file };
+                        location.line = line;
+                        location.col = col;
+                    }
+                }
             }
         }
         if self.findings.len() < MAX_FINDINGS {
@@ -1231,9 +1407,33 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// The address a symbol names in its space.
+    /// Keeps a line of device output, dropping the oldest lines past [`PRINTF_BUFFER_BYTES`].
+    pub(crate) fn push_output(&mut self, o: DeviceOutput) {
+        self.output_bytes += o.text.len() as u64;
+        self.output.push_back(o);
+        while self.output_bytes > PRINTF_BUFFER_BYTES && self.output.len() > 1 {
+            let old = self.output.pop_front().expect("more than one line");
+            self.output_bytes -= old.text.len() as u64;
+            self.output_dropped += 1;
+        }
+    }
+
+    /// The address a symbol names in its space (for a frame symbol: in the entry's frame; use
+    /// [`Machine::symbol_address_of`] for a lane's).
     pub fn symbol_address(&self, s: hopsync_firmware::ir::SymId) -> u64 {
         self.sym_offset[s.0 as usize]
+    }
+
+    /// The address a symbol names for a thread: a frame symbol's is in the thread's current
+    /// frame (a `.local` address).
+    #[inline]
+    pub fn symbol_address_of(&self, s: hopsync_firmware::ir::SymId, cta: u32, warp: u32, lane: u32) -> u64 {
+        let off = self.sym_offset[s.0 as usize];
+        if self.sym_in_frame[s.0 as usize] {
+            off + self.ctas[cta as usize].warps[warp as usize].frame_base(lane)
+        } else {
+            off
+        }
     }
 
     /// Special register value for a thread.
@@ -1275,6 +1475,9 @@ impl<'p> Machine<'p> {
             Sreg::LanemaskGe => !((1u64 << lane) - 1) as u32,
             Sreg::LanemaskGt => !((1u64 << (lane + 1)) - 1) as u32,
             Sreg::DynamicSmemSize => l.dynamic_smem,
+            // Driver-defined (PTX 10.14); hopsync's launch defines none of them (a plain,
+            // non-cooperative launch).
+            Sreg::Envreg(_) => 0,
             Sreg::TotalSmemSize => self.smem_bytes,
         }) as u64
     }
@@ -1291,6 +1494,29 @@ impl<'p> Machine<'p> {
             };
             e.mask |= 1 << lane;
             e.values[lane as usize] = v;
+        }
+    }
+}
+
+/// The value an initializer stores (PTX 5.4.4): a number, or an address (of a variable, in its
+/// state space or, with `generic()`, as a generic address; of a function).
+fn init_value(m: &Module, sym_offset: &[u64], v: &hopsync_firmware::ir::Init) -> u64 {
+    use hopsync_firmware::ir::{AddrOf, Init};
+    match v {
+        Init::Int(x) => *x as u64,
+        Init::Float { bits, .. } => *bits,
+        Init::Addr { of, generic, offset } => {
+            let base = match of {
+                AddrOf::Func(f) => FUNC_ADDR_BASE + 16 * f.0 as u64,
+                AddrOf::Sym(s) => {
+                    let a = sym_offset[s.0 as usize];
+                    match m.symbols[s.0 as usize].space {
+                        Space::Shared if *generic => SHARED_GENERIC_BASE + a,
+                        _ => a,
+                    }
+                }
+            };
+            base.wrapping_add(*offset as u64)
         }
     }
 }

@@ -5,9 +5,10 @@
 
 use crate::exec::{self, Obj, Stop};
 use crate::finding::Finding;
-use crate::machine::{Lane, Machine, MbarShadow, Pending, Place, Poll, UbMode, Wait, Warp, WARP};
+use crate::machine::{AsyncOp, Lane, Machine, MbarShadow, Pending, Place, Poll, UbMode, Wait, Warp, WARP};
 use crate::retire::{Retire, SyncEvent};
 use hopsync_firmware::ir::{Mod, RegId};
+use hopsync_firmware::Program;
 
 impl<'p> Machine<'p> {
     // ---- launch topology ----------------------------------------------------------------------
@@ -225,6 +226,22 @@ impl<'p> Machine<'p> {
                 sm[off + k] = *b;
             }
         }
+    }
+
+    /// The asynchronous operation with issue number `seq` while it is pending (observers: the
+    /// timeline's TMA tracks).
+    pub fn pending_op(&self, seq: u64) -> Option<&AsyncOp> {
+        self.pending.iter().find(|p| p.seq == seq).map(|p| &p.op)
+    }
+
+    /// The scheduler step (golden) or the cycle the engine set.
+    pub fn now(&self) -> u64 {
+        self.step
+    }
+
+    /// The program being run.
+    pub fn program(&self) -> &'p Program {
+        self.prog
     }
 
     // ---- what the engine's units hold ---------------------------------------------------------

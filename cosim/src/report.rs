@@ -57,6 +57,14 @@ pub struct RunReport {
     /// Findings past those, counted only.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub findings_dropped: u64,
+    /// What the threads printed (`printf`, failed `assert` messages), in the order the engine
+    /// ran them: each thread's lines are in its program order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub printf: Vec<crate::machine::DeviceOutput>,
+    /// Earlier printf lines overwritten in the printf buffer (the latest
+    /// `machine::PRINTF_BUFFER_BYTES` are kept, as CUDA's circular buffer keeps them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub printf_dropped: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -117,7 +125,19 @@ impl RunReport {
             checks,
             findings: m.findings.clone(),
             findings_dropped: m.findings_dropped,
+            printf: m.output.iter().cloned().collect(),
+            printf_dropped: m.output_dropped,
         }
+    }
+
+    /// The device's printed output, as a terminal shows a CUDA program's.
+    pub fn device_output(&self) -> String {
+        let mut s = String::new();
+        if self.printf_dropped > 0 {
+            s.push_str(&format!("[hopsync: {} earlier printf lines overwritten: CUDA's printf buffer keeps the last {} bytes]\n", self.printf_dropped, crate::machine::PRINTF_BUFFER_BYTES));
+        }
+        s.extend(self.printf.iter().map(|o| o.text.as_str()));
+        s
     }
 
     /// A short human summary.

@@ -87,6 +87,10 @@ pub struct Retire {
     pub mem: Vec<MemWrite>,
     /// Sync-unit changes.
     pub sync: Vec<SyncEvent>,
+    /// Issue numbers (`Pending::seq`) of the asynchronous operations it started, for observers
+    /// (the timeline pairs a TMA copy's issue with its completion events); not compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issued: Vec<u64>,
 }
 
 /// Where retire records go.

@@ -4,8 +4,8 @@
 //! "No progress" is exact. Every change of memory or synchronization state (a write, an mbarrier
 //! or barrier event, an asynchronous completion, an exit) is progress
 //! ([`crate::machine::Machine::progress`]). Between two progress events a warp's next state is a
-//! function of its own state (pcs, lane states, registers, its last failed poll, its partial
-//! barrier arrivals, its cp.async group numbers) and of memory, which does not change; so a warp
+//! function of its own state (pcs, lane states, registers, call frames, convergence barriers,
+//! its last failed poll, its partial barrier arrivals, its cp.async group numbers) and of memory, which does not change; so a warp
 //! whose state repeats exactly repeats the same cycle forever unless another warp or an
 //! asynchronous operation makes progress. The run is stuck when nothing asynchronous is pending
 //! and every live warp is blocked or proven to repeat. A loop that counts, reads `%clock` or
@@ -19,7 +19,8 @@
 //! a new one at doubling intervals: a cycle of `n` samples is proven within about `4n` samples
 //! after it starts. Progress ends the watch; the next spin limit starts a new one.
 
-use crate::machine::{Lane, Poll, Warp, WARP};
+use crate::machine::{Frame, Lane, Poll, Warp, WARP};
+use crate::reconverge::ConvBarrier;
 
 /// Everything of a warp that decides what its next instruction does, besides memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,16 +37,36 @@ struct WarpState {
     cp_open_group: [u64; WARP],
     /// Registers.
     regs: Vec<u64>,
+    /// Per lane: the calls it is in.
+    frames: Vec<Vec<Frame>>,
+    /// Open convergence barriers.
+    conv: Vec<ConvBarrier>,
 }
 
 impl WarpState {
     fn of(w: &Warp) -> WarpState {
-        WarpState { pc: w.pc, lane: w.lane, polling: w.polling, bar_partial: w.bar_partial, cp_open_group: w.cp_open_group, regs: w.regs.clone() }
+        WarpState {
+            pc: w.pc,
+            lane: w.lane,
+            polling: w.polling,
+            bar_partial: w.bar_partial,
+            cp_open_group: w.cp_open_group,
+            regs: w.regs.clone(),
+            frames: w.frames.clone(),
+            conv: w.conv.clone(),
+        }
     }
 
     /// Whether `w` is in this state.
     fn is(&self, w: &Warp) -> bool {
-        self.pc == w.pc && self.lane == w.lane && self.polling == w.polling && self.bar_partial == w.bar_partial && self.cp_open_group == w.cp_open_group && self.regs == w.regs
+        self.pc == w.pc
+            && self.lane == w.lane
+            && self.polling == w.polling
+            && self.bar_partial == w.bar_partial
+            && self.cp_open_group == w.cp_open_group
+            && self.regs == w.regs
+            && self.frames == w.frames
+            && self.conv == w.conv
     }
 }
 
@@ -55,6 +76,7 @@ fn fingerprint(w: &Warp) -> u64 {
     let mix = |h: u64, x: u64| (h.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
     let h = w.pc.iter().fold(0, |h, &p| mix(h, p as u64));
     let h = w.cp_open_group.iter().fold(h, |h, &g| mix(h, g));
+    let h = w.frames.iter().fold(h, |h, f| mix(h, f.len() as u64));
     w.regs.iter().fold(h, |h, &r| mix(h, r))
 }
 

@@ -14,15 +14,20 @@ pub struct Diag {
     pub msg: String,
     /// The offending source line (filled by [`Diag::with_source`]).
     pub line_text: String,
+    /// A note printed under the caret (for PTX compiled from CUDA: the `.cu` line).
+    pub note: Option<String>,
+    /// Further errors of the same input (the parser reports them all).
+    pub also: Vec<Diag>,
 }
 
 impl Diag {
     /// A diagnostic at `loc`.
     pub fn new(loc: Loc, msg: impl Into<String>) -> Diag {
-        Diag { file: String::new(), loc, msg: msg.into(), line_text: String::new() }
+        Diag { file: String::new(), loc, msg: msg.into(), line_text: String::new(), note: None, also: Vec::new() }
     }
     /// Attaches the file name and the source line.
     pub fn with_source(mut self, file: &str, src: &str) -> Diag {
+        self.also = std::mem::take(&mut self.also).into_iter().map(|d| d.with_source(file, src)).collect();
         self.file = file.to_string();
         self.line_text = src
             .lines()
@@ -38,6 +43,11 @@ const WINDOW: usize = 120;
 
 impl fmt::Display for Diag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.loc.line == 0 {
+            // about the input as a whole (nvcc's own errors follow in the message)
+            write!(f, "error: {}\n  --> {}", self.msg, self.file)?;
+            return Ok(());
+        }
         writeln!(f, "error: {}", self.msg)?;
         writeln!(f, "  --> {}:{}:{}", self.file, self.loc.line, self.loc.col)?;
         if !self.line_text.is_empty() {
@@ -54,6 +64,15 @@ impl fmt::Display for Diag {
             // Columns count characters; tabs are kept so the caret lines up under them.
             let lead: String = open.chars().map(|_| ' ').chain(chars[from..col.max(from)].iter().map(|&c| if c == '\t' { '\t' } else { ' ' })).collect();
             write!(f, "{pad} | {lead}^")?;
+        }
+        if let Some(n) = &self.note {
+            write!(f, "\n  = note: {n}")?;
+        }
+        for d in &self.also {
+            write!(f, "\n\n{d}")?;
+        }
+        if !self.also.is_empty() {
+            write!(f, "\n\nerror: {} errors in {}", self.also.len() + 1, self.file)?;
         }
         Ok(())
     }

@@ -153,6 +153,9 @@ pub struct RegId(pub u32);
 /// Symbol id: index into [`Module::symbols`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SymId(pub u32);
+/// Function id: index into [`Module::funcs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FuncId(pub u32);
 /// Label id: index into [`Kernel::labels`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LabelId(pub u32);
@@ -215,13 +218,49 @@ pub struct Symbol {
     pub is_extern: bool,
     /// `.ptr.shared.align N` etc. attributes on params, kept verbatim for printing.
     pub attrs: Vec<String>,
-    /// Initializer values, if any (`= {1, 2}`).
-    pub init: Vec<i64>,
-    /// Declared at module scope (outside the kernel).
+    /// Initializer values, if any (`= {1, 2}`, `= {0f3F800000}`, `= {foo, generic(bar)+8}`).
+    pub init: Vec<Init>,
+    /// Declared at module scope (outside every function).
     pub module_scope: bool,
     /// Where its name is declared.
     #[serde(default)]
     pub loc: Loc,
+    /// The function that declares it (its body, its formal or return parameters); `None` at
+    /// module scope.
+    pub func: Option<FuncId>,
+}
+
+/// One initializer value of a variable (PTX 5.4.4 Initializers), stored at the element's size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Init {
+    /// An integer.
+    Int(i64),
+    /// A float literal's bits (`0fXXXXXXXX` / `0dXXXXXXXXXXXXXXXX`).
+    Float {
+        /// The raw bits.
+        bits: u64,
+        /// `0d` (64-bit).
+        double: bool,
+    },
+    /// The address of a variable or a function, plus an offset; `generic(var)` is the generic
+    /// address of a `.global`/`.const`/`.shared` variable.
+    Addr {
+        /// What it is the address of.
+        of: AddrOf,
+        /// `generic(...)`.
+        generic: bool,
+        /// Byte offset.
+        offset: i64,
+    },
+}
+
+/// The target of an address initializer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum AddrOf {
+    /// A variable.
+    Sym(SymId),
+    /// A function.
+    Func(FuncId),
 }
 impl Symbol {
     /// Size in bytes (0 for an unsized extern array).
@@ -297,6 +336,8 @@ pub enum Sreg {
     LanemaskGt,
     /// `%dynamic_smem_size`
     DynamicSmemSize,
+    /// `%envreg<N>`, N in 0..=31: driver-defined read-only registers (PTX 10.14).
+    Envreg(u8),
     /// `%total_smem_size`
     TotalSmemSize,
 }
@@ -338,6 +379,14 @@ impl Sreg {
             "lanemask_ge" => plain(Sreg::LanemaskGe),
             "lanemask_gt" => plain(Sreg::LanemaskGt),
             "dynamic_smem_size" => plain(Sreg::DynamicSmemSize),
+            _ if name.starts_with("envreg") => {
+                let n = &name[6..];
+                let canonical = n == "0" || !n.starts_with('0');
+                match n.parse::<u8>() {
+                    Ok(v) if v < 32 && canonical && d.is_none() => Some(Sreg::Envreg(v)),
+                    _ => None,
+                }
+            }
             "total_smem_size" => plain(Sreg::TotalSmemSize),
             _ => None,
         }
@@ -376,6 +425,7 @@ impl fmt::Display for Sreg {
             Sreg::LanemaskGe => f.write_str("%lanemask_ge"),
             Sreg::LanemaskGt => f.write_str("%lanemask_gt"),
             Sreg::DynamicSmemSize => f.write_str("%dynamic_smem_size"),
+            Sreg::Envreg(n) => write!(f, "%envreg{n}"),
             Sreg::TotalSmemSize => f.write_str("%total_smem_size"),
         }
     }
@@ -432,8 +482,12 @@ pub enum Operand {
         /// The coordinates, innermost dimension first (registers or immediates).
         coords: Vec<Operand>,
     },
-    /// A branch target.
+    /// A branch target (or a `.callprototype` label).
     Label(LabelId),
+    /// A function, by name: a direct `call` target, or its address (`mov.u64 %rd, foo`).
+    Func(FuncId),
+    /// `(a, b, ...)`: the return and argument lists of `call` (PTX 9.7.12.5).
+    List(Vec<Operand>),
     /// `_`, the sink.
     Sink,
     /// `d|p`: a destination and a predicate destination.
@@ -464,6 +518,31 @@ pub struct Instr {
     pub operands: Vec<Operand>,
     /// Where it was written.
     pub loc: Loc,
+    /// The CUDA source position the `.loc` directive before it names.
+    pub src: SrcRef,
+}
+
+/// An index into [`Module::src_locs`], or none; like [`Loc`], not part of equality.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct SrcRef(pub Option<u32>);
+impl PartialEq for SrcRef {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// A source position from a `.loc file line col {, inlined_at file line col}` debugging
+/// directive (PTX 11.6.2): `file` is a `.file` number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SrcLoc {
+    /// `.file` number.
+    pub file: u32,
+    /// Line.
+    pub line: u32,
+    /// Column.
+    pub col: u32,
+    /// Where the function holding this position was inlined: another `src_locs` index.
+    pub inlined_at: Option<u32>,
 }
 
 impl Instr {
@@ -479,16 +558,19 @@ impl Instr {
     }
 }
 
-/// A kernel (`.entry`).
+/// The module's code: every function body (entries and `.func`s) linked into one instruction
+/// list, with one register file and one label table, and the header of the entry that is
+/// launched ([`Module::entry`]; [`Module::select_entry`] changes it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
-    /// Name.
+    /// The launched entry's name.
     pub name: String,
     /// `.visible`.
     pub visible: bool,
-    /// Parameters: symbols of space `.param`, in order.
+    /// The launched entry's parameters: symbols of space `.param`, in order.
     pub params: Vec<SymId>,
-    /// Performance directives (`.maxntid 128, 1, 1`, `.reqnctapercluster 2`), verbatim.
+    /// The launched entry's performance directives (`.maxntid 128, 1, 1`,
+    /// `.reqnctapercluster 2`), verbatim.
     pub directives: Vec<String>,
     /// Registers.
     pub regs: Vec<RegDecl>,
@@ -498,6 +580,58 @@ pub struct Kernel {
     pub label_pc: Vec<u32>,
     /// Instructions.
     pub body: Vec<Instr>,
+    /// `.callprototype` labels and their text after the directive name (`_ (.param .b32 _)`).
+    pub protos: Vec<(LabelId, String)>,
+}
+
+/// A formal parameter of a function: a `.param` variable, or (`.func` only) a `.reg`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Formal {
+    /// `.param` space.
+    Param(SymId),
+    /// `.reg` (PTX 5.1.6.4: device functions may take registers).
+    Reg(RegId),
+}
+
+/// A function of the module: an `.entry` kernel or a `.func`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Func {
+    /// Name.
+    pub name: String,
+    /// `.entry` (a kernel) rather than `.func`.
+    pub entry: bool,
+    /// Linkage directives written before it (`.visible`, `.weak`, `.extern`), in order.
+    pub linkage: Vec<String>,
+    /// Return parameters (`.func` only).
+    pub rets: Vec<Formal>,
+    /// Parameters.
+    pub params: Vec<Formal>,
+    /// Performance directives after the parameter list, verbatim.
+    pub directives: Vec<String>,
+    /// Its instructions `[start, end)` in [`Kernel::body`]; `None` when only declared.
+    pub body: Option<(u32, u32)>,
+    /// Registers it declares `[first, end)` in [`Kernel::regs`] (formal `.reg`s included).
+    pub regs: (u32, u32),
+    /// Its labels `[first, end)` in [`Kernel::labels`].
+    pub labels: (u32, u32),
+}
+
+impl Func {
+    /// Whether the function is `.extern` (defined in another module).
+    pub fn is_extern(&self) -> bool {
+        self.linkage.iter().any(|l| l == ".extern")
+    }
+}
+
+/// A module-scope item, in source order (the printer's order).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Item {
+    /// A variable declaration.
+    Var(SymId),
+    /// A function declaration without a body (a prototype, or `.extern`).
+    Decl(FuncId),
+    /// A function definition.
+    Def(FuncId),
 }
 
 /// A PTX module.
@@ -509,10 +643,20 @@ pub struct Module {
     pub target: Vec<String>,
     /// `.address_size` (64).
     pub address_size: u32,
-    /// Every variable: module-scope globals/shared and kernel-scope params/shared/locals.
+    /// Every variable: module-scope globals/shared and function-scope params/shared/locals.
     pub symbols: Vec<Symbol>,
-    /// The one entry kernel.
+    /// The code of every function, with the launched entry's header.
     pub kernel: Kernel,
+    /// Every function, declared or defined.
+    pub funcs: Vec<Func>,
+    /// The launched entry (an index into `funcs`).
+    pub entry: FuncId,
+    /// Module-scope items in source order.
+    pub items: Vec<Item>,
+    /// `.file` directives: number and path.
+    pub files: Vec<(u32, String)>,
+    /// Source positions named by `.loc` directives ([`SrcRef`] indexes them).
+    pub src_locs: Vec<SrcLoc>,
 }
 
 impl Module {
@@ -525,8 +669,65 @@ impl Module {
             .next()
             .unwrap_or(0)
     }
-    /// Looks up a symbol by name.
+    /// Looks up a symbol by name (module scope first, then the launched entry's scope).
     pub fn symbol(&self, name: &str) -> Option<SymId> {
-        self.symbols.iter().position(|s| s.name == name).map(|i| SymId(i as u32))
+        let find = |f: &dyn Fn(&Symbol) -> bool| self.symbols.iter().position(|s| s.name == name && f(s)).map(|i| SymId(i as u32));
+        find(&|s| s.module_scope).or_else(|| find(&|s| s.func == Some(self.entry))).or_else(|| find(&|_| true))
+    }
+    /// The function whose body holds instruction `pc`.
+    pub fn func_at(&self, pc: u32) -> Option<FuncId> {
+        self.funcs.iter().position(|f| f.body.is_some_and(|(a, b)| (a..b).contains(&pc))).map(|i| FuncId(i as u32))
+    }
+    /// The `.entry` functions.
+    pub fn entries(&self) -> impl Iterator<Item = (FuncId, &Func)> + '_ {
+        self.funcs.iter().enumerate().filter(|(_, f)| f.entry).map(|(i, f)| (FuncId(i as u32), f))
+    }
+    /// The first instruction of the launched entry.
+    pub fn entry_pc(&self) -> u32 {
+        self.funcs.get(self.entry.0 as usize).and_then(|f| f.body).map(|b| b.0).unwrap_or(0)
+    }
+    /// Makes `f` (an `.entry`) the launched kernel: [`Kernel`]'s header follows it.
+    pub fn select_entry(&mut self, f: FuncId) {
+        let func = &self.funcs[f.0 as usize];
+        self.entry = f;
+        self.kernel.name = func.name.clone();
+        self.kernel.visible = func.linkage.iter().any(|l| l == ".visible");
+        self.kernel.params = func.params.iter().filter_map(|p| match p {
+            Formal::Param(s) => Some(*s),
+            Formal::Reg(_) => None,
+        }).collect();
+        self.kernel.directives = func.directives.clone();
+    }
+    /// The numbers a performance directive of the launched entry gives (`.reqnctapercluster 2, 1, 1`
+    /// gives `[2, 1, 1]`), if it has that directive.
+    pub fn directive(&self, name: &str) -> Option<Vec<u64>> {
+        self.kernel.directives.iter().find_map(|d| {
+            let rest = d.strip_prefix(name)?;
+            if !(rest.is_empty() || rest.starts_with(' ')) {
+                return None;
+            }
+            Some(rest.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        })
+    }
+    /// A CUDA source position as `(file path, line, col)`: the first position of the inlining
+    /// chain in `main_file` (the compiled `.cu`), else the innermost one.
+    pub fn source_position(&self, r: SrcRef, main_file: Option<&str>) -> Option<(String, u32, u32)> {
+        let mut k = r.0?;
+        let file = |n: u32| self.files.iter().find(|(i, _)| *i == n).map(|(_, p)| p.clone()).unwrap_or_else(|| format!("file{n}"));
+        let first = self.src_locs.get(k as usize)?;
+        let innermost = (file(first.file), first.line, first.col);
+        if let Some(main) = main_file {
+            for _ in 0..64 {
+                let l = self.src_locs.get(k as usize)?;
+                if file(l.file) == main {
+                    return Some((file(l.file), l.line, l.col));
+                }
+                match l.inlined_at {
+                    Some(n) => k = n,
+                    None => break,
+                }
+            }
+        }
+        Some(innermost)
     }
 }

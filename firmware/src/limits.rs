@@ -36,11 +36,18 @@ pub const DYNAMIC_SMEM_ALIGN: u64 = 1024;
 /// The per-CTA, per-thread and parameter layout of a module's variables under a manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
-    /// Per symbol (by `SymId`): its offset in its window (the CTA's shared memory, the thread's
-    /// local frame, the parameter buffer); 0 for `.global` and `.const` variables, which the
-    /// engines place after the buffers.
+    /// Per symbol (by `SymId`): its offset in its window (the CTA's shared memory, its
+    /// function's frame, the parameter buffer); 0 for `.global` and `.const` variables, which
+    /// the engines place after the buffers, and for other entries' shared variables.
     pub offset: Vec<u64>,
-    /// Bytes of the static `.shared` variables, alignment padding included.
+    /// Per symbol: whether it lives in its function's frame (a `.local` variable, or a `.param`
+    /// that is no kernel parameter of the launched entry: PTX 5.1.6.4, a device function's
+    /// parameters are per activation and their address is a `.local` address).
+    pub in_frame: Vec<bool>,
+    /// Per function (by `FuncId`): the bytes of its frame, a 16-byte multiple.
+    pub frame_bytes: Vec<u64>,
+    /// Bytes of the static `.shared` variables (the module's, the launched entry's and the
+    /// device functions'), alignment padding included.
     pub static_smem: u64,
     /// Offset of dynamic shared memory: `static_smem` rounded up to [`DYNAMIC_SMEM_ALIGN`];
     /// every `.extern .shared` variable starts here.
@@ -48,7 +55,7 @@ pub struct Layout {
     /// Shared bytes per CTA: the static variables, then (when the kernel declares or the
     /// manifest gives dynamic shared memory) the dynamic window.
     pub smem_bytes: u64,
-    /// Bytes of one thread's local frame.
+    /// Bytes of one thread's local memory at launch: the launched entry's frame.
     pub local_bytes: u64,
     /// Bytes of the kernel parameter buffer.
     pub param_bytes: u64,
@@ -69,6 +76,38 @@ fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)) * a.max(1)
 }
 
+/// The window a symbol is placed in.
+enum Window {
+    /// The CTA's static shared variables.
+    Shared,
+    /// Its function's frame.
+    Frame(usize),
+    /// The launched entry's parameter buffer.
+    Params,
+    /// The module's constant bank.
+    Const,
+    /// None of these (global variables, dynamic shared memory, other entries' shared variables).
+    Elsewhere,
+}
+
+/// Which window symbol `i` of `m` lives in.
+fn window(m: &Module, i: usize) -> Window {
+    let s = &m.symbols[i];
+    let is_entry = |f: crate::ir::FuncId| m.funcs.get(f.0 as usize).is_some_and(|func| func.entry);
+    match (s.space, s.func) {
+        (Space::Local, Some(f)) => Window::Frame(f.0 as usize),
+        (Space::Param, Some(f)) if f == m.entry && m.kernel.params.iter().any(|p| p.0 as usize == i) => Window::Params,
+        (Space::Param, Some(f)) => Window::Frame(f.0 as usize),
+        // Static shared variables of the module, the launched entry and the device functions
+        // (another entry's are that entry's).
+        (Space::Shared, f) if !s.is_extern && f.is_none_or(|f| f == m.entry || !is_entry(f)) => Window::Shared,
+        (Space::Const, _) => Window::Const,
+        // A `.local`/`.param` variable outside every function (the parser refuses them) and
+        // the rest take no place in these windows.
+        _ => Window::Elsewhere,
+    }
+}
+
 impl Layout {
     /// Lays out `m`'s variables: each window in declaration order, honouring `.align`.
     pub fn of(m: &Module, man: &Manifest) -> Layout {
@@ -77,25 +116,35 @@ impl Layout {
 
     fn measure(m: &Module, man: &Manifest) -> (Layout, Crossing) {
         let mut offset = vec![0u64; m.symbols.len()];
-        let (mut smem, mut local, mut params, mut consts) = (0u64, 0u64, 0u64, 0u64);
+        let mut in_frame = vec![false; m.symbols.len()];
+        let mut frames = vec![0u64; m.funcs.len()];
+        let (mut smem, mut params, mut consts) = (0u64, 0u64, 0u64);
         let mut cross = Crossing::default();
         let param_limit = if m.version >= (8, 1) { MAX_PARAMS } else { MAX_PARAMS_PRE_81 };
-        let place = |at: &mut u64, s: &crate::ir::Symbol| {
-            let o = align_up(*at, s.alignment());
-            *at = o + s.bytes();
-            o
-        };
         for (i, s) in m.symbols.iter().enumerate() {
-            let (window, limit, crossed) = match s.space {
-                Space::Shared if !s.is_extern => (&mut smem, MAX_STATIC_SMEM, &mut cross.static_smem),
-                Space::Local => (&mut local, MAX_LOCAL, &mut cross.local),
-                Space::Param => (&mut params, param_limit, &mut cross.params),
-                Space::Const => (&mut consts, MAX_CONST, &mut cross.consts),
-                Space::Shared | Space::Global => continue,
+            let (at, limit, crossed) = match window(m, i) {
+                Window::Shared => (&mut smem, MAX_STATIC_SMEM, &mut cross.static_smem),
+                Window::Frame(f) if f < frames.len() => {
+                    in_frame[i] = true;
+                    (&mut frames[f], MAX_LOCAL, &mut cross.local)
+                }
+                Window::Params => (&mut params, param_limit, &mut cross.params),
+                Window::Const => (&mut consts, MAX_CONST, &mut cross.consts),
+                Window::Frame(_) | Window::Elsewhere => continue,
             };
-            offset[i] = place(window, s);
-            if *window > limit && crossed.is_none() {
-                *crossed = Some((i, *window));
+            offset[i] = align_up(*at, s.alignment());
+            // A frame variable takes at least a byte, so that two never share an address.
+            *at = offset[i] + if in_frame[i] { s.bytes().max(1) } else { s.bytes() };
+            if *at > limit && crossed.is_none() {
+                *crossed = Some((i, *at));
+            }
+        }
+        // A device function's activation takes at least 16 bytes of the thread's stack even
+        // without variables, so that a call chain of any functions ends at the stack's limit.
+        for (f, b) in frames.iter_mut().enumerate() {
+            *b = align_up(*b, 16);
+            if !m.funcs[f].entry {
+                *b = (*b).max(16);
             }
         }
         let dyn_base = align_up(smem, DYNAMIC_SMEM_ALIGN);
@@ -107,48 +156,65 @@ impl Layout {
         }
         let dynamic = man.launch.dynamic_smem as u64;
         let smem_bytes = if has_dyn || dynamic > 0 { dyn_base + dynamic } else { smem };
-        let layout = Layout { offset, static_smem: smem, dyn_base, smem_bytes, local_bytes: local, param_bytes: params, const_bytes: consts };
+        let local_bytes = frames.get(m.entry.0 as usize).copied().unwrap_or(0);
+        let layout = Layout { offset, in_frame, frame_bytes: frames, static_smem: smem, dyn_base, smem_bytes, local_bytes, param_bytes: params, const_bytes: consts };
         (layout, cross)
     }
 }
 
+/// A limit a launch crosses.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    /// The error.
+    pub diag: Diag,
+    /// It points into the manifest's text; otherwise at a declaration of the module.
+    pub in_manifest: bool,
+}
+
 /// Checks `m` and `man` against sm_90's limits (module doc); errors point at the declaration
-/// that crosses a limit, or at `dynamic_smem`.
-pub fn check(m: &Module, man: &Manifest, source: &str) -> Result<Layout, Diag> {
+/// that crosses a limit, or at `dynamic_smem` in `man_src`, the manifest's text.
+pub fn check(m: &Module, man: &Manifest, man_src: &str) -> Result<Layout, Violation> {
+    let decl = |diag: Diag| Violation { diag, in_manifest: false };
     let (layout, cross) = Layout::measure(m, man);
     let at = |i: usize| m.symbols[i].loc;
     let name = |i: usize| &m.symbols[i].name;
     if let Some((i, end)) = cross.static_smem {
-        return Err(Diag::new(
+        return Err(decl(Diag::new(
             at(i),
             format!(
                 "static shared memory reaches {end} bytes with `{}`: sm_90 allows {MAX_STATIC_SMEM} bytes (48 KiB) of static `.shared` variables per CTA (ptxas: \"uses too much shared data\"); larger buffers must be dynamic shared memory (`.extern .shared`, [launch] dynamic_smem)",
                 name(i)
             ),
-        ));
+        )));
     }
     let dynamic = man.launch.dynamic_smem as u64;
     if layout.static_smem + dynamic > MAX_SMEM {
-        return Err(Diag::new(
-            Locator::new(source).at(Key::Launch("dynamic_smem")),
+        return Err(Violation {
+            in_manifest: true,
+            diag: Diag::new(
+            Locator::new(man_src).at(Key::Launch("dynamic_smem")),
             format!(
                 "bad manifest: shared memory per CTA would be {} bytes ({} static + {dynamic} dynamic): sm_90 allows at most {MAX_SMEM} bytes (227 KiB, CUDA C++ Programming Guide, compute capability 9.0)",
                 layout.static_smem + dynamic,
                 layout.static_smem
             ),
-        ));
+        )});
     }
     if let Some((i, end)) = cross.local {
-        return Err(Diag::new(
+        return Err(decl(Diag::new(
             at(i),
-            format!("the local frame reaches {end} bytes per thread with `{}`: sm_90 allows at most {MAX_LOCAL} bytes (512 KiB) of local memory per thread (CUDA C++ Programming Guide, compute capability 9.0)", name(i)),
-        ));
+            format!(
+                "the local frame of `{}` reaches {end} bytes per thread with `{}`: sm_90 allows at most {MAX_LOCAL} bytes (512 KiB) of local memory per thread (CUDA C++ Programming Guide, compute capability 9.0)",
+                m.symbols[i].func.and_then(|f| m.funcs.get(f.0 as usize)).map_or("", |f| f.name.as_str()),
+                name(i)
+            ),
+        )));
     }
     if let Some((i, end)) = cross.consts {
-        return Err(Diag::new(
+        return Err(decl(Diag::new(
             at(i),
             format!("`.const` variables reach {end} bytes with `{}`: sm_90 has {MAX_CONST} bytes (64 KiB) of constant memory (ptxas: \"too much global constant data\")", name(i)),
-        ));
+        )));
     }
     if let Some((i, end)) = cross.params {
         let (limit, why) = if m.version >= (8, 1) {
@@ -156,10 +222,10 @@ pub fn check(m: &Module, man: &Manifest, source: &str) -> Result<Layout, Diag> {
         } else {
             (MAX_PARAMS_PRE_81, "; PTX ISA 8.1 raises it to 32764")
         };
-        return Err(Diag::new(
+        return Err(decl(Diag::new(
             at(i),
             format!("kernel parameters reach {end} bytes with `{}`: at most {limit} bytes (ptxas: \"uses too much parameter space\"){why}", name(i)),
-        ));
+        )));
     }
     Ok(layout)
 }

@@ -197,6 +197,22 @@ impl<'de> Deserialize<'de> for TensorMapDecl {
     }
 }
 
+/// How hopsync compiles a `.cu` program (`[cuda]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CudaOptions {
+    /// `-arch` (default `sm_90a`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    /// Extra nvcc flags (`-DNDEBUG`, `-std=c++20`, `-I...` relative to the `.cu` file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// Add the include folders of the `nvidia-cutlass` PyPI package (CUTLASS, CuTe, its tools and
+    /// examples); hopsync installs it into its toolchain cache on first use.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cutlass: bool,
+}
+
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,6 +220,13 @@ pub struct Manifest {
     /// What the program shows.
     #[serde(default)]
     pub description: String,
+    /// The entry to launch when the module has several (`.entry` name as in the PTX, mangled, or
+    /// its demangled C++ name, with or without the parameter list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// Compiling a `.cu` program (ignored for `.ptx`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<CudaOptions>,
     /// Launch shape.
     pub launch: Launch,
     /// Whether outputs depend on thread interleaving (then compared on order-independent facts).
@@ -282,6 +305,8 @@ pub enum Key<'k> {
     Param(usize, &'k str),
     /// A field of the i-th `[[tensormap]]`.
     TensorMap(usize, &'k str),
+    /// A top-level field (`kernel`).
+    Top(&'k str),
 }
 
 type SpanTable = std::collections::BTreeMap<String, toml::Spanned<serde::de::IgnoredAny>>;
@@ -289,6 +314,8 @@ type SpanTable = std::collections::BTreeMap<String, toml::Spanned<serde::de::Ign
 /// A second parse of the manifest that keeps the byte span of every field's value.
 #[derive(Deserialize, Default)]
 struct SpanDoc {
+    #[serde(default)]
+    kernel: Option<toml::Spanned<serde::de::IgnoredAny>>,
     #[serde(default)]
     launch: Option<SpanTable>,
     #[serde(default)]
@@ -316,7 +343,15 @@ impl<'s> Locator<'s> {
     /// The value of `key`; if that field is absent, the first field of its table entry; if the
     /// entry is absent too, the manifest's first line.
     pub fn at(&self, key: Key<'_>) -> Loc {
+        if let Key::Top(f) = key {
+            let span = match f {
+                "kernel" => self.doc.kernel.as_ref().map(|v| v.span()),
+                _ => None,
+            };
+            return span.map(|s| self.text.loc_of(s.start)).unwrap_or_else(|| self.text.first());
+        }
         let (table, field) = match key {
+            Key::Top(_) => unreachable!("handled above"),
             Key::Launch(f) => (self.doc.launch.as_ref(), f),
             Key::Buffer(i, f) => (self.doc.buffer.get(i), f),
             Key::Param(i, f) => (self.doc.param.get(i), f),

@@ -11,7 +11,9 @@
 //! Operand patterns are comma-separated positions, each a set of letters, `?` when optional:
 //! `d` destination register, `_` the sink `_`, `|` a `d|p` pair, `s` a source value (register,
 //! immediate, special register, symbol), `!` a negated predicate, `a` an address `[...]`,
-//! `v` a vector `{...}`, `t` a tensor operand `[tensorMap, {c0, ...}]`, `l` a label.
+//! `v` a vector `{...}`, `t` a tensor operand `[tensorMap, {c0, ...}]`, `l` a label, `p` a
+//! parenthesized list `(a, b)` (call's return and argument lists), `f` a function name or a
+//! register holding a function's address (call's target).
 //! Alternative patterns are separated by ` / ` (`bar.sync a{, b}` versus
 //! `bar.red.popc.u32 d, a{, b}, {!}c`); the first that fits wins.
 
@@ -136,6 +138,9 @@ macro_rules! opcode_table {
             (Bra, "bra", "l", [opt(&[Uni])], 20),
             (Exit, "exit", "", [], 20),
             (Ret, "ret", "", [opt(&[Uni])], 20),
+            (Call, "call", "p,f,p,l? / f,p,l? / f,l?", [opt(&[Uni])], 20),
+            (Trap, "trap", "", [], 20),
+            (Brkpt, "brkpt", "", [], 20),
             (Nanosleep, "nanosleep", "s", [req(&[U32])], 70),
             // ---- cluster and warp (PTX 9.7.9.x, 9.7.13.8 - 9.7.13.14) ----
             (Mapa, "mapa", "d,s,s", [opt(&[SharedCluster]), req(&[U32, U64])], 90),

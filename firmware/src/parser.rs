@@ -1,68 +1,171 @@
 //! PTX parser: tokens → [`Module`], checking every instruction against its opcode-table row.
+//!
+//! A module holds any number of `.entry` kernels and `.func` device functions (declared,
+//! `.extern`, or defined), module-scope variables with initializers, and the debugging
+//! directives nvcc writes with `-lineinfo` (`.file`, `.loc`, `.section`). Every function body is
+//! linked into one instruction list ([`Kernel`]); [`Module::funcs`] says which part is whose.
+//!
+//! Scopes (PTX 4.4, 9.7.12.1 `{}`): a `{ }` block opens a scope for the registers, variables and
+//! labels declared in it (nvcc wraps inline asm in such blocks, and inline asm from several call
+//! sites declares the same labels). A label is visible in its whole block, before its definition
+//! too. The printed module is flat, so a name reused in another block of the same function is
+//! renamed `name$k` (`$` is legal in PTX identifiers, PTX 4.3).
+//!
+//! Limits: nested blocks live on an explicit scope stack (any nesting parses in constant stack
+//! space) up to ptxas's own depth, [`MAX_BLOCK_DEPTH`]; vector and list operands hold scalars
+//! and initializer braces are counted, not recursed into; renaming keeps a suffix counter per
+//! name and "declared twice" is a depth comparison, so no input makes the parser superlinear;
+//! a module declares at most [`MAX_REGS`] registers.
+//!
+//! Errors: the parser goes on after a bad statement (to the next `;`) and reports every error,
+//! up to [`MAX_ERRORS`], as one [`Diag`] whose `also` holds the rest.
 
 use crate::diag::Diag;
 use crate::ir::*;
 use crate::lexer::{lex, Tok, Token};
 use crate::ops::{self, OpSpec};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-struct Parser<'a> {
-    toks: &'a [Token],
-    pos: usize,
-    symbols: Vec<Symbol>,
-    /// Index of `symbols` by name.
-    sym_index: HashMap<String, SymId>,
-    regs: Vec<RegDecl>,
-    reg_index: HashMap<String, RegId>,
-    /// Open nested `{ }` blocks (PTX 4.4.1: a `.reg` declared in a block is visible only in it):
-    /// per block, the names it declared and the binding each one shadowed.
-    scopes: Vec<Vec<(String, Option<RegId>)>>,
-    /// Every name in `regs` (block-local registers may be renamed to stay unique).
-    reg_names: std::collections::HashSet<String>,
-    /// Per register of `regs`: the block depth it was declared at (0: the kernel body).
-    reg_depth: Vec<usize>,
-    /// Per declared name: the last `$k` suffix given to a block-local redeclaration.
-    reg_suffix: HashMap<String, u32>,
-    labels: Vec<String>,
-    label_pc: Vec<Option<u32>>,
-    label_index: HashMap<String, LabelId>,
-    label_use: Vec<Loc>,
-    body: Vec<Instr>,
-}
+/// Errors reported before the parser gives up.
+pub const MAX_ERRORS: usize = 20;
 
-type R<T> = Result<T, Diag>;
-
-/// The deepest nesting of `{ }` blocks inside a kernel body that ptxas accepts: 13.5 (sm_90)
+/// The deepest nesting of `{ }` blocks inside a function body that ptxas accepts: 13.5 (sm_90)
 /// assembles 1663 levels and fails on 1664 ("Parsing error near '{': memory exhausted").
 pub const MAX_BLOCK_DEPTH: usize = 1663;
 
-/// The most registers one kernel may declare. PTX sets no bound on virtual registers, but every
+/// The most registers one module may declare. PTX sets no bound on virtual registers, but every
 /// engine keeps each one for all 32 lanes of every warp; real kernels declare thousands
 /// (nvcc's largest unrolled loops: tens of thousands), and a `%r<65536>` range per nested
 /// block would otherwise grow without bound from a few bytes of source each.
 pub const MAX_REGS: usize = 1 << 20;
 
-/// Parses a PTX module with exactly one `.entry` kernel.
+type R<T> = Result<T, Diag>;
+
+/// A module-scope name.
+#[derive(Clone, Copy)]
+enum Global {
+    Sym(SymId),
+    Func(FuncId),
+}
+
+/// A label while its function is parsed: uses resolve when their block closes.
+struct TmpLabel {
+    name: String,
+    /// The first use (for "never defined").
+    use_loc: Loc,
+    /// The instruction index it labels, once defined.
+    pc: Option<u32>,
+    /// Resolved to another temporary label (a use inside a block naming an outer label).
+    alias: Option<u32>,
+    /// `.callprototype` / `.calltargets` text, for such labels.
+    directive: Option<String>,
+}
+
+/// One `{ }` scope of a function body.
+#[derive(Default)]
+struct Scope {
+    /// Registers declared here and the bindings they shadowed.
+    regs: Vec<(String, Option<RegId>)>,
+    /// Variables declared here and the bindings they shadowed.
+    syms: Vec<(String, Option<SymId>)>,
+    /// Labels defined here.
+    defs: HashMap<String, u32>,
+    /// Labels used here (or in closed inner blocks) and not defined here yet.
+    fwd: HashMap<String, u32>,
+}
+
+/// The function being parsed.
+struct FnState {
+    func: FuncId,
+    reg_index: HashMap<String, RegId>,
+    sym_index: HashMap<String, SymId>,
+    scopes: Vec<Scope>,
+    /// Names given out in this function (registers, variables, labels), kept unique.
+    reg_names: HashSet<String>,
+    sym_names: HashSet<String>,
+    /// Per register name: the last `$k` suffix given to a redeclaration in another block (the
+    /// counter only grows, so renaming stays linear however many blocks reuse the name).
+    reg_suffix: HashMap<String, u32>,
+    /// The same for variable names.
+    sym_suffix: HashMap<String, u32>,
+    labels: Vec<TmpLabel>,
+    first_reg: u32,
+    first_pc: u32,
+}
+
+struct Parser<'a> {
+    toks: &'a [Token],
+    pos: usize,
+    symbols: Vec<Symbol>,
+    globals: HashMap<String, Global>,
+    funcs: Vec<Func>,
+    items: Vec<Item>,
+    regs: Vec<RegDecl>,
+    /// Per register of `regs`: the scope depth it was declared at (1: the function body).
+    reg_depth: Vec<usize>,
+    /// Per symbol of `symbols`: the scope depth it was declared at (0: module scope).
+    sym_depth: Vec<usize>,
+    labels: Vec<String>,
+    label_pc: Vec<u32>,
+    protos: Vec<(LabelId, String)>,
+    body: Vec<Instr>,
+    fs: Option<FnState>,
+    errors: Vec<Diag>,
+    files: Vec<(u32, String)>,
+    src_locs: Vec<SrcLoc>,
+    src_index: HashMap<SrcLoc, u32>,
+    /// The latest `src_locs` entry at each (file, line, col), for `inlined_at`.
+    src_latest: HashMap<(u32, u32, u32), u32>,
+    src: SrcRef,
+}
+
+/// Parses a PTX module; the first `.entry` is the launched kernel until
+/// [`Module::select_entry`] picks another.
 pub fn parse_module(src: &str) -> R<Module> {
     let toks = lex(src)?;
     let mut p = Parser {
         toks: &toks,
         pos: 0,
         symbols: Vec::new(),
-        sym_index: HashMap::new(),
+        globals: HashMap::new(),
+        funcs: Vec::new(),
+        items: Vec::new(),
         regs: Vec::new(),
-        reg_index: HashMap::new(),
-        scopes: Vec::new(),
-        reg_names: std::collections::HashSet::new(),
         reg_depth: Vec::new(),
-        reg_suffix: HashMap::new(),
+        sym_depth: Vec::new(),
         labels: Vec::new(),
         label_pc: Vec::new(),
-        label_index: HashMap::new(),
-        label_use: Vec::new(),
+        protos: Vec::new(),
         body: Vec::new(),
+        fs: None,
+        errors: Vec::new(),
+        files: Vec::new(),
+        src_locs: Vec::new(),
+        src_index: HashMap::new(),
+        src_latest: HashMap::new(),
+        src: SrcRef(None),
     };
-    p.module()
+    p.prescan_files();
+    let m = p.module();
+    let mut errors = std::mem::take(&mut p.errors);
+    let m = match m {
+        Ok(m) => Some(m),
+        Err(d) => {
+            errors.push(d);
+            None
+        }
+    };
+    if let Some(m) = &m {
+        if errors.is_empty() {
+            check_target(m, &mut errors);
+        }
+    }
+    if errors.is_empty() {
+        return Ok(m.expect("a module without errors"));
+    }
+    let mut first = errors.remove(0);
+    first.also = errors;
+    Err(first)
 }
 
 impl<'a> Parser<'a> {
@@ -75,6 +178,9 @@ impl<'a> Parser<'a> {
     }
     fn peek(&self) -> Option<&'a Tok> {
         self.toks.get(self.pos).map(|t| &t.tok)
+    }
+    fn peek_at(&self, k: usize) -> Option<&'a Tok> {
+        self.toks.get(self.pos + k).map(|t| &t.tok)
     }
     fn next(&mut self) -> Option<&'a Tok> {
         let t = self.toks.get(self.pos).map(|t| &t.tok);
@@ -160,11 +266,64 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Records an error; after [`MAX_ERRORS`] gives up.
+    fn error(&mut self, d: Diag) -> R<()> {
+        let d = self.with_note(d);
+        if self.errors.len() + 1 >= MAX_ERRORS {
+            let mut last = d;
+            last.msg.push_str(&format!(" (stopped after {MAX_ERRORS} errors)"));
+            return Err(last);
+        }
+        self.errors.push(d);
+        Ok(())
+    }
+
+    /// Adds the CUDA source line of the last `.loc` to a diagnostic (`.cu` input).
+    fn with_note(&self, mut d: Diag) -> Diag {
+        if d.note.is_none() {
+            if let Some(l) = self.src.0.and_then(|k| self.src_locs.get(k as usize)) {
+                if let Some((_, path)) = self.files.iter().find(|(n, _)| *n == l.file) {
+                    d.note = Some(format!("nvcc's .loc: {path}:{}:{}", l.line, l.col));
+                }
+            }
+        }
+        d
+    }
+
+    /// Skips the rest of a bad statement: past its `;`, or up to the `}` closing its block.
+    fn recover(&mut self, start: usize) {
+        if self.pos == start {
+            self.pos += 1;
+        }
+        while let Some(t) = self.peek() {
+            match t {
+                Tok::Punct(';') => {
+                    self.pos += 1;
+                    return;
+                }
+                Tok::Punct('}') => return,
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// `.file` directives come at the end of nvcc's output; read them first so diagnostics can
+    /// name the CUDA line.
+    fn prescan_files(&mut self) {
+        let t = self.toks;
+        for i in 0..t.len() {
+            if let (Tok::Word(w), Some(Tok::Int(n)), Some(Tok::Str(s))) = (&t[i].tok, t.get(i + 1).map(|x| &x.tok), t.get(i + 2).map(|x| &x.tok)) {
+                if w == ".file" {
+                    self.files.push((*n as u32, s.clone()));
+                }
+            }
+        }
+    }
+
     fn module(&mut self) -> R<Module> {
         let mut version = None;
         let mut target = Vec::new();
         let mut address_size = 64;
-        let mut kernel = None;
         // Where `.version` should have been (the module's first token) and where `.target`
         // should have been (the first token after `.version`).
         let first_loc = self.loc();
@@ -182,7 +341,7 @@ impl<'a> Parser<'a> {
                         Some(Tok::Int(v)) => v.to_string(),
                         _ => return Err(Diag::new(loc, "expected a version like `8.0` after `.version`")),
                     };
-                    // `8.0` lexes as the word `8.0`? No: digits lex as numbers, so `8` then `.0`.
+                    // Digits lex as numbers, so `8.0` is `8` then `.0`.
                     let (maj, min) = if let Some((a, b)) = w.split_once('.') {
                         (a.parse().ok(), b.parse().ok())
                     } else {
@@ -213,37 +372,52 @@ impl<'a> Parser<'a> {
                     }
                     address_size = a as u32;
                 }
-                ".visible" | ".weak" | ".extern" | ".entry" | ".func" | ".global" | ".shared" | ".const" => {
-                    let start = self.pos;
-                    let mut visible = false;
-                    let mut is_extern = false;
-                    loop {
-                        if self.eat_word(".visible") {
-                            visible = true;
-                        } else if self.eat_word(".weak") {
-                        } else if self.eat_word(".extern") {
-                            is_extern = true;
-                        } else {
+                ".file" => {
+                    // Read by prescan_files; `.file N "path" {, timestamp, size}`.
+                    self.pos += 1;
+                    self.int("a file number")?;
+                    match self.next() {
+                        Some(Tok::Str(_)) => {}
+                        _ => return Err(Diag::new(loc, "expected a file name string after `.file N`")),
+                    }
+                    while self.eat_punct(',') {
+                        self.int("a timestamp or size")?;
+                    }
+                }
+                ".section" => self.skip_section()?,
+                ".pragma" => {
+                    self.pos += 1;
+                    match self.next() {
+                        Some(Tok::Str(_)) => {}
+                        _ => return Err(Diag::new(loc, "expected a string after `.pragma`")),
+                    }
+                    self.punct(';')?;
+                }
+                ".visible" | ".weak" | ".extern" | ".common" | ".entry" | ".func" | ".global" | ".shared" | ".const" => {
+                    let mut linkage = Vec::new();
+                    while let Some(Tok::Word(l)) = self.peek() {
+                        if !matches!(l.as_str(), ".visible" | ".weak" | ".extern" | ".common") {
                             break;
                         }
+                        linkage.push(l.clone());
+                        self.pos += 1;
                     }
                     if self.eat_word(".entry") {
-                        if kernel.is_some() {
-                            return Err(Diag::new(loc, "a firmware program has exactly one `.entry` kernel; found a second"));
-                        }
-                        kernel = Some(self.kernel(visible)?);
-                    } else if matches!(self.peek(), Some(Tok::Word(w)) if w == ".func") {
-                        return self.err("unsupported: `.func` device functions (firmware programs are one `.entry` kernel)");
+                        self.function(true, linkage, loc)?;
+                    } else if self.eat_word(".func") {
+                        self.function(false, linkage, loc)?;
                     } else {
-                        let _ = start;
-                        self.var_decl(true, is_extern)?;
+                        let is_extern = linkage.iter().any(|l| l == ".extern");
+                        let s = self.var_decl(None, is_extern)?;
+                        self.symbols[s.0 as usize].attrs.splice(0..0, linkage.into_iter().filter(|l| l != ".extern"));
                         self.punct(';')?;
+                        self.items.push(Item::Var(s));
                     }
                 }
-                ".file" | ".loc" | ".section" => {
-                    return self.err(format!("unsupported: `{w}` debug directives"));
+                ".loc" => {
+                    return self.err("`.loc` outside a function body");
                 }
-                _ => return self.err(format!("unexpected `{w}` at module scope: expected `.version`, `.target`, `.address_size`, a variable or `.entry`")),
+                _ => return self.err(format!("unexpected `{w}` at module scope: expected `.version`, `.target`, `.address_size`, a variable, `.func` or `.entry`")),
             }
         }
         let Some(version) = version else {
@@ -255,16 +429,234 @@ impl<'a> Parser<'a> {
                 "missing `.target` directive: `.version` must be followed by `.target`",
             ));
         }
-        let Some(kernel) = kernel else {
+        let Some(entry) = self.funcs.iter().position(|f| f.entry && f.body.is_some()) else {
             return Err(Diag::new(self.loc(), "missing `.entry` kernel"));
         };
-        let m = Module { version, target, address_size, symbols: std::mem::take(&mut self.symbols), kernel };
-        check_target(&m)?;
+        let kernel = Kernel {
+            name: String::new(),
+            visible: false,
+            params: Vec::new(),
+            directives: Vec::new(),
+            regs: std::mem::take(&mut self.regs),
+            labels: std::mem::take(&mut self.labels),
+            label_pc: std::mem::take(&mut self.label_pc),
+            body: std::mem::take(&mut self.body),
+            protos: std::mem::take(&mut self.protos),
+        };
+        let mut m = Module {
+            version,
+            target,
+            address_size,
+            symbols: std::mem::take(&mut self.symbols),
+            kernel,
+            funcs: std::mem::take(&mut self.funcs),
+            entry: FuncId(entry as u32),
+            items: std::mem::take(&mut self.items),
+            files: std::mem::take(&mut self.files),
+            src_locs: std::mem::take(&mut self.src_locs),
+        };
+        m.select_entry(FuncId(entry as u32));
         Ok(m)
     }
 
+    /// `.section .debug_xxx { ... }`: debugging data nvcc writes with `-lineinfo`; skipped.
+    fn skip_section(&mut self) -> R<()> {
+        self.pos += 1;
+        self.word("a section name")?;
+        self.punct('{')?;
+        let mut depth = 1;
+        while depth > 0 {
+            match self.next() {
+                Some(Tok::Punct('{')) => depth += 1,
+                Some(Tok::Punct('}')) => depth -= 1,
+                Some(_) => {}
+                None => return self.expected("`}` closing the `.section`"),
+            }
+        }
+        Ok(())
+    }
+
+    /// `.entry name (params) directives { body }` or `.func (rets) name (params) directives
+    /// {body | ;}` (after the keyword).
+    fn function(&mut self, entry: bool, linkage: Vec<String>, loc: Loc) -> R<()> {
+        let f = FuncId(self.funcs.len() as u32);
+        let sym0 = self.symbols.len();
+        self.fs = Some(FnState {
+            func: f,
+            reg_index: HashMap::new(),
+            sym_index: HashMap::new(),
+            scopes: vec![Scope::default()],
+            reg_names: HashSet::new(),
+            sym_names: HashSet::new(),
+            reg_suffix: HashMap::new(),
+            sym_suffix: HashMap::new(),
+            labels: Vec::new(),
+            first_reg: self.regs.len() as u32,
+            first_pc: self.body.len() as u32,
+        });
+        let mut rets = Vec::new();
+        if !entry && matches!(self.peek(), Some(Tok::Punct('('))) {
+            rets = self.formals(f)?;
+        }
+        let nloc = self.loc();
+        let name = self.word("the function name")?;
+        let params = if matches!(self.peek(), Some(Tok::Punct('('))) { self.formals(f)? } else { Vec::new() };
+        let mut directives = Vec::new();
+        while let Some(Tok::Word(w)) = self.peek() {
+            if !matches!(w.as_str(), ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnctapersm" | ".maxnreg" | ".explicitcluster" | ".reqnctapercluster" | ".maxclusterrank" | ".noreturn" | ".blocksareclusters") {
+                break;
+            }
+            let mut d = w.clone();
+            self.pos += 1;
+            let mut first = true;
+            while let Some(Tok::Int(v)) = self.peek() {
+                d.push_str(if first { " " } else { ", " });
+                d.push_str(&v.to_string());
+                first = false;
+                self.pos += 1;
+                if !self.eat_punct(',') {
+                    break;
+                }
+            }
+            directives.push(d);
+        }
+        let prior = match self.globals.get(&name) {
+            Some(Global::Func(g)) => Some(*g),
+            Some(Global::Sym(_)) => return Err(Diag::new(nloc, format!("`{name}` is declared twice (a variable and a function)"))),
+            None => None,
+        };
+        if let Some(g) = prior {
+            let old = &self.funcs[g.0 as usize];
+            if old.entry != entry {
+                return Err(Diag::new(nloc, format!("`{name}` is declared both as `.entry` and as `.func`")));
+            }
+        }
+        let has_body = !self.eat_punct(';');
+        let id = prior.unwrap_or(f);
+        if !has_body {
+            self.fs = None;
+            // A declaration's parameters name no storage: the definition's do.
+            for s in &mut self.symbols[sym0..] {
+                s.func = None;
+            }
+            if prior.is_none() {
+                let (r0, l0) = (self.regs.len() as u32, self.labels.len() as u32);
+                self.funcs.push(Func { name: name.clone(), entry, linkage, rets, params, directives, body: None, regs: (r0, r0), labels: (l0, l0) });
+                self.globals.insert(name, Global::Func(id));
+            }
+            self.items.push(Item::Decl(id));
+            return Ok(());
+        }
+        if entry && linkage.iter().any(|l| l == ".extern") {
+            return Err(Diag::new(loc, format!("`.extern .entry {name}` has a body")));
+        }
+        if let Some(g) = prior {
+            if self.funcs[g.0 as usize].body.is_some() {
+                return Err(Diag::new(nloc, format!("function `{name}` is defined twice")));
+            }
+        }
+        if prior.is_none() {
+            let r0 = self.regs.len() as u32;
+            let l0 = self.labels.len() as u32;
+            self.funcs.push(Func { name: name.clone(), entry, linkage: linkage.clone(), rets: rets.clone(), params: params.clone(), directives: directives.clone(), body: None, regs: (r0, r0), labels: (l0, l0) });
+            self.globals.insert(name, Global::Func(id));
+        }
+        // The body's symbols belong to the definition.
+        if let Some(fs) = self.fs.as_mut() {
+            fs.func = id;
+        }
+        for s in self.symbols.iter_mut().filter(|s| s.func == Some(f)) {
+            s.func = Some(id);
+        }
+        self.punct('{')?;
+        let start = self.body.len() as u32;
+        self.block()?;
+        let fs = self.fs.take().expect("function state");
+        let labels = self.finish_labels(fs.labels, fs.first_pc)?;
+        let def = &mut self.funcs[id.0 as usize];
+        def.linkage = linkage;
+        def.rets = rets;
+        def.params = params;
+        def.directives = directives;
+        def.body = Some((start, self.body.len() as u32));
+        def.regs = (fs.first_reg, self.regs.len() as u32);
+        def.labels = labels;
+        self.items.push(Item::Def(id));
+        Ok(())
+    }
+
+    /// `( .param .b32 a, .reg .u32 b, ... )`: formal parameters (or return parameters).
+    fn formals(&mut self, f: FuncId) -> R<Vec<Formal>> {
+        self.punct('(')?;
+        let mut out = Vec::new();
+        if self.eat_punct(')') {
+            return Ok(out);
+        }
+        loop {
+            let l = self.loc();
+            match self.peek() {
+                Some(Tok::Word(w)) if w == ".param" => out.push(Formal::Param(self.var_decl(Some(f), false)?)),
+                Some(Tok::Word(w)) if w == ".reg" => {
+                    self.pos += 1;
+                    let tw = self.word("a register type such as `.b32`")?;
+                    let ty = tw.strip_prefix('.').and_then(Mod::from_text).filter(|m| m.is_type()).ok_or_else(|| Diag::new(l, format!("unknown register type `{tw}`")))?;
+                    let nloc = self.loc();
+                    let name = self.word("a register name")?;
+                    out.push(Formal::Reg(self.add_reg(name, ty, None, nloc)?));
+                }
+                _ => return self.expected("`.param` or `.reg`"),
+            }
+            if self.eat_punct(')') {
+                return Ok(out);
+            }
+            self.punct(',')?;
+        }
+    }
+
+    /// Resolves a function's temporary labels into the module's label table: aliases followed,
+    /// names made unique within the function, label operands rewritten.
+    fn finish_labels(&mut self, tmp: Vec<TmpLabel>, first_pc: u32) -> R<(u32, u32)> {
+        let root = |mut t: usize| {
+            while let Some(a) = tmp[t].alias {
+                t = a as usize;
+            }
+            t
+        };
+        let first = self.labels.len() as u32;
+        let mut fin = vec![u32::MAX; tmp.len()];
+        let mut names = HashSet::new();
+        let mut suffix: HashMap<&str, u32> = HashMap::new();
+        for (t, l) in tmp.iter().enumerate() {
+            let Some(pc) = l.pc else { continue };
+            if l.alias.is_some() {
+                continue;
+            }
+            let mut name = l.name.clone();
+            while !names.insert(name.clone()) {
+                let k = suffix.entry(l.name.as_str()).or_insert(0);
+                *k += 1;
+                name = format!("{}${k}", l.name);
+            }
+            fin[t] = self.labels.len() as u32;
+            if let Some(d) = &l.directive {
+                self.protos.push((LabelId(fin[t]), d.clone()));
+            }
+            self.labels.push(name);
+            self.label_pc.push(pc);
+        }
+        for ins in &mut self.body[first_pc as usize..] {
+            for op in &mut ins.operands {
+                if let Operand::Label(l) = op {
+                    *l = LabelId(fin[root(l.0 as usize)]);
+                }
+            }
+        }
+        Ok((first, self.labels.len() as u32))
+    }
+
     /// `.shared .align 8 .b64 name[4] = {..}` (after `.visible`/`.extern`), without the `;`.
-    fn var_decl(&mut self, module_scope: bool, is_extern: bool) -> R<SymId> {
+    /// `func` is the declaring function (None at module scope).
+    fn var_decl(&mut self, func: Option<FuncId>, is_extern: bool) -> R<SymId> {
         let loc = self.loc();
         let space = match self.word("a state space")?.as_str() {
             ".shared" => Space::Shared,
@@ -332,168 +724,347 @@ impl<'a> Parser<'a> {
         }
         let mut init = Vec::new();
         if self.eat_punct('=') {
-            if self.eat_punct('{') {
-                loop {
-                    init.push(self.int("an initializer value")?);
-                    if !self.eat_punct(',') {
-                        break;
-                    }
+            self.initializer(&mut init)?;
+        }
+        let unique = match func {
+            None => {
+                if self.globals.contains_key(&name) {
+                    return Err(Diag::new(nloc, format!("`{name}` is declared twice")));
                 }
-                self.punct('}')?;
-            } else {
-                init.push(self.int("an initializer value")?);
+                name.clone()
+            }
+            Some(_) => {
+                let fs = self.fs.as_mut().expect("function-scope declaration inside a function");
+                // The binding in force was made in this block exactly when it was made at this
+                // depth: deeper blocks are closed, and closing restores what they shadowed.
+                let depth = fs.scopes.len();
+                if fs.sym_index.get(&name).is_some_and(|s| self.sym_depth[s.0 as usize] == depth) {
+                    return Err(Diag::new(nloc, format!("`{name}` is declared twice")));
+                }
+                unique_name(&name, &fs.sym_names, &mut fs.sym_suffix)
+            }
+        };
+        let id = SymId(self.symbols.len() as u32);
+        self.symbols.push(Symbol { name: unique.clone(), space, ty, align, array, is_extern, attrs, init, module_scope: func.is_none(), loc: nloc, func });
+        self.sym_depth.push(self.fs.as_ref().filter(|_| func.is_some()).map_or(0, |fs| fs.scopes.len()));
+        match func {
+            None => {
+                self.globals.insert(name, Global::Sym(id));
+            }
+            Some(_) => {
+                let fs = self.fs.as_mut().expect("function state");
+                let old = fs.sym_index.insert(name.clone(), id);
+                fs.sym_names.insert(unique);
+                fs.scopes.last_mut().expect("scope").syms.push((name, old));
             }
         }
-        if self.sym_index.contains_key(&name) {
-            return Err(Diag::new(nloc, format!("`{name}` is declared twice")));
-        }
-        let id = SymId(self.symbols.len() as u32);
-        self.sym_index.insert(name.clone(), id);
-        self.symbols.push(Symbol { name, space, ty, align, array, is_extern, attrs, init, module_scope, loc: nloc });
         Ok(id)
     }
 
-    fn kernel(&mut self, visible: bool) -> R<Kernel> {
-        let name = self.word("the kernel name")?;
-        let mut params = Vec::new();
-        self.punct('(')?;
-        if !self.eat_punct(')') {
-            loop {
-                if !matches!(self.peek(), Some(Tok::Word(w)) if w == ".param") {
-                    return self.expected("`.param`");
+    /// `= v` or `= {v, {v, v}, ...}` (nested braces flatten): integers, float bit patterns,
+    /// addresses (`name`, `name+8`, `generic(name)`). Braces are counted, not recursed into, so
+    /// no nesting exhausts the stack.
+    fn initializer(&mut self, out: &mut Vec<Init>) -> R<()> {
+        let mut depth = 0usize;
+        loop {
+            if self.eat_punct('{') {
+                depth += 1;
+                if !self.eat_punct('}') {
+                    continue;
                 }
-                params.push(self.var_decl(false, false)?);
-                if self.eat_punct(')') {
-                    break;
+                depth -= 1;
+            } else {
+                self.init_value(out)?;
+            }
+            // After a value or `{}`: the braces it closes, then `,` before the next one.
+            loop {
+                if depth == 0 {
+                    return Ok(());
+                }
+                if self.eat_punct('}') {
+                    depth -= 1;
+                    continue;
                 }
                 self.punct(',')?;
-            }
-        }
-        let mut directives = Vec::new();
-        while let Some(Tok::Word(w)) = self.peek() {
-            if !matches!(w.as_str(), ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnreg" | ".explicitcluster" | ".reqnctapercluster" | ".maxclusterrank" | ".noreturn") {
                 break;
             }
-            let mut d = w.clone();
-            self.pos += 1;
-            let mut first = true;
-            while let Some(Tok::Int(v)) = self.peek() {
-                d.push_str(if first { " " } else { ", " });
-                d.push_str(&v.to_string());
-                first = false;
-                self.pos += 1;
-                if !self.eat_punct(',') {
-                    break;
-                }
-            }
-            directives.push(d);
         }
-        self.punct('{')?;
-        self.block()?;
-        for (i, pc) in self.label_pc.iter().enumerate() {
-            if pc.is_none() {
-                return Err(Diag::new(self.label_use[i], format!("label `{}` is used but never defined", self.labels[i])));
-            }
-        }
-        Ok(Kernel {
-            name,
-            visible,
-            params,
-            directives,
-            regs: std::mem::take(&mut self.regs),
-            labels: std::mem::take(&mut self.labels),
-            label_pc: self.label_pc.iter().map(|p| p.unwrap_or(0)).collect(),
-            body: std::mem::take(&mut self.body),
-        })
     }
 
-    /// Statements up to the `}` closing the kernel body. Nested blocks live on the `scopes`
-    /// stack, not on the call stack: any nesting depth parses in constant stack space.
+    /// One initializer value.
+    fn init_value(&mut self, out: &mut Vec<Init>) -> R<()> {
+        let l = self.loc();
+        match self.next() {
+            Some(Tok::Int(v)) => out.push(Init::Int(*v)),
+            Some(Tok::Float(b, d)) => out.push(Init::Float { bits: *b, double: *d }),
+            Some(Tok::Punct('-')) => {
+                let v = self.int("a number after `-`")?;
+                out.push(Init::Int(v.wrapping_neg()));
+            }
+            Some(Tok::Word(w)) => {
+                let w = w.clone();
+                let generic = w == "generic" && self.eat_punct('(');
+                let name = if generic { self.word("a variable name in `generic(...)`")? } else { w };
+                if generic {
+                    self.punct(')')?;
+                }
+                let of = match self.globals.get(&name) {
+                    Some(Global::Sym(s)) => AddrOf::Sym(*s),
+                    Some(Global::Func(f)) => AddrOf::Func(*f),
+                    None => return Err(Diag::new(l, format!("unknown variable or function `{name}` in an initializer"))),
+                };
+                let mut offset = 0;
+                if self.eat_punct('+') {
+                    offset = self.int("an offset")?;
+                } else if self.eat_punct('-') {
+                    offset = -self.int("an offset")?;
+                }
+                out.push(Init::Addr { of, generic, offset });
+            }
+            _ => {
+                self.pos -= 1;
+                return self.expected("an initializer value");
+            }
+        }
+        Ok(())
+    }
+
+    /// Statements up to the `}` closing the function body, each bad one reported and skipped.
+    /// Nested blocks live on the `scopes` stack, not on the call stack: any nesting and any
+    /// number of blocks parse in constant stack space.
     fn block(&mut self) -> R<()> {
         loop {
-            let loc = self.loc();
+            let depth = self.fs.as_ref().map_or(0, |f| f.scopes.len());
             match self.peek() {
-                None if self.scopes.is_empty() => return self.expected("`}` closing the kernel body"),
-                None => return self.expected("`}` closing a nested block"),
+                None if depth > 1 => return self.expected("`}` closing a nested block"),
+                None => return self.expected("`}` closing the function body"),
                 Some(Tok::Punct('}')) => {
                     self.pos += 1;
-                    match self.scopes.pop() {
-                        None => return Ok(()),
-                        Some(scope) => self.close_scope(scope),
+                    self.close_scope()?;
+                    if depth == 1 {
+                        return Ok(());
                     }
                 }
                 Some(Tok::Punct('{')) => {
-                    // A nested block: nvcc wraps inline asm that declares its own registers in one
-                    // (`{ .reg .pred p; ... }`, several times per kernel).
-                    if self.scopes.len() >= MAX_BLOCK_DEPTH {
+                    // A nested block: nvcc wraps inline asm that declares its own registers and
+                    // labels in one (several times per kernel).
+                    if depth > MAX_BLOCK_DEPTH {
                         return self.err(format!(
-                            "blocks nest more than {MAX_BLOCK_DEPTH} deep inside the kernel body: ptxas (13.5, sm_90) stops there (\"Parsing error near '{{': memory exhausted\")"
+                            "blocks nest more than {MAX_BLOCK_DEPTH} deep inside a function body: ptxas (13.5, sm_90) stops there (\"Parsing error near '{{': memory exhausted\")"
                         ));
                     }
                     self.pos += 1;
-                    self.scopes.push(Vec::new());
-                }
-                Some(Tok::Word(w)) if w == ".reg" => {
-                    self.pos += 1;
-                    self.reg_decl()?;
-                }
-                Some(Tok::Word(w)) if matches!(w.as_str(), ".shared" | ".local" | ".global" | ".const") => {
-                    self.var_decl(false, false)?;
-                    self.punct(';')?;
-                }
-                Some(Tok::Word(w)) if w == ".extern" => {
-                    self.pos += 1;
-                    self.var_decl(false, true)?;
-                    self.punct(';')?;
-                }
-                Some(Tok::Word(w)) if w == ".pragma" => {
-                    self.pos += 1;
-                    match self.next() {
-                        Some(Tok::Str(_)) => {}
-                        _ => return Err(Diag::new(loc, "expected a string after `.pragma`")),
-                    }
-                    self.punct(';')?;
-                }
-                Some(Tok::Word(w)) if !w.starts_with('.') && !w.starts_with('%') && self.toks.get(self.pos + 1).map(|t| &t.tok) == Some(&Tok::Punct(':')) => {
-                    let name = w.clone();
-                    self.pos += 2;
-                    let id = self.label_id(&name, loc);
-                    if self.label_pc[id.0 as usize].is_some() {
-                        return Err(Diag::new(loc, format!("label `{name}` is defined twice")));
-                    }
-                    self.label_pc[id.0 as usize] = Some(self.body.len() as u32);
-                }
-                Some(Tok::Word(w)) if w.starts_with('.') => {
-                    return self.err(format!("unexpected directive `{w}` in a kernel body"));
+                    self.fs.as_mut().expect("function state").scopes.push(Scope::default());
                 }
                 _ => {
-                    let ins = self.instr()?;
-                    self.body.push(ins);
+                    let start = self.pos;
+                    let mark = self.fs.as_ref().map(|f| f.labels.len()).unwrap_or(0) as u32;
+                    if let Err(d) = self.statement() {
+                        // Label uses of the dropped statement are forgotten (no second error).
+                        for sc in self.fs.as_mut().expect("function state").scopes.iter_mut() {
+                            sc.fwd.retain(|_, t| *t < mark);
+                        }
+                        self.error(d)?;
+                        self.recover(start);
+                    }
                 }
             }
         }
     }
 
-    /// Leaves a nested block: the names it declared get back the bindings they shadowed.
-    fn close_scope(&mut self, scope: Vec<(String, Option<RegId>)>) {
-        for (name, old) in scope.into_iter().rev() {
+    /// Closes the innermost scope: its bindings end, its unresolved label uses move out (at the
+    /// function body's end: each is an error).
+    fn close_scope(&mut self) -> R<()> {
+        let fs = self.fs.as_mut().expect("function state");
+        let sc = fs.scopes.pop().expect("scope");
+        for (name, old) in sc.regs.into_iter().rev() {
             match old {
-                Some(id) => self.reg_index.insert(name, id),
-                None => self.reg_index.remove(&name),
+                Some(id) => fs.reg_index.insert(name, id),
+                None => fs.reg_index.remove(&name),
             };
+        }
+        for (name, old) in sc.syms.into_iter().rev() {
+            match old {
+                Some(id) => fs.sym_index.insert(name, id),
+                None => fs.sym_index.remove(&name),
+            };
+        }
+        let mut fwd: Vec<(String, u32)> = sc.fwd.into_iter().collect();
+        fwd.sort_by_key(|(_, t)| *t);
+        match fs.scopes.last_mut() {
+            Some(parent) => {
+                // `{` ... `}` ends a block (more follow): its body continues.
+                for (name, t) in fwd {
+                    if let Some(d) = parent.defs.get(&name).or(parent.fwd.get(&name)) {
+                        fs.labels[t as usize].alias = Some(*d);
+                    } else {
+                        parent.fwd.insert(name, t);
+                    }
+                }
+                Ok(())
+            }
+            None => {
+                let missing: Vec<Diag> = fwd.iter().map(|(name, t)| Diag::new(fs.labels[*t as usize].use_loc, format!("label `{name}` is used but never defined"))).collect();
+                for d in missing {
+                    self.error(d)?;
+                }
+                Ok(())
+            }
         }
     }
 
-    fn label_id(&mut self, name: &str, loc: Loc) -> LabelId {
-        if let Some(id) = self.label_index.get(name) {
-            return *id;
+    /// One statement of a function body (not a block).
+    fn statement(&mut self) -> R<()> {
+        let loc = self.loc();
+        match self.peek() {
+            Some(Tok::Word(w)) if w == ".reg" => {
+                self.pos += 1;
+                self.reg_decl()
+            }
+            Some(Tok::Word(w)) if matches!(w.as_str(), ".shared" | ".local" | ".global" | ".const" | ".param") => {
+                let f = self.fs.as_ref().map(|f| f.func);
+                self.var_decl(f, false)?;
+                self.punct(';')
+            }
+            Some(Tok::Word(w)) if w == ".extern" => {
+                self.pos += 1;
+                let f = self.fs.as_ref().map(|f| f.func);
+                self.var_decl(f, true)?;
+                self.punct(';')
+            }
+            Some(Tok::Word(w)) if w == ".pragma" => {
+                self.pos += 1;
+                match self.next() {
+                    Some(Tok::Str(_)) => {}
+                    _ => return Err(Diag::new(loc, "expected a string after `.pragma`")),
+                }
+                self.punct(';')
+            }
+            Some(Tok::Word(w)) if w == ".loc" => {
+                self.pos += 1;
+                self.loc_directive()
+            }
+            Some(Tok::Word(w)) if !w.starts_with('.') && !w.starts_with('%') && self.peek_at(1) == Some(&Tok::Punct(':')) => {
+                let name = w.clone();
+                self.pos += 2;
+                let directive = match self.peek() {
+                    Some(Tok::Word(d)) if d == ".callprototype" || d == ".calltargets" => {
+                        let d = d.clone();
+                        self.pos += 1;
+                        Some(format!("{d} {}", self.tokens_to_semi()?))
+                    }
+                    _ => None,
+                };
+                self.define_label(name, loc, directive)
+            }
+            Some(Tok::Word(w)) if w.starts_with('.') => self.err(format!("unexpected directive `{w}` in a function body")),
+            _ => {
+                let ins = self.instr()?;
+                self.body.push(ins);
+                Ok(())
+            }
         }
-        let id = LabelId(self.labels.len() as u32);
-        self.labels.push(name.to_string());
-        self.label_pc.push(None);
-        self.label_use.push(loc);
-        self.label_index.insert(name.to_string(), id);
-        id
+    }
+
+    /// The tokens up to `;` (consumed) as text, for directives kept verbatim.
+    fn tokens_to_semi(&mut self) -> R<String> {
+        let mut s = String::new();
+        loop {
+            match self.next() {
+                Some(Tok::Punct(';')) => return Ok(s),
+                Some(t) => {
+                    let text = match t {
+                        Tok::Word(w) => w.clone(),
+                        Tok::Int(v) => v.to_string(),
+                        Tok::Float(b, d) => if *d { format!("0d{b:016X}") } else { format!("0f{b:08X}") },
+                        Tok::Str(x) => format!("\"{x}\""),
+                        Tok::Punct(c) => c.to_string(),
+                    };
+                    let glue = s.is_empty() || s.ends_with('(') || matches!(text.as_str(), ")" | ",");
+                    if !glue {
+                        s.push(' ');
+                    }
+                    s.push_str(&text);
+                }
+                None => return self.expected("`;`"),
+            }
+        }
+    }
+
+    /// `.loc file line col {, function_name label, inlined_at file line col}` (PTX 11.6.2).
+    fn loc_directive(&mut self) -> R<()> {
+        let file = self.int("a file number")? as u32;
+        let line = self.int("a line number")? as u32;
+        let col = self.int("a column")? as u32;
+        let mut inlined_at = None;
+        while self.eat_punct(',') {
+            let key = self.word("`function_name` or `inlined_at`")?;
+            match key.as_str() {
+                "function_name" => {
+                    self.word("a label")?;
+                    if self.eat_punct('+') {
+                        self.int("an offset")?;
+                    }
+                }
+                "inlined_at" => {
+                    let f = self.int("a file number")? as u32;
+                    let l = self.int("a line number")? as u32;
+                    let c = self.int("a column")? as u32;
+                    // The latest position at f:l:c carries the rest of the chain.
+                    let parent = self.src_latest.get(&(f, l, c)).copied();
+                    inlined_at = Some(parent.unwrap_or_else(|| self.intern_src(SrcLoc { file: f, line: l, col: c, inlined_at: None })));
+                }
+                _ => return self.err(format!("unknown `.loc` attribute `{key}`")),
+            }
+        }
+        let k = self.intern_src(SrcLoc { file, line, col, inlined_at });
+        self.src = SrcRef(Some(k));
+        Ok(())
+    }
+
+    fn intern_src(&mut self, l: SrcLoc) -> u32 {
+        if let Some(k) = self.src_index.get(&l) {
+            return *k;
+        }
+        let k = self.src_locs.len() as u32;
+        self.src_locs.push(l);
+        self.src_index.insert(l, k);
+        self.src_latest.insert((l.file, l.line, l.col), k);
+        k
+    }
+
+    /// A label definition in the innermost scope.
+    fn define_label(&mut self, name: String, loc: Loc, directive: Option<String>) -> R<()> {
+        let pc = self.body.len() as u32;
+        let fs = self.fs.as_mut().expect("function state");
+        let sc = fs.scopes.last_mut().expect("scope");
+        if sc.defs.contains_key(&name) {
+            return Err(Diag::new(loc, format!("label `{name}` is defined twice")));
+        }
+        let t = match sc.fwd.remove(&name) {
+            Some(t) => t,
+            None => {
+                fs.labels.push(TmpLabel { name: name.clone(), use_loc: loc, pc: None, alias: None, directive: None });
+                fs.labels.len() as u32 - 1
+            }
+        };
+        fs.labels[t as usize].pc = Some(pc);
+        fs.labels[t as usize].directive = directive;
+        sc.defs.insert(name, t);
+        Ok(())
+    }
+
+    /// A label use: resolved now if the innermost scope defines it, else when its block closes.
+    fn label_use(&mut self, name: &str, loc: Loc) -> LabelId {
+        let fs = self.fs.as_mut().expect("function state");
+        let sc = fs.scopes.last_mut().expect("scope");
+        if let Some(t) = sc.defs.get(name).or(sc.fwd.get(name)) {
+            return LabelId(*t);
+        }
+        fs.labels.push(TmpLabel { name: name.to_string(), use_loc: loc, pc: None, alias: None, directive: None });
+        let t = fs.labels.len() as u32 - 1;
+        sc.fwd.insert(name.to_string(), t);
+        LabelId(t)
     }
 
     /// `.reg .b32 %r<10>, %x;` (after `.reg`).
@@ -530,47 +1101,39 @@ impl<'a> Parser<'a> {
         self.punct(';')
     }
 
-    fn add_reg(&mut self, name: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<()> {
+    fn add_reg(&mut self, name: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<RegId> {
         if self.regs.len() >= MAX_REGS {
             return Err(Diag::new(
                 loc,
-                format!("the kernel declares more than {MAX_REGS} registers: hopsync models at most 2^20 (each costs every warp 32 lanes x 8 bytes)"),
+                format!("the module declares more than {MAX_REGS} registers: hopsync models at most 2^20 (each costs every warp 32 lanes x 8 bytes)"),
             ));
         }
-        let old = self.reg_index.get(&name).copied();
+        let fs = self.fs.as_mut().expect("function state");
+        let old = fs.reg_index.get(&name).copied();
         // The binding in force was made in this block exactly when it was made at this depth:
         // deeper blocks are closed, and closing restores what they shadowed.
-        if old.is_some_and(|id| self.reg_depth[id.0 as usize] == self.scopes.len()) {
+        let depth = fs.scopes.len();
+        if old.is_some_and(|id| self.reg_depth[id.0 as usize] == depth) {
             return Err(Diag::new(loc, format!("register `{name}` is declared twice")));
         }
-        // The kernel's register list is flat: a block-local register that reuses a name declared
-        // elsewhere gets a unique name (`p$1`; `$` is legal in PTX identifiers, PTX 4.3) so the
-        // printed module declares each once. The suffix counter per name only grows, so
-        // renaming stays linear however many blocks redeclare the name.
-        let mut unique = name.clone();
-        if self.reg_names.contains(&unique) {
-            let k = self.reg_suffix.entry(name.clone()).or_insert(0);
-            while self.reg_names.contains(&unique) {
-                *k += 1;
-                unique = format!("{name}${k}");
-            }
-        }
+        // The function's register list is flat: a block-local register that reuses a name
+        // declared elsewhere gets a unique name (`p$1`) so the printed module declares each once.
+        let unique = unique_name(&name, &fs.reg_names, &mut fs.reg_suffix);
         let id = RegId(self.regs.len() as u32);
-        if let Some(sc) = self.scopes.last_mut() {
-            sc.push((name.clone(), old));
-        }
+        fs.scopes.last_mut().expect("scope").regs.push((name.clone(), old));
         // A renamed register prints on its own, not as part of a `%r<N>` range.
         let range = if unique != name { None } else { range };
-        self.reg_index.insert(name, id);
-        self.reg_names.insert(unique.clone());
+        fs.reg_index.insert(name, id);
+        fs.reg_names.insert(unique.clone());
         self.regs.push(RegDecl { name: unique, ty, range, loc });
-        self.reg_depth.push(self.scopes.len());
-        Ok(())
+        self.reg_depth.push(depth);
+        Ok(id)
     }
 
     fn reg(&self, name: &str, loc: Loc) -> R<RegId> {
-        self.reg_index
-            .get(name)
+        self.fs
+            .as_ref()
+            .and_then(|fs| fs.reg_index.get(name))
             .copied()
             .ok_or_else(|| Diag::new(loc, format!("undeclared register `{name}`")))
     }
@@ -592,6 +1155,9 @@ impl<'a> Parser<'a> {
         let mn = self.word("an instruction")?;
         let segs: Vec<&str> = mn.split('.').collect();
         let Some((spec, used)) = ops::lookup(&segs) else {
+            if PTX_MNEMONICS.contains(&segs[0]) {
+                return Err(Diag::new(mloc, format!("unsupported: the PTX instruction `{mn}` (hopsync does not model `{}` yet)", segs[0])));
+            }
             return Err(Diag::new(mloc, format!("unknown instruction `{}`", segs[0])));
         };
         // Column of each modifier segment, so a bad modifier is pointed at itself.
@@ -618,8 +1184,9 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let ins = Instr { op: spec.op, mods, ty2, guard, operands, loc: start };
-        check_operands(spec, &ins, &self.regs, &self.labels, mloc, &op_locs)?;
+        let ins = Instr { op: spec.op, mods, ty2, guard, operands, loc: start, src: self.src };
+        let labels = self.fs.as_ref().map_or(&[][..], |f| f.labels.as_slice());
+        check_operands(spec, &ins, &self.regs, labels, mloc, &op_locs)?;
         check_vectors(spec, &ins, mloc, &op_locs)?;
         Ok(ins)
     }
@@ -647,14 +1214,26 @@ impl<'a> Parser<'a> {
                 self.punct(']')?;
                 Ok(a)
             }
-            Some(Tok::Punct('{')) => {
+            Some(Tok::Punct(open @ ('{' | '('))) => {
+                let close = if *open == '{' { '}' } else { ')' };
+                let paren = *open == '(';
                 self.pos += 1;
                 let mut v = Vec::new();
+                if paren && self.eat_punct(')') {
+                    return Ok(Operand::List(v));
+                }
                 loop {
-                    // Vector elements are scalars (PTX 6.4.2). Refusing a nested `{` and reading a
-                    // `[` as a plain address also keep this recursion one level deep.
+                    // Vector elements and call arguments are scalars (PTX 6.4.2, 9.7.12.5).
+                    // Refusing a nested `{`/`(` and reading a `[` as a plain address also keep
+                    // this recursion one level deep.
                     match self.peek() {
-                        Some(Tok::Punct('{')) => return self.err("a vector operand cannot contain another vector (PTX 6.4.2: elements are scalars)"),
+                        Some(Tok::Punct('{' | '(')) => {
+                            return self.err(if paren {
+                                "a call's parenthesized list cannot contain another list or vector (its elements are scalars)"
+                            } else {
+                                "a vector operand cannot contain another vector (PTX 6.4.2: elements are scalars)"
+                            })
+                        }
                         Some(Tok::Punct('[')) => {
                             // Parsed only to be refused by `check_vectors`, which names the element.
                             self.pos += 1;
@@ -664,18 +1243,24 @@ impl<'a> Parser<'a> {
                         }
                         _ => v.push(self.operand()?),
                     }
-                    if self.eat_punct('}') {
+                    if self.eat_punct(close) {
                         break;
                     }
                     self.punct(',')?;
                 }
-                Ok(Operand::Vector(v))
+                Ok(if paren { Operand::List(v) } else { Operand::Vector(v) })
             }
             Some(Tok::Punct('!')) => {
                 self.pos += 1;
                 let l = self.loc();
                 let w = self.word("a predicate register after `!`")?;
                 Ok(Operand::NotReg(self.reg(&w, l)?))
+            }
+            // `bar.warp.sync -1`: the lexer leaves the sign apart after a mnemonic.
+            Some(Tok::Punct('-')) if matches!(self.peek_at(1), Some(Tok::Int(_))) => {
+                self.pos += 1;
+                let v = self.int("a number")?;
+                Ok(Operand::Imm(v.wrapping_neg()))
             }
             Some(Tok::Int(v)) => {
                 self.pos += 1;
@@ -688,12 +1273,13 @@ impl<'a> Parser<'a> {
             Some(Tok::Word(w)) => {
                 self.pos += 1;
                 let w = w.clone();
+                let fs = self.fs.as_ref().expect("function state");
                 let first = if w == "_" {
                     Operand::Sink
-                } else if w == "WARP_SZ" && !self.reg_index.contains_key(&w) {
+                } else if w == "WARP_SZ" && !fs.reg_index.contains_key(&w) {
                     // PTX 10.x predefined constant `WARP_SZ` (the warp size), as nvcc emits it.
                     Operand::Imm(32)
-                } else if let Some(r) = self.reg_index.get(&w) {
+                } else if let Some(r) = fs.reg_index.get(&w) {
                     Operand::Reg(*r)
                 } else if let Some(s) = w.strip_prefix('%').and_then(|s| {
                     let (n, d) = match s.split_once('.') {
@@ -703,12 +1289,17 @@ impl<'a> Parser<'a> {
                     Sreg::from_parts(n, d)
                 }) {
                     Operand::Special(s)
-                } else if let Some(&i) = self.sym_index.get(&w) {
-                    Operand::Sym(i)
+                } else if let Some(s) = fs.sym_index.get(&w) {
+                    Operand::Sym(*s)
+                } else if let Some(g) = self.globals.get(&w) {
+                    match g {
+                        Global::Sym(s) => Operand::Sym(*s),
+                        Global::Func(f) => Operand::Func(*f),
+                    }
                 } else if w.starts_with('%') {
                     return Err(Diag::new(loc, format!("undeclared register `{w}`")));
                 } else {
-                    Operand::Label(self.label_id(&w, loc))
+                    Operand::Label(self.label_use(&w, loc))
                 };
                 if self.eat_punct('|') {
                     let l2 = self.loc();
@@ -726,16 +1317,27 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A variable visible here by name: function scope first, then module scope.
+    fn symbol_named(&self, w: &str) -> Option<SymId> {
+        if let Some(s) = self.fs.as_ref().and_then(|f| f.sym_index.get(w)) {
+            return Some(*s);
+        }
+        match self.globals.get(w) {
+            Some(Global::Sym(s)) => Some(*s),
+            _ => None,
+        }
+    }
+
     /// Inside `[...]`: `reg`, `sym`, `imm`, `reg+imm`, `sym+imm`, `reg-imm`.
     fn address(&mut self) -> R<Operand> {
         let loc = self.loc();
         let base = match self.next() {
             Some(Tok::Int(v)) => AddrBase::Imm(*v as u64),
             Some(Tok::Word(w)) => {
-                if let Some(r) = self.reg_index.get(w) {
+                if let Some(r) = self.fs.as_ref().and_then(|f| f.reg_index.get(w)) {
                     AddrBase::Reg(*r)
-                } else if let Some(&i) = self.sym_index.get(w) {
-                    AddrBase::Sym(i)
+                } else if let Some(s) = self.symbol_named(w) {
+                    AddrBase::Sym(s)
                 } else if w.starts_with('%') {
                     return Err(Diag::new(loc, format!("undeclared register `{w}`")));
                 } else {
@@ -762,6 +1364,33 @@ impl<'a> Parser<'a> {
         Ok(Operand::Addr { base, offset })
     }
 }
+
+/// `name`, or `name$k` with the next `k` of `name`'s counter when `taken` has it: linear however
+/// many blocks redeclare a name.
+fn unique_name(name: &str, taken: &HashSet<String>, suffix: &mut HashMap<String, u32>) -> String {
+    let mut unique = name.to_string();
+    if taken.contains(&unique) {
+        let k = suffix.entry(name.to_string()).or_insert(0);
+        while taken.contains(&unique) {
+            *k += 1;
+            unique = format!("{name}${k}");
+        }
+    }
+    unique
+}
+
+/// The instruction names of the PTX ISA (its instruction index, PTX 9.7): a name here that the
+/// opcode table lacks is a real instruction hopsync does not model yet, and says so.
+const PTX_MNEMONICS: &[&str] = &[
+    "abs", "activemask", "add", "addc", "alloca", "and", "applypriority", "atom", "bar", "barrier", "bfe", "bfi", "bfind", "bmsk", "bra", "brev", "brkpt", "brx",
+    "call", "clusterlaunchcontrol", "clz", "cnot", "copysign", "cos", "cp", "createpolicy", "cvt", "cvta", "discard", "div", "dp2a", "dp4a", "elect", "ex2", "exit",
+    "fence", "fma", "fns", "getctarank", "griddepcontrol", "isspacep", "istypep", "ld", "ldmatrix", "ldu", "lg2", "lop3", "mad", "mad24", "madc", "mapa", "match",
+    "max", "mbarrier", "membar", "min", "mma", "mov", "movmatrix", "mul", "mul24", "multimem", "nanosleep", "neg", "not", "or", "pmevent", "popc", "prefetch",
+    "prefetchu", "prmt", "rcp", "red", "redux", "rem", "ret", "rsqrt", "sad", "selp", "set", "setmaxnreg", "setp", "shf", "shfl", "shl", "shr", "sin", "slct",
+    "sqrt", "st", "stackrestore", "stacksave", "stmatrix", "sub", "subc", "suld", "suq", "sured", "sust", "szext", "tanh", "tcgen05", "tensormap", "testp", "tex",
+    "tld4", "trap", "txq", "vabsdiff", "vabsdiff2", "vabsdiff4", "vadd", "vadd2", "vadd4", "vavrg2", "vavrg4", "vmad", "vmax", "vmax2", "vmax4", "vmin", "vmin2",
+    "vmin4", "vote", "vset", "vset2", "vset4", "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma", "wmma", "xor",
+];
 
 /// Assigns each modifier segment to a group of `spec`; `cvt`-like rows with two type groups put
 /// the second type in `ty2`.
@@ -806,7 +1435,7 @@ fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> 
 
 /// Checks operand count and kinds against the row's patterns; the first alternative that fits wins,
 /// otherwise the error of the alternative with the operand count closest to the one given.
-fn check_operands(spec: &OpSpec, ins: &Instr, regs: &[RegDecl], labels: &[String], loc: Loc, op_locs: &[Loc]) -> R<()> {
+fn check_operands(spec: &OpSpec, ins: &Instr, regs: &[RegDecl], labels: &[TmpLabel], loc: Loc, op_locs: &[Loc]) -> R<()> {
     let mut first_err: Option<(bool, Diag)> = None;
     for slots in spec.patterns() {
         match check_pattern(spec, &slots, ins, regs, labels, loc, op_locs) {
@@ -826,7 +1455,7 @@ fn check_pattern(
     slots: &[ops::OperandSlot],
     ins: &Instr,
     regs: &[RegDecl],
-    labels: &[String],
+    labels: &[TmpLabel],
     loc: Loc,
     op_locs: &[Loc],
 ) -> Result<(), (bool, Diag)> {
@@ -847,13 +1476,15 @@ fn check_pattern(
     for (i, (op, slot)) in ins.operands.iter().zip(slots).enumerate() {
         let k = slot.kinds;
         let ok = match op {
-            Operand::Reg(r) => k.contains('d') || k.contains('s') || k.contains('|') || (k.contains('!') && regs[r.0 as usize].ty == Mod::Pred),
+            Operand::Reg(r) => k.contains('d') || k.contains('s') || k.contains('|') || k.contains('f') || (k.contains('!') && regs[r.0 as usize].ty == Mod::Pred),
             Operand::NotReg(_) => k.contains('!'),
             Operand::Imm(_) | Operand::FloatBits { .. } | Operand::Special(_) | Operand::Sym(_) => k.contains('s'),
             Operand::Addr { .. } => k.contains('a'),
             Operand::Vector(_) => k.contains('v'),
             Operand::Tensor { .. } => k.contains('t'),
             Operand::Label(_) => k.contains('l'),
+            Operand::Func(_) => k.contains('f') || k.contains('s'),
+            Operand::List(_) => k.contains('p'),
             Operand::Sink => k.contains('_') || k.contains('|'),
             Operand::Pair(..) => k.contains('|'),
         };
@@ -874,11 +1505,13 @@ fn check_pattern(
                         "operand {} of `{}`: `{}` is not a declared register or variable",
                         i + 1,
                         spec.name,
-                        labels[l.0 as usize]
+                        labels.get(l.0 as usize).map_or("?", |t| t.name.as_str())
                     ))
                 }
                 Operand::Sink => "`_`",
                 Operand::Pair(..) => "a `d|p` pair",
+                Operand::Func(_) => "a function",
+                Operand::List(_) => "a parenthesized list",
             };
             return fail(format!("operand {} of `{}` cannot be {what}", i + 1, spec.name));
         }
@@ -923,24 +1556,33 @@ fn check_vectors(spec: &OpSpec, ins: &Instr, loc: Loc, op_locs: &[Loc]) -> R<()>
 }
 
 /// Target checks: instructions newer than the module's target are rejected as ptxas would.
-fn check_target(m: &Module) -> R<()> {
+/// Every error is collected (at most [`MAX_ERRORS`]).
+fn check_target(m: &Module, errors: &mut Vec<Diag>) {
     let sm = m.sm();
     if sm < 90 {
-        return Err(Diag::new(Loc { line: 1, col: 1 }, format!("unsupported target `{}`: hopsync models sm_90", m.target.join(", "))));
+        errors.push(Diag::new(Loc { line: 1, col: 1 }, format!("unsupported target `{}`: hopsync models sm_90", m.target.join(", "))));
+        return;
     }
     for ins in &m.kernel.body {
-        let spec = ins.op.spec();
-        if spec.min_sm > sm {
-            return Err(Diag::new(ins.loc, format!("`{}` requires sm_{}", spec.name, spec.min_sm)));
+        if errors.len() >= MAX_ERRORS {
+            return;
         }
-        // red.async's .mmio / .release forms are sm_100 (PTX 9.7.13.7 Target ISA Notes).
-        if ins.op == Opcode::RedAsync && (ins.has(Mod::Mmio) || ins.has(Mod::Release)) && sm < 100 {
-            return Err(Diag::new(ins.loc, "`red.async.mmio`/`.release` requires sm_100"));
+        let r = (|| {
+            let spec = ins.op.spec();
+            if spec.min_sm > sm {
+                return Err(Diag::new(ins.loc, format!("`{}` requires sm_{}", spec.name, spec.min_sm)));
+            }
+            // red.async's .mmio / .release forms are sm_100 (PTX 9.7.13.7 Target ISA Notes).
+            if ins.op == Opcode::RedAsync && (ins.has(Mod::Mmio) || ins.has(Mod::Release)) && sm < 100 {
+                return Err(Diag::new(ins.loc, "`red.async.mmio`/`.release` requires sm_100"));
+            }
+            check_ptx_rules(m, ins)?;
+            check_tensor_operands(m, ins)
+        })();
+        if let Err(d) = r {
+            errors.push(d);
         }
-        check_ptx_rules(m, ins)?;
-        check_tensor_operands(m, ins)?;
     }
-    Ok(())
 }
 
 /// The tensor-map operand of the cp.async.bulk.tensor family is a generic address (PTX

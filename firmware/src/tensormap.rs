@@ -1454,6 +1454,11 @@ impl TensorMap {
     /// firmware/programs/tma/element_stride0.ptx), `ceil(boxDim[i] / elementStrides[i])` times
     /// (\[PTX\] §5.5.3). The golden model and the TmaEngine's test reference both use it.
     pub fn tiled_box_elements(&self, coords: &[i64]) -> Vec<(u64, Option<u64>)> {
+        self.tiled_box_walk(coords).into_iter().map(|e| (e.offset, e.global)).collect()
+    }
+
+    /// [`Self::tiled_box_elements`] with each element's tensor coordinates.
+    pub fn tiled_box_walk(&self, coords: &[i64]) -> Vec<BoxElement> {
         let s = &self.spec;
         let r = self.rank();
         let es = self.element_size() as u64;
@@ -1464,7 +1469,7 @@ impl TensorMap {
         let mut out = Vec::with_capacity(total as usize);
         for idx in 0..total {
             let x: Vec<i64> = (0..r).map(|i| coords[i] + k[i] as i64 * stride(i)).collect();
-            out.push((idx * es, self.global_byte_address(&x)));
+            out.push(BoxElement { offset: idx * es, global: self.global_byte_address(&x), coords: x });
             for i in 0..r {
                 k[i] += 1;
                 if k[i] < n[i] {
@@ -1486,6 +1491,11 @@ impl TensorMap {
     /// (by 1, never wrapping); an element is read at the pixel plus the im2col offsets. The
     /// golden model and the TmaEngine's test reference both use it.
     pub fn im2col_box_elements(&self, coords: &[i64], offsets: &[i64]) -> Vec<(u64, Option<u64>)> {
+        self.im2col_box_walk(coords, offsets).into_iter().map(|e| (e.offset, e.global)).collect()
+    }
+
+    /// [`Self::im2col_box_elements`] with each element's tensor coordinates (offsets applied).
+    pub fn im2col_box_walk(&self, coords: &[i64], offsets: &[i64]) -> Vec<BoxElement> {
         let s = &self.spec;
         let r = self.rank();
         let es = self.element_size() as u64;
@@ -1502,7 +1512,7 @@ impl TensorMap {
                     x.push(pos[d] + offsets[d]);
                 }
                 x.push(pos[r - 2]);
-                out.push(((p * cpp + j) * es, self.global_byte_address(&x)));
+                out.push(BoxElement { offset: (p * cpp + j) * es, global: self.global_byte_address(&x), coords: x });
             }
             // next pixel: W, then H, then D, wrapping inside the bounding box, then N
             let mut d = 0;
@@ -1529,6 +1539,14 @@ impl TensorMap {
         match self.spec.mode {
             TensorMapMode::Tiled => self.tiled_box_elements(coords),
             TensorMapMode::Im2col => self.im2col_box_elements(coords, offsets),
+        }
+    }
+
+    /// [`Self::box_elements`] with each element's tensor coordinates (`hopsync tma-layout`).
+    pub fn box_walk(&self, coords: &[i64], offsets: &[i64]) -> Vec<BoxElement> {
+        match self.spec.mode {
+            TensorMapMode::Tiled => self.tiled_box_walk(coords),
+            TensorMapMode::Im2col => self.im2col_box_walk(coords, offsets),
         }
     }
 
@@ -1589,6 +1607,17 @@ impl TensorMap {
             TensorMapMode::Im2col => esize * u64::from(s.channels_per_pixel) * u64::from(s.pixels_per_column),
         }
     }
+}
+
+/// One element of a box, in the box's dense shared-memory order ([`TensorMap::box_walk`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoxElement {
+    /// Byte offset in the dense box (before the swizzle).
+    pub offset: u64,
+    /// Its tensor coordinates (`coords[0]` innermost).
+    pub coords: Vec<i64>,
+    /// Its global byte address (None: out of bounds, filled).
+    pub global: Option<u64>,
 }
 
 /// Maps a byte offset in the dense shared-memory box (from a base aligned to the pattern's

@@ -7,6 +7,7 @@
 //! - [`engine`]: warps, schedulers, scoreboard, memory pipes and the unit traffic;
 //! - [`probe`]: per-cycle observation (stall reasons, unit signals) for waveforms;
 //! - [`waves`]: `--waves FILE.vcd`: the VCD probe and the GTKWave save file beside it;
+//! - [`timeline`]: `--timeline FILE.json`: the run as Chrome trace-event JSON (Perfetto);
 //! - [`lockstep`]: `hopsync cosim`, the engine checked against the golden model instruction by
 //!   instruction.
 
@@ -16,6 +17,7 @@ pub mod config;
 pub mod engine;
 pub mod lockstep;
 pub mod probe;
+pub mod timeline;
 pub mod timing;
 pub mod units;
 pub mod waves;

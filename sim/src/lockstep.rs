@@ -8,7 +8,9 @@
 //! same warp's next instruction and compares. TMA completions (each destination CTA of a copy,
 //! a store's read and write events) go through `complete_tma` with what the engine wrote, its
 //! complete-tx and the bulk async-group state, compared byte for byte. The first divergence
-//! stops the run.
+//! stops the run. At the end the two sides' findings must be the same (under `--ub warn` both
+//! record them and go on), and the report carries the golden model's: a cosim in which the golden
+//! model found something is not a clean run, whatever the comparison says.
 
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
@@ -16,7 +18,7 @@ use crate::probe::Probe;
 use hopsync_cosim::budget::Footprint;
 use hopsync_cosim::exec::Stop;
 use hopsync_cosim::lockstep::{CosimReport, Divergence, Golden};
-use hopsync_cosim::machine::{Config, Outcome};
+use hopsync_cosim::machine::{Config, Machine, Outcome};
 use hopsync_firmware::Program;
 
 /// Hands one engine event to the golden side.
@@ -59,6 +61,18 @@ pub fn run_cosim(prog: &Program, cfg: Config, sm: SmConfig) -> CosimReport {
 
 /// [`run_cosim`] with a probe on the RTL engine (`--waves`); gives the probe back.
 pub fn run_cosim_probed<'p>(prog: &'p Program, cfg: Config, sm: SmConfig, probe: Option<Box<dyn Probe + 'p>>) -> (CosimReport, Option<Box<dyn Probe + 'p>>) {
+    run_cosim_observed(prog, cfg, sm, probe, &mut |_, _, _| {})
+}
+
+/// [`run_cosim_probed`] that also shows `observe` each cycle's events and the engine's machine
+/// after the cycle, before the golden side takes them (`--timeline`).
+pub fn run_cosim_observed<'p>(
+    prog: &'p Program,
+    cfg: Config,
+    sm: SmConfig,
+    probe: Option<Box<dyn Probe + 'p>>,
+    observe: &mut dyn FnMut(u64, &[Event], &mut Machine<'p>),
+) -> (CosimReport, Option<Box<dyn Probe + 'p>>) {
     let period = sm.period_ps();
     let mut e = Engine::new(prog, cfg.clone(), sm);
     e.record_events();
@@ -71,7 +85,9 @@ pub fn run_cosim_probed<'p>(prog: &'p Program, cfg: Config, sm: SmConfig, probe:
     let mut async_fault = false;
     let outcome = loop {
         let r = e.step();
-        for ev in e.take_events() {
+        let events = e.take_events();
+        observe(e.cycle, &events, &mut e.m);
+        for ev in events {
             async_fault |= matches!(ev, Event::AsyncFault { .. });
             if let Err(d) = apply(&mut g, ev) {
                 divergence = Some(d);
@@ -104,10 +120,15 @@ pub fn run_cosim_probed<'p>(prog: &'p Program, cfg: Config, sm: SmConfig, probe:
             Outcome::Unsupported(_) => None,
         };
     }
+    if divergence.is_none() {
+        // Under `--ub warn` both sides record findings and go on: they must be the same ones.
+        divergence = g.compare_findings(e.m.findings()).err();
+    }
     let mut run = e.report(&outcome);
     if divergence.is_some() && run.status == "ok" {
         run.status = "fault".into();
     }
     let probe = e.take_probe();
-    (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect() }, probe)
+    let golden_findings = g.m.findings().to_vec();
+    (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect(), golden_findings }, probe)
 }

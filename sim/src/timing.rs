@@ -13,7 +13,8 @@ pub enum Class {
     Compute,
     /// Golden body; a TMA copy, reduction or prefetch: its operation goes to the CTA's TmaEngine.
     Tma,
-    /// Golden body; a branch (taken: fetch redirect).
+    /// Golden body; a branch, `call` or `ret` from a `.func` (taken: fetch redirect; a call to a
+    /// runtime function such as vprintf runs in the golden body in its issue slot).
     Branch,
     /// Golden body; `nanosleep` (the warp sleeps).
     Sleep,
@@ -87,13 +88,13 @@ pub fn class_of(op: Opcode) -> Class {
     use Opcode::*;
     match op {
         Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Class::Compute,
-        Exit | Ret | Mapa | Elect | Activemask | Vote | Match | Redux | BarWarpSync | Griddepcontrol | Membar | Fence => Class::Compute,
+        Exit | Trap | Brkpt | Mapa | Elect | Activemask | Vote | Match | Redux | BarWarpSync | Griddepcontrol | Membar | Fence => Class::Compute,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
         CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
         // sm_100 only: rejected by the target check before any engine runs them
         ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
-        Bra => Class::Branch,
+        Bra | Call | Ret => Class::Branch,
         Nanosleep => Class::Sleep,
         Ld | St | Atom | Red | TensormapCpFenceproxy => Class::Mem,
         CpAsync => Class::CpAsync,
@@ -134,7 +135,7 @@ fn latency_kind(op: Opcode) -> LatencyKind {
         Div | Rem => LatencyKind::Div,
         Mul | Mad | Fma => LatencyKind::Mul,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => LatencyKind::WarpOp,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret => LatencyKind::Misc,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Call | Trap | Brkpt => LatencyKind::Misc,
         // TMA instructions hand a command to the engine; none has a result register.
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => LatencyKind::Misc,
         Mov | Add | Addc | Sub | Subc | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta | Mapa => LatencyKind::Arith,

@@ -37,6 +37,7 @@ use hopsync_cosim::report::RunReport;
 use hopsync_firmware::{printer, Program};
 use rust_hdl::prelude::{Atom, Block, VCDValue};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -118,6 +119,14 @@ pub struct Layout {
     pub first_cycle: u64,
     /// Last cycle observed.
     pub last_cycle: u64,
+    /// Per group title: cycles its unit had a request (a port: was busy). Warp groups are not
+    /// counted.
+    pub activity: BTreeMap<String, u64>,
+    /// The first cycle any synchronization unit had a request.
+    pub first_activity: Option<u64>,
+    /// Cycles where a unit completed something: an mbarrier wait returned complete (rank 0), or
+    /// a named or cluster barrier completed (`done$valid`, rank 1).
+    pub completions: Vec<(u64, u8)>,
 }
 
 /// How a rust-hdl atom maps onto VCD variables (struct ports become one variable per field).
@@ -129,6 +138,12 @@ enum Code {
 
 /// One rust-hdl unit in the VCD: its `clocked` variable and its atoms in visiting order.
 struct UnitCodes {
+    /// Its group's title.
+    title: String,
+    /// Leaves whose rise is a completion: (leaf index, rank, a leaf that must be high too).
+    completions: Vec<(usize, u8, Option<usize>)>,
+    /// Leaves that are request valids (the unit is used in a cycle one of them is high).
+    requests: Vec<usize>,
     clocked: IdCode,
     atoms: Vec<Code>,
     /// Last written value per leaf variable, in leaf order.
@@ -142,6 +157,8 @@ struct UnitCodes {
 }
 
 struct PortCodes {
+    /// Its group's title, if it has one.
+    title: Option<String>,
     busy: IdCode,
     backlog: IdCode,
     last: Option<(bool, u64)>,
@@ -411,24 +428,44 @@ impl<W: Write> VcdProbe<W> {
         Ok(&mut self.w)
     }
 
-    fn declare_unit(&mut self, name: &str, accept: &dyn Fn(&str, &mut dyn rust_hdl::prelude::Probe), edges: u64) -> UnitCodes {
+    fn declare_unit(&mut self, name: &str, title: String, accept: &dyn Fn(&str, &mut dyn rust_hdl::prelude::Probe), edges: u64) -> UnitCodes {
         self.scope(name);
         let clocked = self.var(VarType::Wire, 1, "clocked", false);
+        let first_leaf = self.layout.borrow().signals.len();
         let mut d = Declare { p: self, atoms: Vec::new(), leaves: 0 };
         // rust-hdl opens a scope named after the block itself: name it `rtl` inside the unit's
         // scope so that the engine-side `clocked` sits beside the unit's own signals.
         accept("rtl", &mut d);
         let (atoms, leaves) = (d.atoms, d.leaves);
         self.upscope();
-        UnitCodes { clocked, atoms, last: vec![None; leaves], edges, clocked_last: None, visited: false }
+        // Leaves are declared in visiting order, one variable each. An mbarrier wait ends when
+        // a response says so (`resp$wait_complete` with `resp$valid`; a try_wait suspended until
+        // the phase completes ends with its wake, `wake$completed`); a barrier completes with
+        // `done$valid`.
+        let leaf = |n: &str| self.layout.borrow().signals[first_leaf..].iter().position(|s| s.path.rsplit('.').next() == Some(n));
+        let completions = [
+            leaf("resp$wait_complete").map(|k| (k, 0, leaf("resp$valid"))),
+            leaf("wake$completed").map(|k| (k, 0, leaf("wake$valid"))),
+            leaf("done$valid").map(|k| (k, 1, None)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let requests = self.layout.borrow().signals[first_leaf..]
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s.path.rsplit('.').next(), Some("req_valid" | "local_valid" | "tma_valid" | "cluster_valid")))
+            .map(|(k, _)| k)
+            .collect();
+        UnitCodes { title, completions, requests, clocked, atoms, last: vec![None; leaves], edges, clocked_last: None, visited: false }
     }
 
-    fn declare_port(&mut self, name: &str) -> PortCodes {
+    fn declare_port(&mut self, name: &str, title: Option<String>) -> PortCodes {
         self.scope(name);
         let busy = self.var(VarType::Wire, 1, "busy", false);
         let backlog = self.var(VarType::Wire, BACKLOG_BITS, "backlog", false);
         self.upscope();
-        PortCodes { busy, backlog, last: None }
+        PortCodes { title, busy, backlog, last: None }
     }
 
     /// Writes the header: scopes and variables of every unit and warp, and the preselection.
@@ -446,7 +483,7 @@ impl<W: Write> VcdProbe<W> {
             let cname = format!("cluster{k}");
             self.scope(&cname);
             let base = self.layout.borrow().signals.len();
-            let cu = self.declare_unit("cluster_barrier", &|n, p| cl.accept(n, p), cl.edges());
+            let cu = self.declare_unit("cluster_barrier", format!("{cname} cluster_barrier"), &|n, p| cl.accept(n, p), cl.edges());
             let pre = format!("hopsync.{cname}.cluster_barrier");
             groups.push(self.group(&format!("{cname} cluster_barrier"), &pre, base, CLUSTER_TRACES));
             clusters.push(cu);
@@ -456,12 +493,12 @@ impl<W: Write> VcdProbe<W> {
                 let pre = format!("hopsync.{cname}.{name}");
                 let shown = ci < GTKW_CTAS;
                 let base = self.layout.borrow().signals.len();
-                let mbarrier = self.declare_unit("mbarrier", &|n, p| c.mbarrier.accept(n, p), c.mbarrier.edges());
+                let mbarrier = self.declare_unit("mbarrier", format!("{name} mbarrier"), &|n, p| c.mbarrier.accept(n, p), c.mbarrier.edges());
                 let g_mbar = self.group(&format!("{name} mbarrier"), &format!("{pre}.mbarrier"), base, MBARRIER_TRACES);
                 let base = self.layout.borrow().signals.len();
-                let named = self.declare_unit("named_barrier", &|n, p| c.named.accept(n, p), c.named.edges());
+                let named = self.declare_unit("named_barrier", format!("{name} named_barrier"), &|n, p| c.named.accept(n, p), c.named.edges());
                 let g_named = self.group(&format!("{name} named_barrier"), &format!("{pre}.named_barrier"), base, NAMED_TRACES);
-                let ports = [self.declare_port("smem_port"), self.declare_port("global_port"), self.declare_port("dsmem_port")];
+                let ports = [self.declare_port("smem_port", Some(format!("{name} smem_port"))), self.declare_port("global_port", None), self.declare_port("dsmem_port", None)];
                 let mut g_warps = Group { title: format!("{name} warps"), traces: Vec::new() };
                 let g_smem = {
                     let l = self.layout.borrow();
@@ -532,8 +569,9 @@ impl<W: Write> VcdProbe<W> {
         g
     }
 
-    /// Writes a unit's changes: `clocked`, then every leaf variable that changed.
-    fn unit(&mut self, u: &mut UnitCodes, edges: u64, accept: &dyn Fn(&str, &mut dyn rust_hdl::prelude::Probe)) {
+    /// Writes a unit's changes: `clocked`, then every leaf variable that changed; counts its
+    /// activity and completions (`now`: the cycle).
+    fn unit(&mut self, u: &mut UnitCodes, edges: u64, now: u64, accept: &dyn Fn(&str, &mut dyn rust_hdl::prelude::Probe)) {
         let clocked = edges != u.edges;
         u.edges = edges;
         if u.clocked_last != Some(clocked) {
@@ -550,15 +588,31 @@ impl<W: Write> VcdProbe<W> {
         u.visited = true;
         let codes = std::mem::take(&mut u.atoms);
         let mut last = std::mem::take(&mut u.last);
+        let high = |v: &Option<String>| v.as_deref() == Some("1");
+        let done = |last: &[Option<String>], (k, _, q): (usize, u8, Option<usize>)| high(&last[k]) && q.is_none_or(|q| high(&last[q]));
+        let before: Vec<bool> = u.completions.iter().map(|&c| done(&last, c)).collect();
         {
             let mut c = Change { p: self, codes: &codes, last: &mut last, atom: 0, leaf: 0 };
             accept("rtl", &mut c);
+        }
+        for (&(k, rank, q), was) in u.completions.iter().zip(before) {
+            if done(&last, (k, rank, q)) && !was {
+                self.layout.borrow_mut().completions.push((now, rank));
+            }
+        }
+        if u.requests.iter().any(|&k| high(&last[k])) {
+            let mut l = self.layout.borrow_mut();
+            *l.activity.entry(u.title.clone()).or_default() += 1;
+            l.first_activity.get_or_insert(now);
         }
         u.atoms = codes;
         u.last = last;
     }
 
     fn port(&mut self, p: &mut PortCodes, booked_until: u64, now: u64) {
+        if let (Some(t), true) = (&p.title, booked_until > now) {
+            *self.layout.borrow_mut().activity.entry(t.clone()).or_default() += 1;
+        }
         let backlog = booked_until.saturating_sub(now).min((1 << BACKLOG_BITS) - 1);
         let v = (booked_until > now, backlog);
         if p.last == Some(v) {
@@ -583,12 +637,12 @@ impl<W: Write> VcdProbe<W> {
         let r = self.stamp().and_then(|w| w.change_vector(cycle, bits(snap.cycle, 32)));
         self.keep(r);
         for (k, cl) in snap.clusters.iter().enumerate() {
-            self.unit(&mut codes.clusters[k], cl.edges(), &|n, p| cl.accept(n, p));
+            self.unit(&mut codes.clusters[k], cl.edges(), snap.cycle, &|n, p| cl.accept(n, p));
         }
         for (ci, c) in snap.ctas.iter().enumerate() {
             let cc = &mut codes.ctas[ci];
-            self.unit(&mut cc.mbarrier, c.mbarrier.edges(), &|n, p| c.mbarrier.accept(n, p));
-            self.unit(&mut cc.named, c.named.edges(), &|n, p| c.named.accept(n, p));
+            self.unit(&mut cc.mbarrier, c.mbarrier.edges(), snap.cycle, &|n, p| c.mbarrier.accept(n, p));
+            self.unit(&mut cc.named, c.named.edges(), snap.cycle, &|n, p| c.named.accept(n, p));
             let [a, b, d] = &mut cc.ports;
             self.port(a, c.smem_booked_until, snap.cycle);
             self.port(b, c.global_booked_until, snap.cycle);
@@ -733,11 +787,7 @@ pub struct View {
 /// preselected signals, the dump file, the time window and zoom.
 pub fn gtkw(layout: &Layout, view: &View) -> String {
     let p = layout.period_ps.max(1);
-    let (from, to) = view.window.unwrap_or_else(|| {
-        // A power-of-two span keeps the file stable while run lengths move a little.
-        let span = (layout.last_cycle + 1).saturating_sub(layout.first_cycle).max(64).next_power_of_two();
-        (0, span)
-    });
+    let (from, to) = view.window.unwrap_or_else(|| story_window(layout));
     let span_ps = ((to.saturating_sub(from)).max(1) * p) as f64;
     let zoom = -(span_ps / GTKW_SPAN_AT_ZOOM_0).log2().ceil();
     let mut s = String::new();
@@ -756,22 +806,64 @@ pub fn gtkw(layout: &Layout, view: &View) -> String {
     let _ = writeln!(s, "[signals_width] 360");
     let _ = writeln!(s, "[sst_expanded] 1");
     let _ = writeln!(s, "[sst_vpaned_height] 300");
-    for g in &layout.groups {
-        let _ = writeln!(s, "@800200
--{}", g.title);
+    for g in ordered_groups(layout) {
+        // An idle unit's group is closed (GTKWave's TR_CLOSED, 0x400000): one line, below the
+        // units the program uses.
+        let open = !idle(layout, g);
+        let _ = writeln!(s, "{}\n-{}", if open { "@800200" } else { "@c00200" }, g.title);
         for &(i, f) in &g.traces {
             let sig = &layout.signals[i];
             let alias = alias(&sig.path);
-            let _ = writeln!(s, "{}
-+{{{alias}}} {}", f.flags(), sig.gtkwave_name());
+            let _ = writeln!(s, "{}\n+{{{alias}}} {}", f.flags(), sig.gtkwave_name());
         }
-        let _ = writeln!(s, "@1000200
--{}", g.title);
+        let _ = writeln!(s, "{}\n-{}", if open { "@1000200" } else { "@1401200" }, g.title);
     }
     s.push_str("[pattern_trace] 1
 [pattern_trace] 0
 ");
     s
+}
+
+/// Whether a group is a unit (or port) the run never clocked (warp groups and the cycle are not
+/// units).
+pub fn idle(layout: &Layout, g: &Group) -> bool {
+    let unit = g.title.ends_with(" mbarrier") || g.title.ends_with(" named_barrier") || g.title.ends_with(" cluster_barrier") || g.title.ends_with(" smem_port");
+    unit && layout.activity.get(&g.title).copied().unwrap_or(0) == 0
+}
+
+/// The groups in the save file's order: the cycle, the units the program uses (most active
+/// first), the warps, then the idle units (closed).
+pub fn ordered_groups(layout: &Layout) -> Vec<&Group> {
+    let rank = |g: &Group| {
+        let act = layout.activity.get(&g.title).copied();
+        match (g.title.as_str(), act) {
+            ("hopsync", _) => (0, 0),
+            _ if idle(layout, g) => (3, 0),
+            (_, Some(a)) => (1, u64::MAX - a),
+            _ => (2, 0),
+        }
+    };
+    let mut v: Vec<&Group> = layout.groups.iter().collect();
+    v.sort_by_key(|g| rank(g));
+    v
+}
+
+/// The window a save file opens on when no divergence names one: from just before the first
+/// synchronization request to a little after the completion that ended the program's first long
+/// wait: the first successful mbarrier wait (else the first barrier completion) whose distance from the previous one (or from the first request) is at least half
+/// the longest such distance. The waiting, the completion and the wake are on one screen, not a
+/// whole run of solid warp bands. Without a completion, the whole run (a power-of-two span).
+pub fn story_window(layout: &Layout) -> (u64, u64) {
+    let whole = || (0, (layout.last_cycle + 1).saturating_sub(layout.first_cycle).max(64).next_power_of_two());
+    let Some(start) = layout.first_activity else { return whole() };
+    let from = start.saturating_sub(16);
+    let rank = if layout.completions.iter().any(|&(c, r)| r == 0 && c > start) { 0 } else { 1 };
+    let times: Vec<u64> = layout.completions.iter().filter(|&&(c, r)| r == rank && c > start).map(|&(c, _)| c).collect();
+    let gaps: Vec<(u64, u64)> = times.iter().scan(start, |prev, &c| Some((c, c - std::mem::replace(prev, c)))).collect();
+    let longest = gaps.iter().map(|g| g.1).max().unwrap_or(0);
+    let Some(&(done, _)) = gaps.iter().find(|g| 2 * g.1 >= longest && !times.is_empty()) else { return whole() };
+    let to = (done + (done - from) / 8 + 16).max(from + 64).min(layout.last_cycle + 1);
+    (from, to.max(from + 1))
 }
 
 /// The name a preselected trace shows under its group's title: `warp3 pc`, `local_req$op`,

@@ -68,14 +68,32 @@ fn aligned_arrival(cx: &mut Cx<'_, '_>, id: u8, aligned: bool, lane0: u32) -> Re
     // Lanes of this group whose guard was false do not execute the barrier: they fall through.
     if arriving != live && aligned {
         let l = (live & !arriving).trailing_zeros();
+        let at = where_lane_is(cx, l);
         cx.finding(
             FindingKind::BarrierAlignedDivergent,
             lane0,
-            format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l})", cx.mask, live),
+            format!("`.aligned` barrier {id} executed by lanes {:#010x} while live lanes {:#010x} of the warp are elsewhere (first: lane {l}, {at})", cx.mask, live),
         )?;
         return Ok(None);
     }
     Ok(Some((live, arriving)))
+}
+
+/// Where lane `l` of the executing warp is, for messages: the line of the instruction it runs
+/// next or waits in, and whether it waits at a join to reconverge.
+fn where_lane_is(cx: &Cx<'_, '_>, l: u32) -> String {
+    let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+    let blocked = matches!(w.lane[l as usize], Lane::Blocked(_));
+    // A blocked lane's pc already points past the instruction it waits in.
+    let pc = if blocked { w.pc[l as usize].saturating_sub(1) } else { w.pc[l as usize] };
+    let line = cx.m.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
+    if w.held() >> l & 1 == 1 {
+        format!("waiting at the join on line {line}")
+    } else if blocked {
+        format!("blocked at line {line}")
+    } else {
+        format!("at line {line}")
+    }
 }
 
 /// What one arriving lane executed (its own predicate and destination for bar.red, and whether

@@ -10,10 +10,12 @@ use hopsync_firmware::ops::op;
 mod alu;
 mod asyncop;
 mod barrier;
+mod call;
 mod ctrl;
 mod fence;
 mod mbarrier;
 mod mem;
+pub mod printf;
 mod tma;
 mod warp;
 
@@ -33,6 +35,9 @@ pub enum Flow {
     Jump(u32),
     /// The lanes exit.
     Exit,
+    /// The body set the pc of every executing lane itself (`call`, `ret`: each lane to its own
+    /// target); the group's other lanes fall through.
+    Lanes,
 }
 
 /// Why a run stops.
@@ -162,7 +167,8 @@ impl<'a, 'p> Cx<'a, 'p> {
                 }
             }
             Operand::Special(s) => self.m.sreg(self.cta, self.warp, lane, *s),
-            Operand::Sym(s) => self.m.symbol_address(*s),
+            Operand::Sym(s) => self.m.symbol_address_of(*s, self.cta, self.warp, lane),
+            Operand::Func(f) => crate::machine::FUNC_ADDR_BASE + 16 * f.0 as u64,
             _ => 0,
         }
     }
@@ -180,6 +186,12 @@ impl<'a, 'p> Cx<'a, 'p> {
     /// The effective state space of address operand `k`: the instruction's space modifier, else
     /// the space of a variable used as the base, else generic (`None`).
     pub fn space(&self, i: &Instr, k: usize) -> Option<Mod> {
+        if let Operand::Addr { base: AddrBase::Sym(s), .. } = &i.operands[k] {
+            // A device function's `.param` variables live in its frame (PTX 5.1.6.4).
+            if self.m.sym_in_frame[s.0 as usize] {
+                return Some(Mod::Local);
+            }
+        }
         for m in [Mod::SharedCluster, Mod::SharedCta, Mod::Shared, Mod::Global, Mod::Local, Mod::Param, Mod::Const] {
             if i.has(m) {
                 return Some(m);
@@ -204,7 +216,7 @@ impl<'a, 'p> Cx<'a, 'p> {
             Operand::Addr { base, offset } => {
                 let b = match base {
                     AddrBase::Reg(r) => self.reg(*r, lane),
-                    AddrBase::Sym(s) => self.m.symbol_address(*s),
+                    AddrBase::Sym(s) => self.m.symbol_address_of(*s, self.cta, self.warp, lane),
                     AddrBase::Imm(v) => *v,
                 };
                 b.wrapping_add(*offset as u64)

@@ -340,7 +340,8 @@ fn fields_of(ins: &Instr) -> Vec<(FieldKind, RegId, Part)> {
 /// Every trace field of a program, in program order (ids are dense from 0).
 pub fn fields(m: &Module) -> Vec<Field> {
     let mut out = Vec::new();
-    for (pc, ins) in m.kernel.body.iter().enumerate() {
+    let (a, b) = m.funcs[m.entry.0 as usize].body.unwrap_or((0, 0));
+    for (pc, ins) in m.kernel.body.iter().enumerate().take(b as usize).skip(a as usize) {
         let mut kinds: Vec<(FieldKind, String)> = fields_of(ins).into_iter().map(|(k, r, _)| (k, m.kernel.regs[r.0 as usize].name.clone())).collect();
         if timed(ins) {
             kinds.push((FieldKind::ClockBefore, "%clock64".into()));
@@ -380,7 +381,7 @@ fn ins(op: Opcode, mods: &[Mod], guard: Option<Guard>, operands: Vec<Operand>, l
     for m in mods {
         set.insert(*m);
     }
-    Instr { op, mods: set, ty2: None, guard, operands, loc }
+    Instr { op, mods: set, ty2: None, guard, operands, loc, src: SrcRef(None) }
 }
 
 fn r(x: RegId) -> Operand {
@@ -446,8 +447,10 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
         init: Vec::new(),
         module_scope: false,
         loc: Default::default(),
+        func: Some(m.entry),
     });
     out.kernel.params.push(sym);
+    out.funcs[m.entry.0 as usize].params.push(Formal::Param(sym));
 
     let old = &m.kernel.body;
     let loc0 = old.first().map(|i| i.loc).unwrap_or(Loc { line: 1, col: 1 });
@@ -479,15 +482,23 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
         ins(O::Mov, &[Mod::U32], None, vec![r(rg.k), imm(0)], loc0),
         ins(O::Mov, &[Mod::U32], None, vec![r(rg.last), imm(0)], loc0),
     ];
-    body.extend(p);
+    let prologue = p.len() as u32;
 
     let mut new_pc = vec![0u32; old.len() + 1];
     let mut fid = 0u32;
     let clock = || Operand::Special(Sreg::Clock64);
+    // Only the entry's own instructions are traced (the trace registers are the entry's; a
+    // `.func` cannot name them).
+    let (ea, eb) = m.funcs[m.entry.0 as usize].body.unwrap_or((0, 0));
+    let mut p = Some(p);
     for (pc, i) in old.iter().enumerate() {
+        if pc as u32 == ea {
+            body.extend(p.take().into_iter().flatten());
+        }
         new_pc[pc] = body.len() as u32;
-        let fs = fields_of(i);
-        let clocked = timed(i);
+        let in_entry = (ea..eb).contains(&(pc as u32));
+        let fs = if in_entry { fields_of(i) } else { Vec::new() };
+        let clocked = in_entry && timed(i);
         if fs.is_empty() && !clocked {
             body.push(i.clone());
             continue;
@@ -596,6 +607,21 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
     }
     new_pc[old.len()] = body.len() as u32;
     out.kernel.label_pc = m.kernel.label_pc.iter().map(|&p| new_pc[p as usize]).collect();
+    for f in &mut out.funcs {
+        if let Some((a, b)) = f.body {
+            // a function ending where the entry starts ends before the prologue
+            let end = if b == ea && a != ea { new_pc[b as usize] - prologue } else { new_pc[b as usize] };
+            f.body = Some((new_pc[a as usize], end));
+        }
+    }
+    // The prologue opens the entry (labels at its first instruction stay after it).
+    let entry = m.entry.0 as usize;
+    if let Some((a, b)) = out.funcs[entry].body {
+        out.funcs[entry].body = Some((a - prologue, b));
+    }
+    if let Some(p) = p {
+        body.extend(p);
+    }
     out.kernel.body = body;
     debug_assert_eq!(fid as usize, fields.len());
     Ok((out, fields))

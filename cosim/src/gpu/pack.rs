@@ -103,7 +103,12 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
     }
     let program_fnv64 = fnv64_hex(&prog.source);
     let mut s = String::new();
-    for line in prog.source.lines() {
+    // A `.cu` program's manifest is in the .cu file, its PTX (`source`) came from nvcc.
+    let manifest_src = match &prog.cuda {
+        Some(_) => std::fs::read_to_string(&prog.path).map_err(|e| format!("cannot read {}: {e}", prog.path))?,
+        None => prog.source.clone(),
+    };
+    for line in manifest_src.lines() {
         if line.trim_start().starts_with("//!") {
             s.push_str(line);
             s.push('\n');
@@ -439,8 +444,14 @@ pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String>
 /// `hopsync gpu import` and replay can be exercised without a GPU). Checks each description
 /// against its program's manifest: launch shape, buffers, initial contents, params.
 pub fn run_batch_golden(batch: &Path, results: &Path, mem_limit: u64) -> Result<usize, String> {
+    run_list_golden(batch, "batch.txt", results, mem_limit)
+}
+
+/// [`run_batch_golden`] for the launches of one batch file `list` of `batch` (e.g. the
+/// `plain.txt` and `traced.txt` of `hopsync calibrate pack`).
+pub fn run_list_golden(batch: &Path, list: &str, results: &Path, mem_limit: u64) -> Result<usize, String> {
     std::fs::create_dir_all(results).map_err(|e| e.to_string())?;
-    let list = std::fs::read_to_string(batch.join("batch.txt")).map_err(|e| format!("batch.txt: {e}"))?;
+    let list = std::fs::read_to_string(batch.join(list)).map_err(|e| format!("{list}: {e}"))?;
     let mut n = 0;
     for l in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
         let text = std::fs::read_to_string(batch.join(l)).map_err(|e| format!("{l}: {e}"))?;

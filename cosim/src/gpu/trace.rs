@@ -244,6 +244,36 @@ pub fn split_clocks(fields: &[Field], slots: &[Vec<u64>]) -> Result<(Vec<Vec<u64
     Ok((values, clocks))
 }
 
+/// Per CTA of the grid, the first and the last `%clock64` its threads traced: the smallest
+/// `clock_before` and the largest `clock_before + clock_delta` (a timed instruction's start and
+/// the read after its result). `slots` are per linear thread (instrument.rs layout), so thread `t`
+/// belongs to CTA `t / threads_per_cta`; None for a CTA that traced no clock. This is the
+/// whole-program duration `hopsync calibrate` sets beside the RTL engine's.
+pub fn cta_clock_spans(fields: &[Field], slots: &[Vec<u64>], threads_per_cta: usize) -> Vec<Option<(u64, u64)>> {
+    let ctas = slots.len().div_ceil(threads_per_cta.max(1));
+    let mut spans: Vec<Option<(u64, u64)>> = vec![None; ctas];
+    for (t, s) in slots.iter().enumerate() {
+        let span = &mut spans[t / threads_per_cta.max(1)];
+        let mut before = None;
+        for &slot in s {
+            match slot_field(slot).and_then(|i| fields.get(i as usize)).map(|f| f.kind) {
+                Some(FieldKind::ClockBefore) => {
+                    let b = slot_value48(slot);
+                    before = Some(b);
+                    *span = Some(span.map_or((b, b), |(lo, hi)| (lo.min(b), hi.max(b))));
+                }
+                Some(FieldKind::ClockDelta) => {
+                    if let (Some(b), Some((lo, hi))) = (before, *span) {
+                        *span = Some((lo, hi.max(b + slot_value(slot) as u64)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    spans
+}
+
 impl TraceData {
     /// Builds the deduplicated form from per-thread value slots (see [`split_clocks`]) and the
     /// clock distributions.
@@ -573,4 +603,34 @@ pub fn compact_number_arrays(pretty: &str) -> String {
 pub fn read_trace(path: &Path) -> Result<TraceFile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(id: u32, kind: FieldKind) -> Field {
+        Field { id, pc: id, line: id, instr: "x".into(), kind, reg: "%r0".into() }
+    }
+
+    fn slot(id: u32, v: u64) -> u64 {
+        ((id as u64 + 1) << 48) | v
+    }
+
+    /// Two CTAs of two threads: CTA 0's first clock_before is 100 and its last end 100 + 500
+    /// (both thread 1; thread 0 ends at 400 + 35); value slots are ignored. CTA 1 traced no clock.
+    #[test]
+    fn cta_clock_spans_take_the_first_start_and_the_last_end() {
+        let fields = [field(0, FieldKind::ClockBefore), field(1, FieldKind::ClockDelta), field(2, FieldKind::WaitComplete)];
+        let slots = vec![
+            vec![slot(0, 150), slot(1, 20), slot(2, 1), slot(0, 400), slot(1, 35)],
+            vec![slot(0, 100), slot(1, 500)],
+            vec![slot(2, 1)],
+            vec![],
+        ];
+        assert_eq!(cta_clock_spans(&fields, &slots, 2), vec![Some((100, 600)), None]);
+        // the earliest start and the latest end may come from different threads
+        let slots = vec![vec![slot(0, 150), slot(1, 20)], vec![slot(0, 100), slot(1, 10)]];
+        assert_eq!(cta_clock_spans(&fields, &slots, 2), vec![Some((100, 170))]);
+    }
 }

@@ -17,6 +17,16 @@ pub(super) struct MemPipes {
 }
 
 impl MemPipes {
+    /// The booking of `pipe` (None: a fixed-latency place, no pipe).
+    pub(super) fn of(&mut self, pipe: Pipe) -> Option<&mut PipeBooking> {
+        match pipe {
+            Pipe::Smem => Some(&mut self.smem),
+            Pipe::Global => Some(&mut self.global),
+            Pipe::Dsmem => Some(&mut self.dsmem),
+            Pipe::Fixed(_) => None,
+        }
+    }
+
     /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
     pub(super) fn new(schedulers: usize) -> MemPipes {
         MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers) }
@@ -24,32 +34,52 @@ impl MemPipes {
 }
 
 /// One pipe, shared by the warp schedulers of an SM: a timeline booked ahead by the accesses
-/// issued to it, and each scheduler's queue slot in front of it.
+/// issued to it, and which schedulers wait for it.
 ///
-/// On sm_90 each SM sub-partition queues its memory instructions for the shared memory pipes
-/// separately, and the shared stage takes them in turn, so a scheduler whose queue is empty is
-/// never kept out by the others ("throttle" stalls are per sub-partition). Here: a warp stalls
-/// with MemoryThrottle only while the pipe is booked more than `queue_cycles` ahead *and* its
-/// scheduler still has an access of its own waiting to start; a scheduler with nothing waiting
-/// queues one access behind the booked ones. No scheduler can be starved by the others
-/// (firmware/programs/sched/global_pipe_starvation.ptx livelocked before).
+/// A warp stalls with MemoryThrottle while the pipe is booked more than `queue_cycles` ahead.
+/// When the pipe has room again, the scheduler that has waited longest takes it first: the others
+/// yield to it (sm_90's sub-partitions queue their memory instructions separately and the shared
+/// stage takes them in turn, so no sub-partition is kept out for good). An uncontended pipe
+/// behaves as a plain booking. Before, the freed pipe went to whichever scheduler looked first,
+/// which starved the others (firmware/programs/sched/global_pipe_starvation.ptx never finished).
 #[derive(Debug, Clone, Default)]
 pub(super) struct PipeBooking {
     /// The pipe is booked until this cycle.
     pub(super) free: u64,
-    /// Per scheduler: the cycle its latest access starts on the pipe.
-    started: Vec<u64>,
+    /// Per scheduler: since when a warp of it has been throttled on this pipe without getting it.
+    waiting_since: Vec<Option<u64>>,
 }
 
 impl PipeBooking {
     fn new(schedulers: usize) -> PipeBooking {
-        PipeBooking { free: 0, started: vec![0; schedulers.max(1)] }
+        PipeBooking { free: 0, waiting_since: vec![None; schedulers.max(1)] }
     }
 
-    /// Whether an access of scheduler `sched` must wait at cycle `now` (pipe booked more than
-    /// `queue` cycles ahead, and the scheduler's own latest access not started yet).
-    pub(super) fn throttled(&self, now: u64, queue: u64, sched: usize) -> bool {
-        self.free > now + queue && self.started[sched % self.started.len()] > now
+    /// Whether an access of scheduler `sched` must wait at cycle `now`: the pipe is booked more
+    /// than `queue` cycles ahead, or another scheduler has waited for it longer (ties: the lower
+    /// scheduler). `register`: a throttled scheduler starts waiting now (false for what a probe
+    /// looks at after the scheduler issued, so observing changes nothing).
+    pub(super) fn throttled(&mut self, now: u64, queue: u64, sched: usize, register: bool) -> bool {
+        let n = self.waiting_since.len();
+        let s = sched % n;
+        let mine = self.waiting_since[s];
+        let yields = self.waiting_since.iter().enumerate().any(|(o, w)| match (w, mine) {
+            (Some(t), Some(m)) => o != s && (*t < m || (*t == m && o < s)),
+            (Some(_), None) => true,
+            (None, _) => false,
+        });
+        let throttled = self.free > now + queue || yields;
+        if throttled && register && mine.is_none() {
+            self.waiting_since[s] = Some(now);
+        }
+        throttled
+    }
+
+    /// Scheduler `sched` issued the instruction it waited for (an access that moves no bytes,
+    /// all lanes' guards false, books nothing): it waits no more.
+    pub(super) fn issued(&mut self, sched: usize) {
+        let n = self.waiting_since.len();
+        self.waiting_since[sched % n] = None;
     }
 
     /// Books `occ` cycles for an access of scheduler `sched` (None: an access that comes from no
@@ -58,8 +88,8 @@ impl PipeBooking {
         let start = now.max(self.free);
         self.free = start + occ;
         if let Some(s) = sched {
-            let n = self.started.len();
-            self.started[s % n] = start;
+            let n = self.waiting_since.len();
+            self.waiting_since[s % n] = None;
         }
         start
     }

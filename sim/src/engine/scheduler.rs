@@ -19,6 +19,8 @@ pub(super) struct WarpState {
     pub(super) exit_arrival: Option<NamedArrival>,
     /// Lanes that executed a non-aligned barrier.cluster.arrive while the warp was divergent.
     pub(super) cluster_partial: u32,
+    /// The memory pipe the next instruction was last checked against (it waits for it).
+    pub(super) pipe: Option<Pipe>,
     pub(super) exited: bool,
     pub(super) stall: Stall,
 }
@@ -26,7 +28,7 @@ pub(super) struct WarpState {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, exited: false, stall: Stall::NotLaunched }
+        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched }
     }
 }
 
@@ -68,7 +70,8 @@ impl<'p> Engine<'p> {
                 let mut issued = false;
                 for k in 0..members.len() {
                     let w = members[(start + k) % members.len()];
-                    let st = self.eligibility(c, w);
+                    // What a probe looks at after the scheduler issued must not change the state.
+                    let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
                         self.ctas[c].rr[s] = (start + k + 1) % members.len();
                         self.issue_warp(c as u32, w as u32)?;
@@ -90,7 +93,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Why warp (c, w) cannot issue now, or `Ready`.
-    pub(super) fn eligibility(&mut self, c: usize, w: usize) -> Stall {
+    pub(super) fn eligibility(&mut self, c: usize, w: usize, register: bool) -> Stall {
         let ws = &self.ctas[c].warps[w];
         if ws.exited {
             return Stall::Exited;
@@ -124,13 +127,18 @@ impl<'p> Engine<'p> {
         }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
-            let cs = &self.ctas[c];
-            let busy = match pipe {
-                Pipe::Smem => cs.mem.smem.throttled(self.cycle, self.cfg.smem.queue_cycles, w),
-                Pipe::Global => cs.mem.global.throttled(self.cycle, self.cfg.global.queue_cycles, w),
-                Pipe::Dsmem => cs.mem.dsmem.throttled(self.cycle, self.cfg.dsmem.queue_cycles, w),
-                Pipe::Fixed(_) => false,
+            let (now, cfg) = (self.cycle, &self.cfg);
+            let queue = match pipe {
+                Pipe::Smem => cfg.smem.queue_cycles,
+                Pipe::Global => cfg.global.queue_cycles,
+                Pipe::Dsmem => cfg.dsmem.queue_cycles,
+                Pipe::Fixed(_) => 0,
             };
+            let cs = &mut self.ctas[c];
+            let busy = cs.mem.of(pipe).is_some_and(|b| b.throttled(now, queue, w, register));
+            if register {
+                cs.warps[w].pipe = Some(pipe);
+            }
             if busy {
                 return Stall::MemoryThrottle;
             }
@@ -139,6 +147,13 @@ impl<'p> Engine<'p> {
     }
 
     pub(super) fn issue_warp(&mut self, c: u32, w: u32) -> Result<(), Stop> {
+        // The pipe this warp's instruction was checked against: its scheduler waits no more
+        // (an access with every guard false books nothing, but was waited for).
+        if let Some(p) = self.ctas[c as usize].warps[w as usize].pipe.take() {
+            if let Some(b) = self.ctas[c as usize].mem.of(p) {
+                b.issued(w as usize);
+            }
+        }
         let (pc, group) = self.m.warp(c, w).next_group().expect("eligible warp has a group");
         let module = self.m.module();
         let Some(ins) = module.kernel.body.get(pc as usize) else {
@@ -197,7 +212,7 @@ impl<'p> Engine<'p> {
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
         match flow {
-            Flow::Jump(_) => {
+            Flow::Jump(_) | Flow::Lanes => {
                 ws.next_issue = self.cycle + cfg.issue.branch_cycles;
                 ws.wait_why = Stall::Branch;
             }

@@ -1,0 +1,309 @@
+//! CUDA C++ input: `hopsync run kernel.cu`.
+//!
+//! The launch manifest is the `.cu` file's leading `//!` block (the same TOML as a `.ptx`
+//! program's; `[cuda]` adds nvcc flags). hopsync compiles the file with nvcc to PTX
+//! (`-arch=sm_90a -ptx -lineinfo`, so findings name `.cu` lines through nvcc's `.loc`
+//! directives), caches the PTX by content hash and runs it.
+//!
+//! **nvcc** is, in this order: `$HOPSYNC_NVCC`; `nvcc` on `PATH`; the PyPI packages
+//! `nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl nvidia-curand` (and `nvidia-cutlass`
+//! for `[cuda] cutlass = true`) installed with `python3 -m pip install --target` into
+//! [`cache_dir`]`/cuda` on first use (no GPU is needed to compile). Without any of them, and
+//! without pip or a network, the error names what to install.
+//!
+//! **The cache** ([`cache_dir`]: `$HOPSYNC_CACHE`, else `$XDG_CACHE_HOME/hopsync`, else
+//! `~/.cache/hopsync`): `ptx/<key>.ptx`, where the key is the SHA-256 of nvcc's version, the
+//! command line, the `.cu` path and text; `ptx/<key>.deps` lists every file the compile read
+//! outside the toolchain and the system folders with its own hash, and a changed one
+//! recompiles. Concurrent hopsync processes take a lock on the cache while installing or
+//! compiling.
+
+use crate::diag::Diag;
+use crate::ir::Loc;
+use crate::manifest::Manifest;
+use crate::{parser, CudaInput, Program};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The PyPI packages of the CUDA compiler and the headers CUDA programs include.
+pub const CUDA_PACKAGES: &[&str] = &["nvidia-cuda-nvcc", "nvidia-cuda-runtime", "nvidia-cuda-cccl", "nvidia-curand"];
+/// The PyPI package of CUTLASS's and CuTe's headers and examples.
+pub const CUTLASS_PACKAGE: &str = "nvidia-cutlass";
+
+/// The default `-arch`: sm_90a, so the arch-specific instructions (wgmma, setmaxnreg) compile.
+pub const DEFAULT_ARCH: &str = "sm_90a";
+
+/// hopsync's cache folder (module doc).
+pub fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("HOPSYNC_CACHE") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("hopsync");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    home.join(".cache").join("hopsync")
+}
+
+/// A plain error about the input as a whole (no line to point at).
+fn whole(file: &Path, msg: String) -> Diag {
+    let mut d = Diag::new(Loc { line: 0, col: 0 }, msg);
+    d.file = file.display().to_string();
+    d
+}
+
+/// Reads, compiles and parses a `.cu` program.
+pub fn load(path: &Path) -> Result<Program, Diag> {
+    let name = path.display().to_string();
+    let cu = std::fs::read_to_string(path).map_err(|e| whole(path, format!("cannot read program: {e}")))?;
+    let manifest = Manifest::from_source(&cu).map_err(|d| d.with_source(&name, &cu))?;
+    let opts = manifest.cuda.clone().unwrap_or_default();
+    let abs = std::fs::canonicalize(path).map_err(|e| whole(path, format!("cannot read program: {e}")))?;
+    let (ptx_path, ptx) = compile(&abs, &opts).map_err(|msg| whole(path, msg))?;
+    let ptx_name = ptx_path.display().to_string();
+    let module = parser::parse_module(&ptx).map_err(|d| d.with_source(&ptx_name, &ptx))?;
+    let mut prog = Program::assemble(&name, &ptx, &ptx_name, module, manifest, &cu)?;
+    prog.cuda = Some(CudaInput { file: abs.display().to_string(), ptx_path: ptx_name });
+    Ok(prog)
+}
+
+/// The nvcc command line for `cu` (without the output file).
+fn nvcc_args(cu: &Path, opts: &crate::manifest::CudaOptions, tools: &Toolchain) -> Vec<String> {
+    let dir = cu.parent().unwrap_or(Path::new("."));
+    let mut a = vec![
+        format!("-arch={}", opts.arch.as_deref().unwrap_or(DEFAULT_ARCH)),
+        "-ptx".into(),
+        "-lineinfo".into(),
+        "-std=c++17".into(),
+        "--expt-relaxed-constexpr".into(),
+    ];
+    for f in &opts.flags {
+        // `-Irel` is relative to the .cu file.
+        match f.strip_prefix("-I") {
+            Some(p) if !p.is_empty() && !Path::new(p).is_absolute() => a.push(format!("-I{}", dir.join(p).display())),
+            _ => a.push(f.clone()),
+        }
+    }
+    if opts.cutlass {
+        for inc in &tools.cutlass_includes {
+            a.push(format!("-I{}", inc.display()));
+        }
+    }
+    a.push(cu.display().to_string());
+    a
+}
+
+/// The compiler and where its own headers are.
+struct Toolchain {
+    nvcc: PathBuf,
+    /// Folders whose files are covered by the version in the cache key (not hashed one by one).
+    fixed: Vec<PathBuf>,
+    cutlass_includes: Vec<PathBuf>,
+    version: String,
+}
+
+/// Compiles `cu` (an absolute path) to PTX, through the cache; returns the PTX file and text.
+pub fn compile(cu: &Path, opts: &crate::manifest::CudaOptions) -> Result<(PathBuf, String), String> {
+    let cache = cache_dir();
+    let tools = toolchain(&cache, opts.cutlass)?;
+    let args = nvcc_args(cu, opts, &tools);
+    let text = std::fs::read(cu).map_err(|e| format!("cannot read {}: {e}", cu.display()))?;
+    let mut h = Sha256::new();
+    h.update(tools.version.as_bytes());
+    for a in &args {
+        h.update(a.as_bytes());
+        h.update([0]);
+    }
+    h.update(&text);
+    let key = hex(&h.finalize());
+    let dir = cache.join("ptx");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the PTX cache {}: {e}", dir.display()))?;
+    let ptx = dir.join(format!("{key}.ptx"));
+    let deps = dir.join(format!("{key}.deps"));
+    if let Some(t) = cached(&ptx, &deps) {
+        return Ok((ptx, t));
+    }
+    let _lock = lock(&cache)?;
+    if let Some(t) = cached(&ptx, &deps) {
+        return Ok((ptx, t));
+    }
+    let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
+    let dfile = dir.join(format!("{key}.{}.d", std::process::id()));
+    let out = Command::new(&tools.nvcc)
+        .args(&args)
+        .arg("-o")
+        .arg(&tmp)
+        .arg("-MD")
+        .arg("-MF")
+        .arg(&dfile)
+        .current_dir(cu.parent().unwrap_or(Path::new(".")))
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", tools.nvcc.display()))?;
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&dfile);
+        return Err(format!(
+            "nvcc could not compile {} ({} {}):\n{}{}",
+            cu.display(),
+            tools.nvcc.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let d = std::fs::read_to_string(&dfile).unwrap_or_default();
+    let _ = std::fs::remove_file(&dfile);
+    let listed: Vec<String> = dep_files(&d)
+        .into_iter()
+        .filter(|p| !p.starts_with("/usr/") && !tools.fixed.iter().any(|f| Path::new(p).starts_with(f)))
+        .filter_map(|p| file_hash(Path::new(&p)).map(|h| format!("{h} {p}")))
+        .collect();
+    std::fs::write(&deps, listed.join("\n")).map_err(|e| format!("cannot write {}: {e}", deps.display()))?;
+    std::fs::rename(&tmp, &ptx).map_err(|e| format!("cannot write {}: {e}", ptx.display()))?;
+    let t = std::fs::read_to_string(&ptx).map_err(|e| format!("cannot read {}: {e}", ptx.display()))?;
+    Ok((ptx, t))
+}
+
+/// The cached PTX, if present and every file it was compiled from is unchanged.
+fn cached(ptx: &Path, deps: &Path) -> Option<String> {
+    let d = std::fs::read_to_string(deps).ok()?;
+    for line in d.lines().filter(|l| !l.is_empty()) {
+        let (h, p) = line.split_once(' ')?;
+        if file_hash(Path::new(p)).as_deref() != Some(h) {
+            return None;
+        }
+    }
+    std::fs::read_to_string(ptx).ok()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn file_hash(p: &Path) -> Option<String> {
+    std::fs::read(p).ok().map(|b| hex(&Sha256::digest(&b)))
+}
+
+/// The prerequisites of a make-style dependency file (`out : a b \` ...).
+fn dep_files(d: &str) -> Vec<String> {
+    let joined = d.replace("\\\n", " ");
+    let rest = joined.split_once(": ").map(|(_, r)| r).unwrap_or("");
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => {
+                cur.push(' ');
+                chars.next();
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// An exclusive lock on the cache (released when dropped).
+fn lock(cache: &Path) -> Result<std::fs::File, String> {
+    std::fs::create_dir_all(cache).map_err(|e| format!("cannot create the cache {}: {e}", cache.display()))?;
+    let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(cache.join("lock")).map_err(|e| format!("cannot lock the cache {}: {e}", cache.display()))?;
+    f.lock().map_err(|e| format!("cannot lock the cache {}: {e}", cache.display()))?;
+    Ok(f)
+}
+
+/// `nvcc --version`'s last line (the release and build).
+fn version_of(nvcc: &Path) -> Option<String> {
+    let out = Command::new(nvcc).arg("--version").output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The pip-installed toolchain in the cache: nvcc, and the CUTLASS folders if installed.
+fn pip_nvcc(cache: &Path) -> PathBuf {
+    cache.join("cuda").join("nvidia").join("cu13").join("bin").join("nvcc")
+}
+
+fn cutlass_root(cache: &Path) -> PathBuf {
+    cache.join("cuda").join("cutlass_library").join("source")
+}
+
+/// Finds nvcc (module doc), installing the PyPI packages when there is none.
+fn toolchain(cache: &Path, cutlass: bool) -> Result<Toolchain, String> {
+    let from_env = std::env::var_os("HOPSYNC_NVCC").map(PathBuf::from);
+    let on_path = || {
+        std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("nvcc")).find(|c| c.is_file()))
+    };
+    let pip = pip_nvcc(cache);
+    let nvcc = match from_env.or_else(on_path) {
+        Some(n) => n,
+        None => {
+            if !pip.is_file() {
+                let _lock = lock(cache)?;
+                if !pip.is_file() {
+                    pip_install(cache, CUDA_PACKAGES)?;
+                }
+            }
+            pip.clone()
+        }
+    };
+    let version = version_of(&nvcc).ok_or_else(|| format!("{} does not run (`nvcc --version` failed); set HOPSYNC_NVCC to a working nvcc", nvcc.display()))?;
+    let mut cutlass_includes = Vec::new();
+    if cutlass {
+        let root = cutlass_root(cache);
+        if !root.join("include").is_dir() {
+            let _lock = lock(cache)?;
+            if !root.join("include").is_dir() {
+                pip_install(cache, &[CUTLASS_PACKAGE])?;
+            }
+        }
+        cutlass_includes = vec![root.join("include"), root.join("tools/util/include"), root.join("examples/common")];
+    }
+    let mut fixed: Vec<PathBuf> = vec![cache.join("cuda")];
+    if let Some(tk) = nvcc.parent().and_then(|b| b.parent()) {
+        fixed.push(tk.to_path_buf());
+    }
+    Ok(Toolchain { nvcc, fixed, cutlass_includes, version: format!("{version}\n{}", cutlass as u8) })
+}
+
+/// `python3 -m pip install --target CACHE/cuda PACKAGES`.
+fn pip_install(cache: &Path, packages: &[&str]) -> Result<(), String> {
+    let target = cache.join("cuda");
+    eprintln!("hopsync: installing {} with pip into {} (first use; no GPU needed)", packages.join(" "), target.display());
+    let out = Command::new("python3")
+        // pip refuses installs into a system Python (PEP 668) unless told; --target touches
+        // only hopsync's cache
+        .env("PIP_BREAK_SYSTEM_PACKAGES", "1")
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--upgrade", "--target"])
+        .arg(&target)
+        .args(packages)
+        .output();
+    let hint = format!(
+        "hopsync needs nvcc to compile CUDA C++: install the CUDA toolkit (nvcc on PATH, or HOPSYNC_NVCC=/path/to/nvcc), or let hopsync install the PyPI packages with `python3 -m pip install --target {} {}` (needs python3, pip and a network)",
+        target.display(),
+        packages.join(" ")
+    );
+    match out {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("pip could not install {}:\n{}\n{hint}", packages.join(" "), String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => Err(format!("cannot run python3 -m pip ({e})\n{hint}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_files_are_read_from_make_rules() {
+        let d = "/tmp/x.ptx : a.cu \\\n    /usr/include/x.h \\\n    my\\ dir/b.h\n";
+        assert_eq!(dep_files(d), vec!["a.cu", "/usr/include/x.h", "my dir/b.h"]);
+    }
+}

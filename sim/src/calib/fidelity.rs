@@ -1,0 +1,308 @@
+//! The fidelity report (issue 13 §4): each recorded calibration figure on the RTL engine beside
+//! silicon's, reported separately for the fit set and the validation set
+//! ([`fidelity_markdown`]); the whole-program durations ([`super::whole`]) and the per-instruction
+//! clocks of the GPU traces ([`trace_timing`]) follow in `docs/FIDELITY.md`.
+
+use super::{parallel_map, set_of, FigureSamples, Set, SiliconRecord, Workload, TARGET, TARGET_MAX};
+use super::whole::ReplayMemo;
+use crate::SmConfig;
+use hopsync_cosim::gpu::replay::{replay_file_on, timing_by_opcode, trace_files, ProgramReplay, TimingRow};
+use std::path::Path;
+
+/// One figure: silicon beside the RTL engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FidelityRow {
+    /// Program path.
+    pub program: String,
+    /// Figure name.
+    pub figure: String,
+    /// The fit set or the validation set.
+    pub set: Set,
+    /// The card that gave the silicon figure, and the day (`NVIDIA H200, 2026-11-22`).
+    pub card: String,
+    /// Silicon median, cycles.
+    pub silicon: f64,
+    /// RTL median, cycles, or why there is none (`unsupported: ...`, a stale program).
+    pub rtl: Result<f64, String>,
+}
+
+impl FidelityRow {
+    /// (rtl - silicon) / silicon, when both exist.
+    pub fn rel_error(&self) -> Option<f64> {
+        self.rtl.as_ref().ok().map(|r| if self.silicon == 0.0 { if *r == 0.0 { 0.0 } else { f64::INFINITY } } else { (r - self.silicon) / self.silicon })
+    }
+}
+
+/// The rows of one record, from the RTL engine's figures of its program (or why there are none).
+pub fn rows_of(rec: &SiliconRecord, rtl: &Result<Vec<FigureSamples>, String>) -> Vec<FidelityRow> {
+    rec.figures
+        .iter()
+        .map(|f| {
+            let value = match rtl {
+                Err(e) => Err(e.clone()),
+                Ok(v) => v.iter().find(|g| g.buffer == f.buffer && g.name == f.name).map(|g| g.median).ok_or_else(|| "figure missing from the RTL run".to_string()),
+            };
+            FidelityRow { program: rec.program.clone(), figure: f.name.clone(), set: set_of(&rec.program), card: rec.provenance.card(), silicon: f.median, rtl: value }
+        })
+        .collect()
+}
+
+/// Runs every program of `w` on the RTL engine with `sm` and pairs its figures with silicon's.
+pub fn fidelity(w: &Workload, sm: &SmConfig) -> Vec<FidelityRow> {
+    let ks: Vec<usize> = (0..w.records().len()).collect();
+    let runs = w.run_many(&ks, sm);
+    w.records().iter().zip(&runs).flat_map(|(rec, rtl)| rows_of(rec, rtl)).collect()
+}
+
+/// (max, mean) of |relative error| over the rows that have both figures; (inf, inf) for none.
+pub fn error_stats(rows: &[FidelityRow]) -> (f64, f64) {
+    let e: Vec<f64> = rows.iter().filter_map(|r| r.rel_error()).map(f64::abs).collect();
+    if e.is_empty() {
+        return (f64::INFINITY, f64::INFINITY);
+    }
+    (e.iter().cloned().fold(0.0, f64::max), e.iter().sum::<f64>() / e.len() as f64)
+}
+
+/// The summary of one set's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetStats {
+    /// Figures recorded.
+    pub figures: usize,
+    /// Figures the RTL engine ran.
+    pub compared: usize,
+    /// Within [`TARGET`] (10%).
+    pub within_10: usize,
+    /// Within [`TARGET_MAX`] (20%).
+    pub within_20: usize,
+    /// Largest |error| (0 with nothing compared).
+    pub max: f64,
+    /// Mean |error|.
+    pub mean: f64,
+}
+
+/// The statistics of the rows of `set`.
+pub fn set_stats(rows: &[FidelityRow], set: Set) -> SetStats {
+    let rows: Vec<&FidelityRow> = rows.iter().filter(|r| r.set == set).collect();
+    let e: Vec<f64> = rows.iter().filter_map(|r| r.rel_error()).map(f64::abs).collect();
+    SetStats {
+        figures: rows.len(),
+        compared: e.len(),
+        within_10: e.iter().filter(|x| **x <= TARGET).count(),
+        within_20: e.iter().filter(|x| **x <= TARGET_MAX).count(),
+        max: e.iter().cloned().fold(0.0, f64::max),
+        mean: if e.is_empty() { 0.0 } else { e.iter().sum::<f64>() / e.len() as f64 },
+    }
+}
+
+/// Whether a set meets issue 13's target: the fit set every figure within 10%; the validation set
+/// at least 90% within 10% and none beyond 20%. None with nothing compared.
+pub fn meets_target(st: &SetStats, set: Set) -> Option<bool> {
+    if st.compared == 0 {
+        return None;
+    }
+    Some(match set {
+        Set::Fit => st.within_10 == st.compared,
+        Set::Validation => st.within_10 * 10 >= st.compared * 9 && st.within_20 == st.compared,
+    })
+}
+
+/// Heading of the fit-set table.
+pub const FIT_HEADING: &str = "## Fit set";
+/// Heading of the validation-set table.
+pub const VALIDATION_HEADING: &str = "## Validation set";
+
+/// `docs/FIDELITY.md` up to the whole-program section: a pure function of the records and the rows
+/// (no dates of its own), so the committed file regenerates identically.
+pub fn fidelity_markdown(records: &[SiliconRecord], rows: &[FidelityRow]) -> String {
+    let mut s = String::new();
+    s.push_str("# Fidelity of the RTL engine against silicon\n\n");
+    s.push_str(INTRO);
+    let mut provs: Vec<String> = records
+        .iter()
+        .map(|r| {
+            let p = &r.provenance;
+            format!("{}, driver {}, nvcc {}, cc {}, {}{}", p.gpu, p.driver, p.nvcc, p.compute_capability, p.date_utc, if p.clocks.is_empty() { String::new() } else { format!(" (clocks {})", p.clocks) })
+        })
+        .collect();
+    provs.sort();
+    provs.dedup();
+    s.push_str("Silicon: ");
+    s.push_str(&provs.join("; "));
+    s.push_str(".\n\n");
+    s.push_str("| set | programs | figures | RTL ran | within 10% | within 20% | max error | mean error | target |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    for set in [Set::Fit, Set::Validation] {
+        let st = set_stats(rows, set);
+        let mut progs: Vec<&str> = rows.iter().filter(|r| r.set == set).map(|r| r.program.as_str()).collect();
+        progs.dedup();
+        let target = match (set, meets_target(&st, set)) {
+            (_, None) => "no figures yet".to_string(),
+            (Set::Fit, Some(ok)) => format!("every figure within 10%: {}", if ok { "met" } else { "not met" }),
+            (Set::Validation, Some(ok)) => format!(">= 90% within 10%, none beyond 20%: {}", if ok { "met" } else { "not met" }),
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {target} |\n",
+            set.name(),
+            progs.len(),
+            st.figures,
+            st.compared,
+            st.within_10,
+            st.within_20,
+            st.max * 100.0,
+            st.mean * 100.0
+        ));
+    }
+    s.push('\n');
+    s.push_str(NOTES);
+    for (set, heading) in [(Set::Fit, FIT_HEADING), (Set::Validation, VALIDATION_HEADING)] {
+        s.push_str(heading);
+        s.push_str("\n\n");
+        let these: Vec<&FidelityRow> = rows.iter().filter(|r| r.set == set).collect();
+        if these.is_empty() {
+            s.push_str("No silicon records for this set yet.\n\n");
+            continue;
+        }
+        s.push_str("| program | figure | card | silicon (cycles) | RTL (cycles) | error |\n| --- | --- | --- | ---: | ---: | ---: |\n");
+        for r in these {
+            let prog = r.program.strip_prefix("firmware/programs/").unwrap_or(&r.program);
+            let (rtl, err) = match (&r.rtl, r.rel_error()) {
+                (Ok(v), Some(e)) => (format!("{v:.1}"), format!("{:+.1}%{}", e * 100.0, if e.abs() > TARGET { " ✗" } else { "" })),
+                (Err(e), _) => (e.lines().next().unwrap_or("").replace('|', "\\|"), "-".into()),
+                _ => ("-".into(), "-".into()),
+            };
+            s.push_str(&format!("| `{prog}` | {} | {} | {:.1} | {rtl} | {err} |\n", r.figure, r.card, r.silicon));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// How the report is made (fixed text).
+const INTRO: &str = "\
+Generated by `hopsync calibrate fidelity` (do not edit by hand). Each calibration program of
+`firmware/programs/calibration/` runs on the RTL engine with `sim/configs/sm90.toml`; its figures
+(the median of each group of `%clock64` samples the manifest marks `timing = true`) are set beside
+the same figures recorded on silicon (`cosim/traces/sm90/calibration/*.json`, the unchanged
+program's launches). Error = (RTL - silicon) / silicon. The programs are in two sets: the
+**validation set** (every `val_*` program: loops where the fit set has straight lines, other warp
+and CTA counts, other sizes, combinations) is never seen by `hopsync calibrate fit`, which fits
+sm90.toml's keys to the **fit set** only. Targets (issue 13): fit set, every figure within 10%;
+validation set, at least 90% within 10% and none beyond 20%; whole programs, median error at most
+10% and 90th percentile at most 25%.
+
+Recorded with `hopsync calibrate pack --out cosim/gpu/calib_batch`, then
+`cosim/gpu/runner/calibrate_all.sh` on the GPU, then `hopsync calibrate import RESULTS`
+(cosim/gpu/runner/README.md).
+
+";
+
+/// What the silicon figures showed that the tables alone do not say (fixed text of the report).
+const NOTES: &str = "\
+What the silicon figures show (H200, sm_90; two runs of the batch agreed within 1%):
+
+- `bar.sync`: ptxas emits `BAR.SYNC.DEFER_BLOCKING` (SASS checked with `cuobjdump -sass`): the warp
+  issues the next instruction before it blocks, so the `%clock64` read right after the barrier
+  comes 2..21 cycles after the one before it, even with 32 warps. The barrier's cost shows in the
+  loop period (`bar.sync loop period`), which includes the loop's own instructions.
+- `try_wait` whose phase is not complete: the first recording read `%clock64` right after the
+  `try_wait` without using its predicate, and sm_90 does not hold a clock read for an outstanding
+  result, so it measured issue time (2 cycles without a suspendTimeHint, 13 with 2000 ns).
+  calibration/mbarrier.ptx now uses the predicate first (re-recorded 2026-11-22 08:03 UTC, same
+  H200): `false` after **41 cycles** without a hint (as long as a `true` answer: no suspension,
+  so sm90.toml's `sync.default_suspend_ns` is 0) and after **4025 cycles** with the 2000 ns hint
+  (silicon waits the whole hint out, as the RTL engine does).
+- A remote `mbarrier.arrive` ping-pong round trip (913 cycles) is almost three times an
+  `st.async` one (325 cycles), though both cross the DSMEM network twice; the RTL engine has one
+  `dsmem.latency` for both, so no single value fits both.
+- Error statistics leave out the figures the RTL engine cannot run.
+
+";
+
+/// Traces [`trace_timing`] leaves out, with why: their RTL replays ran past 40 s in the debug
+/// build (`hopsync gpu replay --engine rtl NAME` still runs them; a cycle limit would stop them
+/// before their last clock reads, so they are left out rather than cut short).
+pub const TRACE_TIMING_SKIPPED: &[(&str, &str)] = &[
+    ("gen_005", "over 18 million RTL cycles, minutes of debug build"),
+    ("bulk_copy", "200 KiB of TMA traffic through the rust-hdl TmaEngine, minutes of debug build"),
+];
+
+/// The per-instruction clocks of the GPU traces (`cosim/traces/sm90/*.json`, format 2): every
+/// trace but [`TRACE_TIMING_SKIPPED`] replayed on the RTL engine with `sm` (in parallel; `memo`
+/// keeps the runs for the whole-program table), and per opcode the `clock_delta` median of silicon beside the RTL engine's
+/// ([`timing_by_opcode`]).
+pub fn trace_timing(traces: &Path, root: &Path, sm: &SmConfig, memo: &ReplayMemo) -> (Vec<ProgramReplay>, Vec<TimingRow>) {
+    let skipped = |f: &std::path::PathBuf| f.file_stem().is_some_and(|s| TRACE_TIMING_SKIPPED.iter().any(|(n, _)| *n == s.to_string_lossy()));
+    let files: Vec<_> = trace_files(traces).into_iter().filter(|f| !skipped(f)).collect();
+    let reports = parallel_map(&files, |f| replay_file_on(f, root, "rtl", &|p| memo.run(p, sm)));
+    let rows = timing_by_opcode(&reports);
+    (reports, rows)
+}
+
+/// Heading of the per-instruction section of `docs/FIDELITY.md` ([`trace_timing_markdown`]).
+pub const TRACE_TIMING_HEADING: &str = "## Per-instruction clocks of the GPU traces";
+
+/// The per-instruction section of `docs/FIDELITY.md`: per opcode, silicon's `clock_delta` median
+/// (the instrumented launches of the committed traces) beside the RTL engine's. Deterministic.
+pub fn trace_timing_markdown(reports: &[ProgramReplay], rows: &[TimingRow]) -> String {
+    let mut s = String::new();
+    s.push_str(TRACE_TIMING_HEADING);
+    s.push_str("
+
+");
+    s.push_str(
+        "Generated with the table above. Every committed GPU trace (`cosim/traces/sm90/*.json`, format
+`hopsync-gpu-trace/2`) holds, per sync or async instruction, the distribution of `clock_delta`:
+`%clock64` read right before the instruction to `%clock64` read right after the first read of its
+result (cosim/src/gpu/instrument.rs). Each trace is replayed on the RTL engine (`hopsync gpu replay
+--engine rtl`), which runs the same instrumented program and reads its cycle count as `%clock64`;
+per opcode (mnemonic with modifiers), the median over all samples of all programs is set beside
+silicon's. Error = (RTL - silicon) / silicon.
+
+",
+    );
+    s.push_str(
+        "These figures are **not** part of the max error above, for three reasons. (1) They come from the
+instrumented launch: about fifteen instructions and a global store per traced value run between
+the program's own instructions, so *when* arrivals reach a barrier, and therefore how long a wait
+waits, is perturbed; the pair brackets only the instruction and one move, so the instruction's own
+cost is not inflated, but a wait's is a property of the whole perturbed interleaving (the RTL engine
+runs the same instrumented text, so both sides are perturbed alike, but not identically: the
+trace code's own cost differs). (2) Most value-less instructions measure issue cost only (a few
+cycles, where one cycle is 10% or more). (3) A median over heterogeneous programs mixes contended
+and uncontended uses of one opcode. The calibration figures above, measured in the unchanged
+program, stay the fitted and reported error; these are a cross-check over 200-odd programs.
+
+",
+    );
+    let traces = reports.iter().filter(|r| !r.timing.is_empty()).count();
+    let errors: Vec<String> = reports.iter().filter(|r| r.failed()).map(|r| format!("`{}` ({})", r.name, r.status)).collect();
+    let compared: Vec<f64> = rows.iter().filter_map(|r| r.rel_error()).collect();
+    let within = compared.iter().filter(|e| e.abs() <= TARGET).count();
+    let max = compared.iter().map(|e| e.abs()).fold(0.0, f64::max);
+    s.push_str(&format!(
+        "{} traces, {traces} with clocks; {} opcodes, {within} of {} within 10%, max error {:.1}%.{}
+
+",
+        reports.len(),
+        rows.len(),
+        compared.len(),
+        max * 100.0,
+        if errors.is_empty() { String::new() } else { format!(" Replay on the RTL engine failed for: {}.", errors.join(", ")) }
+    ));
+    for (n, why) in TRACE_TIMING_SKIPPED {
+        s.push_str(&format!("Left out: `{n}` ({why}).\n"));
+    }
+    s.push('\n');
+    s.push_str("| opcode | programs | silicon samples | silicon median | RTL median | error |
+| --- | ---: | ---: | ---: | ---: | ---: |
+");
+    for r in rows {
+        let err = match r.rel_error() {
+            Some(e) => format!("{:+.1}%{}", e * 100.0, if e.abs() > TARGET { " ✗" } else { "" }),
+            None => "-".into(),
+        };
+        s.push_str(&format!("| `{}` | {} | {} | {:.1} | {:.1} | {err} |
+", r.opcode, r.programs, r.silicon_samples, r.silicon_median, r.engine_median));
+    }
+    s
+}
+
