@@ -416,10 +416,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
                     return Err(ExitCode::from(2));
                 }
-                let (report, trace) = match engine {
-                    Engine::Golden => hopsync_sim::timeline::run_golden(&prog, cfg),
-                    Engine::Rtl => hopsync_sim::timeline::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
-                    Engine::Verilator => hopsync_sim::timeline::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
+                // `sm` is the configuration the program was loaded (and budgeted) for.
+                let (report, trace) = match sm {
+                    None => hopsync_sim::timeline::run_golden(&prog, cfg),
+                    Some(sm) => hopsync_sim::timeline::run_rtl(&prog, cfg, sm),
                 };
                 print!("{}", report.summary());
                 write_timeline(path, &trace)?;

@@ -180,6 +180,8 @@ mod tests {
             cp_inflight: Vec::new(),
             last_arrive: [None; WARP],
             cluster_arrival: [None; WARP],
+            frames: vec![Vec::new(); WARP],
+            conv: Vec::new(),
         }
     }
 
