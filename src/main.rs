@@ -29,12 +29,13 @@ struct Cli {
 /// What a program is loaded for, which decides its memory estimate.
 #[derive(Clone, Copy)]
 enum Use<'a> {
-    /// A golden-engine run (and `check`, which validates what it would take).
-    Golden,
+    /// A golden-engine run with its race detector (and `check`, which validates what a default
+    /// run would take).
+    Golden(hopsync_cosim::race::RaceMode),
     /// An SM-engine run (rtl or verilator units).
     Sm(&'a hopsync_sim::SmConfig),
-    /// A lockstep run: the golden model beside the SM engine.
-    Cosim(&'a hopsync_sim::SmConfig),
+    /// A lockstep run: the golden model (with its race detector) beside the SM engine.
+    Cosim(&'a hopsync_sim::SmConfig, hopsync_cosim::race::RaceMode),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -55,6 +56,28 @@ enum CosimEngine {
     Rtl,
     /// The RTL units' Verilog in Verilator.
     Verilator,
+}
+
+/// `--race`: which memory the golden model's happens-before race detector watches.
+#[derive(Clone, Copy, ValueEnum)]
+enum Race {
+    /// Shared memory: own CTA and DSMEM (the default).
+    Shared,
+    /// Shared and global memory (the whole grid is one happens-before domain).
+    Global,
+    /// No race detection.
+    Off,
+}
+
+impl Race {
+    fn mode(self) -> hopsync_cosim::race::RaceMode {
+        use hopsync_cosim::race::RaceMode;
+        match self {
+            Race::Shared => RaceMode::Shared,
+            Race::Global => RaceMode::Global,
+            Race::Off => RaceMode::Off,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -80,6 +103,11 @@ enum Cmd {
         /// What undefined behaviour does.
         #[arg(long, value_enum, default_value = "error")]
         ub: Ub,
+        /// The golden model's race detector (SharedMemoryRace, GlobalMemoryRace, ProxyRace):
+        /// shared memory, shared and global memory, or off. The rtl and verilator engines run
+        /// without it (cosim runs it on its golden side).
+        #[arg(long, value_enum, default_value = "shared")]
+        race: Race,
         /// Write the JSON report here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -105,6 +133,28 @@ enum Cmd {
         /// Print the program back as canonical PTX.
         #[arg(long)]
         print: bool,
+    },
+    /// Write a launch-manifest skeleton for a CUDA C++ kernel: one `[[param]]` per parameter of
+    /// the entry (buffers, values, tensor maps, structs by value), `"TODO: ..."` where a value
+    /// cannot be inferred (the manifest parser names each until it is replaced).
+    Init {
+        /// The CUDA C++ file.
+        program: PathBuf,
+        /// The kernel, when the file has several (mangled or demangled name).
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Put the skeleton at the top of the file instead of printing it.
+        #[arg(long)]
+        write: bool,
+        /// nvcc -arch (default sm_90a); written to the skeleton's [cuda] table.
+        #[arg(long)]
+        arch: Option<String>,
+        /// An extra nvcc flag (repeatable; `-I` relative to the file); written to [cuda].
+        #[arg(long = "flag", allow_hyphen_values = true)]
+        flags: Vec<String>,
+        /// Compile with CUTLASS's and CuTe's headers (the nvidia-cutlass PyPI package).
+        #[arg(long)]
+        cutlass: bool,
     },
     /// Run the built-in mbarrier producer/consumer pipeline and explain what happened, then run
     /// it on the RTL engine in lockstep with the golden model and write its waves.
@@ -159,6 +209,9 @@ enum Cmd {
         /// What undefined behaviour does.
         #[arg(long, value_enum, default_value = "error")]
         ub: Ub,
+        /// The golden side's race detector (see `run --race`).
+        #[arg(long, value_enum, default_value = "shared")]
+        race: Race,
         /// Write the JSON report (the run report plus `compared` and `divergences`) here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -289,12 +342,17 @@ impl SizeArgs {
 enum GpuCmd {
     /// Write instrumented programs and launch descriptions for the GPU runner.
     Pack {
-        /// Programs, or folders searched for .ptx (bad/ skipped).
+        /// Programs, or folders searched for .ptx and .cu programs (bad/ skipped; a .cu without a
+        /// `//!` manifest is the source of a .ptx beside it).
         #[arg(required = true)]
         programs: Vec<PathBuf>,
         /// Batch folder to write.
         #[arg(long)]
         out: PathBuf,
+        /// The newest PTX ISA version the GPU's driver accepts (CUDA 13.0's driver: 9.0):
+        /// programs with a newer `.version` are written with this one, checked by ptxas.
+        #[arg(long, value_name = "X.Y", value_parser = parse_ptx_version)]
+        ptx_version: Option<(u32, u32)>,
     },
     /// Turn the runner's results (run_batch.sh output) into cosim/traces/sm90/<program>.json.
     Import {
@@ -344,9 +402,9 @@ fn load(path: &PathBuf) -> Result<Program, ExitCode> {
 fn load_within(path: &PathBuf, usage: Use<'_>, limit: u64) -> Result<Program, ExitCode> {
     let prog = load(path)?;
     let (engine, f) = match usage {
-        Use::Golden => ("golden", Footprint::golden(&prog)),
+        Use::Golden(race) => ("golden", Footprint::golden_with_race(&prog, race)),
         Use::Sm(sm) => ("SM-engine", hopsync_sim::footprint(&prog, sm)),
-        Use::Cosim(sm) => ("cosim", hopsync_sim::lockstep::footprint(&prog, sm)),
+        Use::Cosim(sm, race) => ("cosim", hopsync_sim::lockstep::footprint(&prog, sm, race)),
     };
     eprintln!("memory: the {engine} run needs about {} of its {} budget (--mem-limit)", budget::show(f.total()), budget::show(limit));
     match f.check(&prog, engine, limit) {
@@ -395,13 +453,13 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     let limit = cli.mem_limit;
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, json, max_steps, waves, verilator_vcd, timeline } => {
+        Cmd::Run { program, engine, seed, ub, race, json, max_steps, waves, verilator_vcd, timeline } => {
             let sm = match engine {
                 Engine::Golden => None,
                 Engine::Rtl => Some(hopsync_sim::SmConfig::sm90()),
                 Engine::Verilator => Some(verilator_config(verilator_vcd)?),
             };
-            let prog = load_within(&program, sm.as_ref().map_or(Use::Golden, Use::Sm), limit)?;
+            let prog = load_within(&program, sm.as_ref().map_or(Use::Golden(race.mode()), Use::Sm), limit)?;
             let cfg = Config {
                 seed,
                 ub: match ub {
@@ -409,6 +467,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     Ub::Warn => UbMode::Warn,
                 },
                 max_steps,
+                race: race.mode(),
                 ..Config::default()
             };
             if let Some(path) = &timeline {
@@ -449,7 +508,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(status_code(&report))
         }
         Cmd::Check { program, print } => {
-            let prog = load_within(&program, Use::Golden, limit)?;
+            let prog = load_within(&program, Use::Golden(Default::default()), limit)?;
             if print {
                 print!("{}", hopsync_firmware::printer::print_module(&prog.module));
             } else {
@@ -461,13 +520,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Init { program, kernel, write, arch, flags, cutlass } => init(&program, kernel.as_deref(), write, hopsync_firmware::manifest::CudaOptions { arch, flags, cutlass }),
         Cmd::Demo { waves_dir } => Ok(demo::run(&waves_dir.unwrap_or_else(demo::default_waves_dir))),
         Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd, limit)),
         Cmd::Gpu { cmd } => {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");
             let code = match cmd {
-                GpuCmd::Pack { programs, out } => cli::pack(&programs, &out, limit),
+                GpuCmd::Pack { programs, out, ptx_version } => cli::pack(&programs, &out, &hopsync_cosim::gpu::pack::PackOptions { ptx_version, mem_limit: limit }),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
                 GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results, limit),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
@@ -570,13 +630,13 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, json, waves, engine, verilator_vcd, max_steps, timeline } => {
-            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, max_steps, ..Config::default() };
+        Cmd::Cosim { program, ub, race, json, waves, engine, verilator_vcd, max_steps, timeline } => {
+            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, max_steps, race: race.mode(), ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
             };
-            let prog = load_within(&program, Use::Cosim(&sm), limit)?;
+            let prog = load_within(&program, Use::Cosim(&sm, cfg.race), limit)?;
             let r = match (&waves, &timeline) {
                 (Some(_), Some(_)) => {
                     eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
@@ -608,7 +668,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(if r.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Cmd::TmaLayout { program, map, box_coords, smem_base, svg } => {
-            let prog = load_within(&program, Use::Golden, limit)?;
+            let prog = load_within(&program, Use::Golden(Default::default()), limit)?;
             let l = tma_layout::for_program(&prog, &map, box_coords.as_deref(), smem_base).map_err(|e| {
                 eprintln!("{e}");
                 ExitCode::from(2)
@@ -654,33 +714,75 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Bench { program, reps, engine: Engine::Golden, .. } => {
             let prog = match program {
-                Some(p) => load_within(&p, Use::Golden, limit)?,
+                Some(p) => load_within(&p, Use::Golden(Default::default()), limit)?,
                 None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),
             };
-            let mut best = f64::MAX;
+            // With the race detector (the default) and without it: its cost (docs/PERF.md).
+            let mut best = [f64::MAX; 2];
             let mut thread_instr = 0;
             for _ in 0..reps.max(1) {
-                let t = std::time::Instant::now();
-                let r = run_golden(&prog, Config::default());
-                let dt = t.elapsed().as_secs_f64();
-                if r.status != "ok" {
-                    eprintln!("{}", r.summary());
-                    return Err(ExitCode::from(1));
+                for (k, race) in [hopsync_cosim::race::RaceMode::Shared, hopsync_cosim::race::RaceMode::Off].into_iter().enumerate() {
+                    let t = std::time::Instant::now();
+                    let r = run_golden(&prog, Config { race, ..Config::default() });
+                    let dt = t.elapsed().as_secs_f64();
+                    if r.status != "ok" {
+                        eprintln!("{}", r.summary());
+                        return Err(ExitCode::from(1));
+                    }
+                    thread_instr = r.thread_instructions;
+                    best[k] = best[k].min(dt);
                 }
-                thread_instr = r.thread_instructions;
-                best = best.min(dt);
             }
             println!(
                 "golden engine on {}: {} thread-instructions in {:.3} ms (best of {}): {:.1} M thread-instructions/s",
                 prog.path,
                 thread_instr,
-                best * 1e3,
+                best[0] * 1e3,
                 reps,
-                thread_instr as f64 / best / 1e6
+                thread_instr as f64 / best[0] / 1e6
+            );
+            println!(
+                "  without the race detector (--race off): {:.3} ms, {:.1} M thread-instructions/s; the detector costs {:.2}x",
+                best[1] * 1e3,
+                thread_instr as f64 / best[1] / 1e6,
+                best[0] / best[1]
             );
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `9.0` as (9, 0).
+fn parse_ptx_version(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once('.').ok_or_else(|| format!("`{s}` is not a PTX ISA version MAJOR.MINOR"))?;
+    Ok((a.parse().map_err(|_| format!("`{s}`: bad major version"))?, b.parse().map_err(|_| format!("`{s}`: bad minor version"))?))
+}
+
+/// `hopsync init`: prints the skeleton, or puts it at the top of the file (which must not have a
+/// manifest yet).
+fn init(program: &Path, kernel: Option<&str>, write: bool, opts: hopsync_firmware::manifest::CudaOptions) -> Result<ExitCode, ExitCode> {
+    let fail = |msg: String| {
+        eprintln!("error: {msg}");
+        ExitCode::from(2)
+    };
+    if program.extension().is_none_or(|e| e != "cu") {
+        return Err(fail(format!("{}: `hopsync init` takes a CUDA C++ file (.cu)", program.display())));
+    }
+    let src = std::fs::read_to_string(program).map_err(|e| fail(format!("cannot read {}: {e}", program.display())))?;
+    if write && src.lines().any(|l| l.trim_start().starts_with("//!")) {
+        return Err(fail(format!("{} already has a `//!` manifest; remove it first or print the skeleton without --write", program.display())));
+    }
+    let text = hopsync_firmware::init::skeleton(program, &opts, kernel).map_err(|d| {
+        eprintln!("{d}");
+        ExitCode::from(2)
+    })?;
+    if write {
+        std::fs::write(program, format!("{text}{src}")).map_err(|e| fail(format!("cannot write {}: {e}", program.display())))?;
+        eprintln!("wrote the manifest skeleton into {}; replace each \"TODO: ...\", then `hopsync run {}`", program.display(), program.display());
+    } else {
+        print!("{text}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The SM configuration with its units on Verilator (`--engine verilator`).

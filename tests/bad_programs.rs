@@ -191,6 +191,23 @@ fn bad_programs_produce_their_diagnostic_or_finding() {
     assert!(problems.is_empty(), "{} of {} bad programs misbehave:\n\n{}", problems.len(), all.len(), problems.join("\n\n"));
 }
 
+/// The device heap's misuses are named for what they are (cosim/src/heap.rs): the finding's
+/// message, not only its kind.
+#[test]
+fn heap_misuse_is_named() {
+    for (file, says) in [
+        ("heap_double_free.ptx", "was freed already (double free)"),
+        ("heap_free_interior.ptx", "points inside the allocation at 0x7c0000000000, not at its start"),
+        ("heap_use_after_free.ptx", "use after free: it lies in the block at 0x7c0000000000 that `free` released"),
+    ] {
+        let path = root().join("firmware/programs/bad").join(file);
+        let prog = Program::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let r = run_golden(&prog, config(&path));
+        let f = r.findings.first().unwrap_or_else(|| panic!("{file}: no finding: {}", r.summary()));
+        assert!(f.message.contains(says), "{file}: {}", f.message);
+    }
+}
+
 #[test]
 fn the_binary_exits_2_on_errors_and_1_on_findings() {
     let all = bad_programs();

@@ -167,8 +167,11 @@ fn fit_is_deterministic_and_improves() {
         assert_eq!(calib::param(&parsed, k).unwrap(), *after, "{k}");
     }
     let flat = out.lines().map(|l| l.trim_start_matches('#').trim()).collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("to calibration/cluster_barrier_2.ptx \"barrier.cluster arrive+wait, 2 CTAs\", GPU, 2026-01-01 (was 116)."), "{out}");
-    assert!(flat.contains("to calibration/remote_arrive.ptx \"remote arrive ping-pong round trip, 2 CTAs\", GPU, 2026-01-01 (was 108)."), "{out}");
+    // (the values the fit started from, sm90.toml's today)
+    let was = |k: &str| calib::param(&start, k).unwrap() as u64;
+    let (cb, dl) = (was("sync.cluster_barrier_cycles"), was("dsmem.latency"));
+    assert!(flat.contains(&format!("to calibration/cluster_barrier_2.ptx \"barrier.cluster arrive+wait, 2 CTAs\", GPU, 2026-01-01 (was {cb}).")), "{out}");
+    assert!(flat.contains(&format!("to calibration/remote_arrive.ptx \"remote arrive ping-pong round trip, 2 CTAs\", GPU, 2026-01-01 (was {dl}).")), "{out}");
     assert!(out.lines().filter(|l| l.starts_with("# Fitted by")).all(|l| l.len() <= 100), "a provenance line over 100 columns");
     // Applying twice replaces the earlier fit's sentence instead of adding one.
     let twice = calib::apply_fit(&out, &a.changes, &a.provenance, "GPU, 2026-01-01").unwrap();
@@ -226,7 +229,7 @@ fn import_reads_a_run_batch_results_folder() {
     let prog = PathBuf::from("firmware/programs/calibration/cluster_barrier_2.ptx");
     let cwd = std::env::current_dir().unwrap();
     std::env::set_current_dir(root()).unwrap();
-    assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch, hopsync_cosim::budget::DEFAULT_MEM_LIMIT), 0);
+    assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch, &Default::default()), 0);
     assert_eq!(hopsync_cosim::gpu::cli::golden_cmd(&batch, &results, hopsync_cosim::budget::DEFAULT_MEM_LIMIT), 0);
     let imported = calib::import(&results, Path::new("."));
     std::env::set_current_dir(cwd).unwrap();

@@ -39,6 +39,8 @@ const CLIENTS: &[(&str, UbMode, Check)] = &[
         let sum = 127 * 128 / 2;
         expect("out", words(r, "out"), (1..=4).map(|k| k * sum).collect())
     }),
+    ("cuda_barrier_tx.cu", UbMode::Error, |r| expect("out", words(r, "out"), (0..512).map(|j| (j / 256) * 256 + 255 - j % 256).collect())),
+    ("cg_memcpy_async_wait.cu", UbMode::Error, |r| expect("out", words(r, "out"), (0..256).map(|j| 2 * ((j / 128) * 256 + j % 128) + 128).collect())),
     ("cluster_dsmem_reduce.cu", UbMode::Error, |r| {
         let sum = |peer: u32| (0..32).map(|t| peer * 1000 + t).sum::<u32>();
         expect("out", words(r, "out"), (0..4).map(|rank| sum((rank + 1) % 4)).collect())
@@ -56,7 +58,26 @@ const CLIENTS: &[(&str, UbMode, Check)] = &[
         let want: Vec<f32> = (0..8).map(|b| (0..128).map(|i| (b * 128 + i) as f32).sum()).collect();
         expect("out", floats(r, "out"), want)
     }),
+    ("pipeline_two_stage.cu", UbMode::Error, |r| {
+        let want = (0..64u32).map(|t| (0..8u32).flat_map(|k| (0..4u32).map(move |j| (k * 64 + t) * 4 + j)).sum()).collect();
+        expect("out", words(r, "out"), want)
+    }),
+    ("ptx_bulk_ignore_oob.cu", UbMode::Error, |r| expect("out", floats(r, "out"), (1..=25).map(|i| 2.0 * i as f32).collect())),
+    ("ptx_bulk_store_reduce.cu", UbMode::Error, |r| {
+        expect("out", words(r, "out"), (0..512).map(|j| 3 * j + 1).collect())?;
+        expect("acc", words(r, "acc"), (0..512).map(|j| j + 3 * j + 1).collect())
+    }),
     ("ptx_mbarrier_wrappers.cu", UbMode::Error, |r| expect("out", words(r, "out"), (0..256).map(|i| i + 2).collect())),
+    ("ptx_multicast_elect.cu", UbMode::Error, |r| expect("out", words(r, "out"), (0..256).map(|j| (5 + j % 128) * (j / 128 + 1)).collect())),
+    ("ptx_st_async_ring.cu", UbMode::Error, |r| {
+        // CTA r receives from its left neighbour l = (r + 3) % 4
+        let want = (0..4u32).flat_map(|r| {
+            let l = (r + 3) % 4;
+            [10 * l + 1, 10 * l + 2, l * 1000 + 7, 100 + l + 1]
+        });
+        expect("out", words(r, "out"), want.collect())
+    }),
+    ("ptx_tensor_2d_roundtrip.cu", UbMode::Error, |r| expect("tensor", words(r, "tensor"), (0..512).map(|j| j + 1).collect())),
     // Seed 000 calls init(&bar, ...) from every thread (PTX 9.7.13.15.9: undefined); with
     // --ub warn it runs to the end and every block prints what it received.
     ("seed000_st_async.cu", UbMode::Warn, |r| {
@@ -137,3 +158,43 @@ fn client_findings_point_at_cuda_lines() {
     assert!(f.location.ptx.contains(".ptx:"), "{f}");
     assert!(Path::new(f.location.ptx.split(':').next().unwrap()).is_file(), "{f}");
 }
+
+/// `scripts/gpu_clients.sh pack`: every client that loads is packed for the GPU runner at PTX ISA
+/// 9.0 (what CUDA 13.0's driver JIT-compiles; nvcc 13.5 writes 9.5), the plain program with its
+/// `.cu` manifest, and the batch runs on the golden engine in the runner's format.
+#[test]
+fn clients_pack_for_the_gpu_at_ptx_isa_9_0() {
+    use hopsync_cosim::gpu::pack::{run_batch_golden, write_batch_with, PackOptions};
+    let dir = std::env::temp_dir().join(format!("hopsync_clients_pack_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files: Vec<PathBuf> = CLIENTS.iter().filter(|(f, _, _)| !WAITING_FOR.iter().any(|(w, _)| w == f)).map(|(f, _, _)| clients_dir().join(f)).collect();
+    let entries = write_batch_with(&files, &dir.join("batch"), &PackOptions { ptx_version: Some((9, 0)), ..Default::default() }).unwrap();
+    let mut packed = 0;
+    for e in &entries {
+        let newer = NEEDS_NEWER_PTX.iter().find(|(f, _)| e.program.ends_with(f));
+        let m = match (&e.result, newer) {
+            (Ok(m), None) => m,
+            (Err(err), Some((_, why))) if err.contains("at PTX ISA 9.0 (--ptx-version) ptxas rejects it") && err.contains(why) => continue,
+            (r, _) => panic!("{}: {:?}", e.program, r.as_ref().map(|m| &m.name)),
+        };
+        packed += 1;
+        for f in [&m.traced_launch, &m.plain_launch] {
+            let ptx = std::fs::read_to_string(dir.join("batch").join(format!("{f}.ptx"))).unwrap();
+            assert!(ptx.lines().any(|l| l == ".version 9.0"), "{f}: not retargeted");
+            assert!(ptx.starts_with("//!"), "{f}: no manifest");
+        }
+    }
+    let n = run_batch_golden(&dir.join("batch"), &dir.join("results"), hopsync_cosim::budget::DEFAULT_MEM_LIMIT).unwrap();
+    assert_eq!(n, 2 * packed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Clients whose PTX (nvcc 13.5, libcu++ 13.5) uses what ptxas accepts only after PTX ISA 9.0,
+/// so the GPU machine's CUDA 13.0 driver cannot JIT-compile them (record them with a driver of
+/// CUDA 13.1 or later): the file and ptxas's message at `.version 9.0`.
+const NEEDS_NEWER_PTX: &[(&str, &str)] = &[
+    // cuda::device::memcpy_async_tx: cp.async.bulk to .shared::cta
+    ("cuda_barrier_tx.cu", "Illegal modifier '.mbarrier::complete_tx::bytes' for instruction 'cp.async.bulk'"),
+    // cp.async.bulk .ignore_oob is PTX ISA 9.2
+    ("ptx_bulk_ignore_oob.cu", "Feature '.ignore_oob' requires PTX ISA .version 9.2 or later"),
+];

@@ -11,6 +11,7 @@
 
 use hopsync_cosim::budget::Footprint;
 use hopsync_cosim::machine::Config;
+use hopsync_cosim::race::RaceMode;
 use hopsync_cosim::report::run_golden;
 use hopsync_firmware::manifest::Manifest;
 use hopsync_firmware::tensormap::{TensorMap, TENSOR_MAP_BYTES};
@@ -144,7 +145,7 @@ static LOADED: AtomicUsize = AtomicUsize::new(0);
 static RAN: AtomicUsize = AtomicUsize::new(0);
 
 /// Loads a mutated program and, when it loads and fits 256 MiB, runs it briefly on the golden
-/// engine. Any panic fails the case (proptest catches it and shrinks the edits).
+/// engine and in cosim (half of them with `--race global`). Any panic fails the case (proptest catches it and shrinks the edits).
 fn load_and_run(name: &str, text: &str) -> Result<(), TestCaseError> {
     TRIED.fetch_add(1, Relaxed);
     let t = Instant::now();
@@ -158,14 +159,16 @@ fn load_and_run(name: &str, text: &str) -> Result<(), TestCaseError> {
         }
         Ok(p) => {
             LOADED.fetch_add(1, Relaxed);
-            let cfg = Config { max_steps: 20_000, spin_limit: 2_000, ..Config::default() };
-            if Footprint::golden(&p).check(&p, "golden", 256 << 20).is_ok() {
+            // Half the inputs (by length) run the race detector over global memory too.
+            let race = if text.len() % 2 == 0 { RaceMode::Global } else { RaceMode::Shared };
+            let cfg = Config { max_steps: 20_000, spin_limit: 2_000, race, ..Config::default() };
+            if Footprint::golden_with_race(&p, race).check(&p, "golden", 256 << 20).is_ok() {
                 let r = run_golden(&p, cfg.clone());
                 prop_assert!(["ok", "fault", "error"].contains(&r.status.as_str()), "status {}", r.status);
             }
             // The RTL engine (the RTL units, cycle by cycle) in lockstep with the golden model.
             let sm = hopsync_sim::SmConfig::sm90();
-            if hopsync_sim::lockstep::footprint(&p, &sm).check(&p, "cosim", 256 << 20).is_ok() {
+            if hopsync_sim::lockstep::footprint(&p, &sm, race).check(&p, "cosim", 256 << 20).is_ok() {
                 RAN.fetch_add(1, Relaxed);
                 let r = hopsync_sim::lockstep::run_cosim(&p, cfg, sm);
                 prop_assert!(["ok", "fault", "error"].contains(&r.run.status.as_str()), "status {}", r.run.status);

@@ -25,8 +25,9 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// The `.ptx` programs (the `.cu` clients are packed by tests/clients.rs).
 fn good_programs() -> Vec<PathBuf> {
-    collect_programs(&[root().join("firmware/programs")])
+    collect_programs(&[root().join("firmware/programs")]).into_iter().filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect()
 }
 
 #[test]

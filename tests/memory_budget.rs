@@ -163,7 +163,7 @@ fn the_cosim_estimate_bounds_the_lockstep_run() {
     let mut progs = programs(&["firmware/programs/seeds"]);
     progs.extend(stress_programs());
     check_all("cosim", &progs, |p| {
-        let estimate = hopsync_sim::lockstep::footprint(p, &sm).total();
+        let estimate = hopsync_sim::lockstep::footprint(p, &sm, Default::default()).total();
         let peak = peak_of(|| {
             hopsync_sim::lockstep::run_cosim(p, Config::default(), sm.clone());
         });
@@ -190,4 +190,59 @@ fn a_warn_run_keeps_a_bounded_number_of_findings() {
     let r = run_golden(&p, Config { ub: UbMode::Warn, ..Config::default() });
     assert_eq!((r.findings.len(), r.findings_dropped), (MAX_FINDINGS, 2_000), "{}", r.status);
     assert!(r.summary().contains("... and 2000 more findings, not kept"));
+}
+
+/// A kernel whose thread 0 mallocs `bytes`, writes the block and frees it, `n` times.
+fn malloc_free_loop(n: u32, bytes: u32) -> Program {
+    let externs = ".extern .func (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;\n.extern .func free\n(\n\t.param .b64 free_param_0\n)\n;\n";
+    let body = format!(
+        "\tmov.u32 %r1, 0;\nLOOP:\n\t{{\n\t.param .b64 param0;\n\tst.param.b64 [param0], {bytes};\n\t.param .b64 retval0;\n\tcall.uni (retval0), malloc, (param0);\n\tld.param.b64 %rd1, [retval0];\n\t}}\n\tsetp.eq.u64 %p1, %rd1, 0;\n\t@%p1 trap;\n\tst.global.u32 [%rd1+{}], %r1;\n\t{{\n\t.param .b64 param0;\n\tst.param.b64 [param0], %rd1;\n\tcall.uni free, (param0);\n\t}}\n\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, {n};\n\t@%p1 bra LOOP;",
+        bytes - 4
+    );
+    let src = format!(
+        "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [1, 1, 1]\n.version 8.0\n.target sm_90\n.address_size 64\n{externs}.visible .entry k()\n{{\n\t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n\t.reg .pred %p<2>;\n{body}\n\tret;\n}}\n"
+    );
+    Program::parse(&format!("malloc_free_loop_{n}"), &src).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The device heap reuses what `free` returned: a malloc/free loop that goes round the heap's
+/// address range many times (4 KiB blocks: 7710 fit in it) finishes, never runs out, and its
+/// memory stops growing once the quarantine is full; the estimate bounds it.
+#[test]
+fn a_malloc_free_loop_reuses_the_heap_in_bounded_memory() {
+    let run = |n: u32| {
+        let p = malloc_free_loop(n, 4096);
+        let estimate = Footprint::golden(&p).total();
+        let t = std::time::Instant::now();
+        let mut status = String::new();
+        let peak = peak_of(|| status = run_golden(&p, Config::default()).status);
+        assert_eq!(status, "ok", "{n} iterations");
+        assert!(peak <= estimate, "{n} iterations: peak {peak} above the estimate {estimate}");
+        println!("{n} iterations: peak {peak} bytes, estimate {estimate}, {:?}", t.elapsed());
+        peak
+    };
+    let (short, long) = (run(20_000), run(40_000));
+    assert!(long <= short + (256 << 10), "memory grows with the number of mallocs: {short} then {long} bytes");
+    assert!(long < 12 << 20, "{long} bytes for one live 4 KiB block");
+}
+
+/// With `--race global` every warp's vector clock spans the whole grid (quadratic in the warps):
+/// the estimate counts it, bounds the run, and refuses a large grid before it allocates.
+#[test]
+fn the_race_global_estimate_bounds_its_run() {
+    use hopsync_cosim::race::RaceMode;
+    let progs = stress_programs();
+    let p = progs.iter().find(|p| p.path == "many_ctas").expect("the many-CTA launch");
+    let estimate = Footprint::golden_with_race(p, RaceMode::Global).total();
+    let shared = Footprint::golden_with_race(p, RaceMode::Shared).total();
+    // Vectors of 512 CTAs x 2 warps x 4 agents clocks instead of 1 x 2 x 4: 2 per warp (1024),
+    // 19 per CTA (its exit join, 16 named barriers, its cluster's two phases).
+    assert_eq!(estimate - shared, (2 * 1024 + 19 * 512) * (4096 - 8) * 4, "{estimate} vs {shared}");
+    let peak = peak_of(|| {
+        run_golden(p, Config { race: RaceMode::Global, ..Config::default() });
+    });
+    assert!(peak <= estimate, "peak {peak}, estimate {estimate}");
+    let big = stress("race_global_big_grid", 4096, 1024, 0, "", "", "\t.reg .b32 %r<2>;", "\tmov.u32 %r1, %tid.x;");
+    let e = Footprint::golden_with_race(&big, RaceMode::Global).check(&big, "golden", hopsync_cosim::budget::DEFAULT_MEM_LIMIT).unwrap_err();
+    assert!(e.msg.contains("race detector (--race global)"), "{e}");
 }

@@ -72,7 +72,7 @@ fn vcd_of_a_seed_parses_with_scopes_and_signals() {
     // state value is a name of the probe's enums; the mbarrier unit gets requests.
     let m = &prog.module;
     let texts: BTreeSet<String> = m.kernel.body.iter().map(|i| printer::print_instr(m, i)).collect();
-    let stalls: BTreeSet<&str> = [Stall::Issued, Stall::Ready, Stall::ScoreboardDep, Stall::Branch, Stall::Sleep, Stall::BarrierWait, Stall::ClusterBarrierWait, Stall::AsyncWait, Stall::MbarrierWait, Stall::TryWaitSuspended, Stall::MemoryThrottle, Stall::UnitBackpressure, Stall::NotLaunched, Stall::Exited].iter().map(|s| s.name()).collect();
+    let stalls: BTreeSet<&str> = [Stall::Issued, Stall::Ready, Stall::ScoreboardDep, Stall::Branch, Stall::Sleep, Stall::BarrierWait, Stall::ClusterBarrierWait, Stall::AsyncWait, Stall::MbarrierWait, Stall::TryWaitSuspended, Stall::MemoryThrottle, Stall::MemoryOrder, Stall::PipeThrottle, Stall::UnitBackpressure, Stall::NotLaunched, Stall::Exited].iter().map(|s| s.name()).collect();
     let states: BTreeSet<&str> = [WarpActivity::NotLaunched, WarpActivity::Runnable, WarpActivity::InSync, WarpActivity::NamedBarrier, WarpActivity::ClusterBarrier, WarpActivity::AsyncGroups, WarpActivity::Exited].iter().map(|s| s.name()).collect();
     let mut seen: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     let (mut last_t, mut stamps, mut valid_high) = (0u64, 0u64, 0u64);

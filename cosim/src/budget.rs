@@ -6,8 +6,8 @@
 //! per 8 bytes), per warp its registers (32 lanes x 8 bytes each), per thread its local frame and,
 //! where the entry calls functions, its call stack (the deepest chain of frames; a recursive or
 //! indirect call: the whole 512 KiB stack), where the module uses the TMA the proxy state (8
-//! bytes per shared byte per CTA), where it calls `malloc` the device heap (8 MiB and its region
-//! records), and where it prints the printf output a run keeps (`machine::PRINTF_BUFFER_BYTES`). An output
+//! bytes per shared byte per CTA), where it calls `malloc` the device heap (8 MiB and its block
+//! records, crate::heap), and where it prints the printf output a run keeps (`machine::PRINTF_BUFFER_BYTES`). An output
 //! buffer costs its hex in the report and the JSON text besides. The RTL and Verilator engines
 //! add their per-CTA units ([`Footprint::add`] from hopsync-sim); `cosim` holds the golden model
 //! and the engine under test. [`Footprint`] lists these allocations item by item with the
@@ -15,6 +15,8 @@
 //! allocates, with an error at its largest item. tests/memory_budget.rs measures every engine's
 //! real allocations against the estimate.
 
+use crate::heap::MAX_BLOCKS;
+use crate::race::RaceMode;
 use crate::machine::{Cta, DeviceOutput, Frame, MbarShadow, NamedBarrier, Region, Warp, HEAP_BYTES, STACK_BYTES, WARP};
 use bytesize::ByteSize;
 use hopsync_firmware::ir::{Loc, Module, Opcode, Operand, Space};
@@ -29,6 +31,10 @@ pub const DEFAULT_MEM_LIMIT: u64 = 8 << 30;
 /// Bytes of bookkeeping a machine holds besides the items (parameters, tensor maps, tables, up
 /// to `machine::MAX_FINDINGS` findings).
 const FIXED: u64 = 4 << 20;
+
+/// Bytes of a heap block's entries in the heap's maps and its region's name, besides the
+/// region itself (B-tree nodes hold up to 11 entries of key and value; half full at worst).
+const HEAP_BLOCK_RECORD: u64 = 256;
 
 /// One allocation (or set of like allocations) of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,8 +72,16 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 impl Footprint {
-    /// The golden machine of `prog` (module doc).
+    /// The golden machine of `prog` (module doc) with the default race detector (a run's
+    /// default, `--race shared`).
     pub fn golden(prog: &Program) -> Footprint {
+        Footprint::golden_with_race(prog, RaceMode::default())
+    }
+
+    /// The golden machine of `prog` with race detection `race` (its shadow memory: a word per 4
+    /// bytes of shared memory, and of global memory with `--race global`, and a vector clock
+    /// per warp as long as its domain has agents: [`crate::race::estimate_bytes`]).
+    pub fn golden_with_race(prog: &Program, race: RaceMode) -> Footprint {
         let (m, man) = (&prog.module, &prog.manifest);
         let at = Locator::new(&prog.source);
         let layout = Layout::of(m, man);
@@ -117,13 +131,26 @@ impl Footprint {
             f.add(&format!("call stack: {} per thread ({why}) x {threads} threads", show(bytes)), bytes.saturating_mul(threads), at.at(Key::Launch("block")));
         }
         if let Some(loc) = builtin_call(m, "malloc") {
-            // At most HEAP_BYTES live, each allocation at least a byte with its region record.
-            let regions = HEAP_BYTES * (std::mem::size_of::<Region>() as u64 + 16);
-            f.add(&format!("device heap: {} (malloc) and up to one region record per live byte", show(HEAP_BYTES)), HEAP_BYTES + regions, loc);
+            // At most HEAP_BYTES live, in at most MAX_BLOCKS blocks (live or quarantined), each
+            // with its region and its entries in the heap's maps (crate::heap).
+            let records = MAX_BLOCKS * (std::mem::size_of::<Region>() as u64 + HEAP_BLOCK_RECORD);
+            f.add(&format!("device heap: {} (malloc) and up to {MAX_BLOCKS} block records", show(HEAP_BYTES)), HEAP_BYTES + records, loc);
         }
         if let Some(loc) = builtin_call(m, "vprintf").or_else(|| builtin_call(m, "__assertfail")) {
             let lines = crate::machine::PRINTF_BUFFER_BYTES * (std::mem::size_of::<DeviceOutput>() as u64 + 1);
             f.add(&format!("printf output: the last {} of it (CUDA's printf buffer), twice in the report", show(crate::machine::PRINTF_BUFFER_BYTES)), 2 * lines, loc);
+        }
+        if race != RaceMode::Off {
+            let global_bytes: u64 = man.buffers.iter().map(|b| b.bytes).sum::<u64>()
+                + m.symbols.iter().filter(|s| matches!(s.space, Space::Global | Space::Const)).map(|s| s.bytes().max(1)).sum::<u64>();
+            let domain = if race == RaceMode::Global { ctas } else { man.cluster_size().max(1) as u64 };
+            let agents = crate::race::domain_agents(domain, warps_per_cta);
+            let bytes = crate::race::estimate_bytes(ctas, smem, global_bytes, warps, agents, race);
+            let what = match race {
+                RaceMode::Global => "race detector (--race global): a shadow word per 4 bytes of shared and global memory, a vector clock of",
+                _ => "race detector: a shadow word per 4 shared bytes, a vector clock of",
+            };
+            f.add(&format!("{what} {agents} agents x {warps} warps"), bytes, at.at(Key::Launch(if race == RaceMode::Global { "grid" } else { "cluster" })));
         }
         let cta = std::mem::size_of::<Cta>() as u64 + 16 * std::mem::size_of::<NamedBarrier>() as u64 + 64;
         let (w, b) = per_cta(format!("CTA state: {cta} bytes"), cta);

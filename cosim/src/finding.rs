@@ -14,6 +14,11 @@ macro_rules! findings {
             pub fn name(self) -> &'static str {
                 match self { $( FindingKind::$v => stringify!($v) ),* }
             }
+            /// Whether the kind is a data race (found by the golden model's happens-before
+            /// detector only, [`crate::race`]).
+            pub fn is_race(self) -> bool {
+                matches!(self, FindingKind::SharedMemoryRace | FindingKind::GlobalMemoryRace | FindingKind::ProxyRace)
+            }
             /// All kinds.
             pub const ALL: &'static [FindingKind] = &[$(FindingKind::$v),*];
             /// Kind from its name.
@@ -94,6 +99,16 @@ findings! {
     /// copy's source or destination) without a `fence.proxy.async` by the writing thread in
     /// between (PTX 8.6 Proxies; PTX 9.7.13.4 fence.proxy.async).
     ProxyFenceMissing,
+    /// Two accesses to one 4-byte word of shared memory (own CTA or DSMEM), at least one a write,
+    /// that no synchronization the program performed orders (happens-before, PTX 8; `race.rs`);
+    /// also a DSMEM access not ordered before the exit of the CTA owning the memory.
+    SharedMemoryRace,
+    /// Two accesses to one 4-byte word of global memory, at least one a write, not ordered by
+    /// happens-before (`--race global`).
+    GlobalMemoryRace,
+    /// A generic-proxy write ordered before an async-proxy access (a bulk or tensor copy) of the
+    /// same word, but with no `fence.proxy.async` by the writer between them (PTX 8.6, 9.7.13.4).
+    ProxyRace,
     /// A generic access to the shared-memory destination of a TMA load before the phase of its
     /// mbarrier that the load completes has completed (PTX 9.7.9.25.2 mbarrier-based completion).
     TmaReadBeforeComplete,
@@ -109,6 +124,16 @@ findings! {
     TmaMbarrierNotInitialized,
     /// A tensor-map image that does not decode, or does not fit the instruction using it (PTX 5.5.8).
     TensorMapInvalid,
+    /// `shfl.sync` reading its value from a lane that is not executing the instruction (exited, or
+    /// outside membermask): the value is undefined (PTX 9.7.9 "shfl.sync").
+    ShflSourceInactive,
+    /// An instruction reads or writes an accumulator or A-fragment register of a `wgmma.mma_async`
+    /// before a `wgmma.wait_group` waited for it (PTX 9.7.15.5.2).
+    WgmmaRegisterAccess,
+    /// A `wgmma.mma_async` without a `wgmma.fence` ordering the warp's earlier accesses to its
+    /// registers (none since the warp started, or one of its registers accessed since) (PTX
+    /// 9.7.15 "wgmma.fence").
+    WgmmaFenceMissing,
     /// A device-side `assert` failed (`__assertfail`): the message names the expression, file
     /// and line.
     AssertionFailed,

@@ -36,10 +36,8 @@ pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
 /// Function addresses (`mov.u64 %rd, func`, call tables): function `k` is at
 /// `FUNC_ADDR_BASE + 16 * k` (docs/DESIGN.md); an indirect `call` maps the address back.
 pub const FUNC_ADDR_BASE: u64 = 0x0000_7b00_0000_0000;
-/// The device heap (`malloc`): allocations from here, each 256-byte aligned with a 256-byte gap.
-pub const HEAP_BASE: u64 = 0x0000_7c00_0000_0000;
-/// Bytes the device heap holds at once (CUDA's default `cudaLimitMallocHeapSize`, 8 MiB).
-pub const HEAP_BYTES: u64 = 8 << 20;
+/// The device heap (`malloc`, crate::heap): its address range and live-bytes limit.
+pub use crate::heap::{HEAP_BASE, HEAP_BYTES};
 /// Bytes of printf output a run keeps: CUDA's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by
 /// default) is circular, so the latest output survives; older lines are counted only.
 pub const PRINTF_BUFFER_BYTES: u64 = 1 << 20;
@@ -76,11 +74,13 @@ pub struct Config {
     pub spin_limit: u64,
     /// Steps an asynchronous operation takes in deterministic mode.
     pub async_delay: u64,
+    /// Data-race detection ([`crate::race`]).
+    pub race: crate::race::RaceMode,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { seed: None, ub: UbMode::Error, max_steps: 200_000_000, spin_limit: 2_000_000, async_delay: 64 }
+        Config { seed: None, ub: UbMode::Error, max_steps: 200_000_000, spin_limit: 2_000_000, async_delay: 64, race: crate::race::RaceMode::Shared }
     }
 }
 
@@ -534,12 +534,11 @@ pub struct Machine<'p> {
     pub(crate) output_bytes: u64,
     /// Lines dropped from the front of `output` to keep it within [`PRINTF_BUFFER_BYTES`].
     pub(crate) output_dropped: u64,
-    /// The device heap: the next allocation's address and the bytes allocated and not freed.
-    pub(crate) heap_next: u64,
-    /// Bytes of live heap allocations.
-    pub(crate) heap_live: u64,
-    /// Allocations made so far (each region is named `malloc#k`).
-    pub(crate) heap_allocs: u64,
+    /// The device heap's bookkeeping (crate::heap); an allocation's bytes are a region of
+    /// `global` at its block's slot (slots from `static_regions` on).
+    pub(crate) heap: crate::heap::Heap,
+    /// Regions of `global` before the heap's: the buffers and variables, sorted by base.
+    pub(crate) static_regions: usize,
     /// Per register: the mask of its declared width (`.pred` registers hold 0 or 1).
     pub(crate) reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
@@ -569,10 +568,19 @@ pub struct Machine<'p> {
     pub(crate) nocomplete_tokens: std::collections::HashSet<u64>,
     /// The TMA engine's bulk async-groups and proxy bookkeeping (exec/tma.rs).
     pub(crate) tma: crate::exec::TmaState,
+    /// The wgmma groups and register rules of each warp (exec/wgmma.rs).
+    pub(crate) wgmma: crate::exec::WgmmaState,
     /// Record being built for the current instruction (when logging).
     pub(crate) rec: Option<Retire>,
     /// Where records go.
     pub(crate) sink: Option<Box<dyn RetireSink + 'p>>,
+    /// The race detector ([`crate::race`]): every byte of its shadow memory is allocated there.
+    pub(crate) race: crate::race::Race,
+    /// The instruction executing now: (cta, warp, pc), the issuer of asynchronous operations.
+    pub(crate) cur_at: (u32, u32, u32),
+    /// Per mbarrier (cta, offset): who arrived on it or completed tx on it, as (cta, warp,
+    /// asynchronous), for the deadlock report's wait-for graph.
+    pub(crate) mbar_arrivers: HashMap<(u32, u32), Vec<(u32, u32, bool)>>,
     rng: u64,
     rr: usize,
     order: Vec<(u32, u32)>,
@@ -626,27 +634,7 @@ impl<'p> Machine<'p> {
                 }
                 Space::Param if s.func == Some(entry) => {
                     params.resize(sym_offset[i] as usize, 0);
-                    let val: u64 = man
-                        .params
-                        .iter()
-                        .find(|p| p.name == s.name)
-                        .map(|p| match (&p.buffer, p.value) {
-                            (Some(b), _) => buf_addr[b],
-                            (None, Some(v)) => v as u64,
-                            _ => 0,
-                        })
-                        .unwrap_or(0);
-                    let n = s.bytes() as usize;
-                    let le = val.to_le_bytes();
-                    // A tensor-map param receives the map's 128-byte image.
-                    let tmap = man.params.iter().find(|p| p.name == s.name).and_then(|p| p.tensormap.as_ref()).and_then(|t| man.tensormap_image(t));
-                    for k in 0..n {
-                        params.push(match &tmap {
-                            Some(img) => img.get(k).copied().unwrap_or(0),
-                            None if k < 8 => le[k],
-                            None => 0,
-                        });
-                    }
+                    params.extend(param_image(man, &buf_addr, &s.name, s.bytes() as usize));
                 }
                 _ => {}
             }
@@ -756,7 +744,9 @@ impl<'p> Machine<'p> {
                 _ => u64::MAX,
             })
             .collect();
-        Machine {
+        let race_mode = cfg.race;
+        let static_regions = global.len();
+        let mut mach = Machine {
             prog,
             cfg,
             reg_mask,
@@ -770,9 +760,8 @@ impl<'p> Machine<'p> {
             output: std::collections::VecDeque::new(),
             output_bytes: 0,
             output_dropped: 0,
-            heap_next: HEAP_BASE,
-            heap_live: 0,
-            heap_allocs: 0,
+            heap: Default::default(),
+            static_regions,
             smem_bytes,
             joins: reconverge::joins(&m.kernel),
             pending: Vec::new(),
@@ -786,8 +775,12 @@ impl<'p> Machine<'p> {
             seq: 0,
             nocomplete_tokens: Default::default(),
             tma: Default::default(),
+            wgmma: Default::default(),
             rec: None,
             sink: None,
+            race: crate::race::Race::off(),
+            cur_at: (0, 0, 0),
+            mbar_arrivers: HashMap::new(),
             rng,
             rr: 0,
             order,
@@ -795,7 +788,31 @@ impl<'p> Machine<'p> {
             reshuffle_at: 0,
             runnable: Vec::new(),
             spin: Default::default(),
+        };
+        mach.race = crate::race::Race::new(&mach, race_mode);
+        mach
+    }
+
+    /// Records that (cta, warp) arrived on (or, `asynchronous`, an operation it issued completed tx
+    /// on) the mbarrier at (`mc`, `off`).
+    pub fn note_arrival(&mut self, mc: u32, off: u32, cta: u32, warp: u32, asynchronous: bool) {
+        let v = self.mbar_arrivers.entry((mc, off)).or_default();
+        if !v.contains(&(cta, warp, asynchronous)) {
+            v.push((cta, warp, asynchronous));
         }
+    }
+
+    /// Bytes of race-detector shadow memory allocated now ([`crate::race::Race::shadow_bytes`]).
+    pub fn race_shadow_bytes(&self) -> u64 {
+        self.race.shadow_bytes()
+    }
+
+    /// Bytes of race-detector shadow memory this run will need at most (its part of the run's
+    /// memory estimate: [`crate::race::estimate_bytes`]).
+    pub fn race_shadow_estimate(&self) -> u64 {
+        let warps: u64 = self.ctas.iter().map(|c| c.warps.len() as u64).sum();
+        let global: u64 = self.global.iter().map(|r| r.bytes.len() as u64).sum();
+        crate::race::estimate_bytes(self.ctas.len() as u64, self.smem_bytes as u64, global, warps, self.race.agents() as u64, self.cfg.race)
     }
 
     /// The module.
@@ -841,6 +858,14 @@ impl<'p> Machine<'p> {
         if let Some(r) = self.rec.as_mut() {
             r.issued.push(self.seq);
         }
+        let (cta, warp, pc) = self.cur_at;
+        let (kind, lane) = match &op {
+            AsyncOp::Tma(t) => (crate::race::BULK, t.at().2),
+            AsyncOp::RemoteWrite { .. } => (crate::race::REMOTE, 0),
+            AsyncOp::CpAsync { lane, .. } => (crate::race::CP, *lane),
+            AsyncOp::CpAsyncArrive { lane, .. } => (crate::race::CP, *lane),
+        };
+        crate::race::issued(self, self.seq, cta, warp, lane, pc, kind, matches!(op, AsyncOp::CpAsyncArrive { .. }));
         self.pending.push(Pending { ready_at, seq: self.seq, op });
     }
 
@@ -949,7 +974,7 @@ impl<'p> Machine<'p> {
             let Some(i) = idx else { return Ok(()) };
             let p = self.pending.remove(i);
             self.progress();
-            exec::complete_async(self, p.op)?;
+            self.complete_pending(p)?;
             if force {
                 return Ok(());
             }
@@ -999,18 +1024,20 @@ impl<'p> Machine<'p> {
                 if warp.exited() {
                     continue;
                 }
-                // A blocked lane's pc already points past the instruction it waits in.
+                // A blocked lane's pc already points past the instruction it waits in; a polling
+                // warp is at its wait instruction.
                 let pcs: Vec<u32> = (0..WARP)
                     .filter(|&l| warp.lane[l] != Lane::Done)
                     .map(|l| if matches!(warp.lane[l], Lane::Blocked(_)) { warp.pc[l].saturating_sub(1) } else { warp.pc[l] })
                     .collect();
-                let pc = pcs.iter().copied().min().unwrap_or(0);
+                let pc = warp.polling.map(|p| p.pc).unwrap_or_else(|| pcs.iter().copied().min().unwrap_or(0));
                 let what = match self.describe_wait(c, w) {
                     d if d == "running" && self.spin.repeats(c, w) => "spinning: its registers and pcs repeat while nothing it reads can change".to_string(),
                     d => d,
                 };
-                let ins = self.module().kernel.body.get(pc as usize).map(|i| format!(" `{}` (line {})", printer::print_instr(self.module(), i), i.loc.line)).unwrap_or_default();
-                lines.push(format!("cta {c} warp {w} at pc {pc}{ins}: {what}"));
+                let could = self.who_could_arrive(c, w);
+                let ins = if (pc as usize) < self.module().kernel.body.len() { format!(" {}", crate::race::where_(self, pc)) } else { String::new() };
+                lines.push(format!("cta {c} warp {w} at pc {pc}{ins}: {what}{could}"));
             }
         }
         let msg = format!(
@@ -1024,6 +1051,87 @@ impl<'p> Machine<'p> {
         );
         self.report(FindingKind::Deadlock, msg, None)?;
         Err(Stop::Finding)
+    }
+
+    /// The wait-for graph's edges out of warp `w` of CTA `c`: who could still complete what it
+    /// waits on, and why they will not (they exited, or are blocked themselves; nothing
+    /// asynchronous is in flight when this is asked).
+    fn who_could_arrive(&self, c: usize, w: usize) -> String {
+        let warp = &self.ctas[c].warps[w];
+        let state = |cc: usize, ww: usize| -> String {
+            let x = &self.ctas[cc].warps[ww];
+            if x.exited() {
+                return "exited".into();
+            }
+            if let Some(p) = x.polling {
+                return format!("polling the mbarrier at cta {} shared 0x{:x}{}", p.cta, p.offset, self.shared_var_name(p.offset));
+            }
+            match (0..WARP).find_map(|l| if let Lane::Blocked(b) = x.lane[l] { Some(b) } else { None }) {
+                Some(Wait::NamedBarrier(id, _)) | Some(Wait::NamedBarrierWarp(id)) => format!("blocked in named barrier {id}"),
+                Some(Wait::ClusterBarrier(_)) => "blocked in barrier.cluster.wait".into(),
+                Some(Wait::CpAsyncGroups(n)) => format!("blocked in cp.async.wait_group {n}"),
+                Some(Wait::BulkGroups(n, _)) => format!("blocked in cp.async.bulk.wait_group {n}"),
+                None => "running".into(),
+            }
+        };
+        let others = |cands: &[(usize, usize)]| -> String {
+            let v: Vec<String> = cands.iter().filter(|&&(cc, ww)| (cc, ww) != (c, w)).map(|&(cc, ww)| format!("cta {cc} warp {ww} ({})", state(cc, ww))).collect();
+            if v.is_empty() { "none".into() } else { v.join(", ") }
+        };
+        if let Some(p) = warp.polling {
+            let hist = self.mbar_arrivers.get(&(p.cta, p.offset)).cloned().unwrap_or_default();
+            let warps: Vec<(usize, usize)> = hist.iter().filter(|a| !a.2).map(|a| (a.0 as usize, a.1 as usize)).collect();
+            let asyncs = hist.iter().any(|a| a.2);
+            let s = crate::mbarrier::MbarrierState::decode(self.read_mbar_word(p.cta, p.offset));
+            let mut out = if warps.is_empty() {
+                format!(" <- no warp has arrived on it yet; every live warp is blocked: {}", others(&self.live_warps()))
+            } else {
+                format!(" <- warps that arrived on it before: {}", others(&warps))
+            };
+            if s.tx_count != 0 || asyncs {
+                out.push_str(&format!("; tx-count {} outstanding and no asynchronous operation (TMA copy, st.async, cp.async.mbarrier.arrive) is in flight to complete it", s.tx_count));
+            }
+            return out;
+        }
+        let blocked = (0..WARP).find_map(|l| if let Lane::Blocked(b) = warp.lane[l] { Some(b) } else { None });
+        match blocked {
+            Some(Wait::NamedBarrier(id, _)) | Some(Wait::NamedBarrierWarp(id)) => {
+                let b = &self.ctas[c].bars[id as usize];
+                let missing: Vec<(usize, usize)> = (0..self.ctas[c].warps.len()).filter(|&x| b.arrived_warps >> x & 1 == 0).map(|x| (c, x)).collect();
+                format!(" <- warps not arrived on barrier {id}: {}", others(&missing))
+            }
+            Some(Wait::ClusterBarrier(_)) => {
+                let cl = &self.clusters[self.ctas[c].cluster as usize];
+                let missing: Vec<(usize, usize)> = cl
+                    .ctas
+                    .iter()
+                    .flat_map(|&cc| (0..self.ctas[cc as usize].warps.len()).map(move |x| (cc as usize, x)))
+                    .filter(|&(cc, x)| {
+                        let y = &self.ctas[cc].warps[x];
+                        !y.exited() && (0..WARP).any(|l| y.lane[l] != Lane::Done && y.cluster_arrival[l].is_none())
+                    })
+                    .collect();
+                format!(" <- warps of the cluster not arrived: {}", others(&missing))
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// Every warp not exited, as (cta, warp).
+    fn live_warps(&self) -> Vec<(usize, usize)> {
+        (0..self.ctas.len()).flat_map(|c| (0..self.ctas[c].warps.len()).map(move |w| (c, w))).filter(|&(c, w)| !self.ctas[c].warps[w].exited()).collect()
+    }
+
+    /// ` (`name`)` of the shared variable at `off`, for messages.
+    pub fn shared_var_name(&self, off: u32) -> String {
+        let md = self.module();
+        md.symbols
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| s.space == Space::Shared && !self.sym_in_frame[*i] && self.sym_offset[*i] <= off as u64 && (off as u64) < self.sym_offset[*i] + s.bytes().max(1))
+            .map(|(i, s)| format!(" (`{}` + 0x{:x})", s.name, off as u64 - self.sym_offset[i]))
+            .next()
+            .unwrap_or_default()
     }
 
     /// Text describing what warp `w` of CTA `c` waits on, with the object's state.
@@ -1069,8 +1177,8 @@ impl<'p> Machine<'p> {
             let word = self.read_mbar_word(p.cta, p.offset);
             let s = crate::mbarrier::MbarrierState::decode(word);
             parts.push(format!(
-                "polling the mbarrier at cta {} shared 0x{:x}: phase {}, pending {}/{} arrivals, tx-count {}",
-                p.cta, p.offset, self.ctas[p.cta as usize].mbarriers.get(&p.offset).map(|m| m.phase).unwrap_or(s.phase_parity as u64), s.pending_arrivals, s.expected_arrivals, s.tx_count
+                "polling the mbarrier at cta {} shared 0x{:x}{}: phase {}, pending {}/{} arrivals, tx-count {}",
+                p.cta, p.offset, self.shared_var_name(p.offset), self.ctas[p.cta as usize].mbarriers.get(&p.offset).map(|m| m.phase).unwrap_or(s.phase_parity as u64), s.pending_arrivals, s.expected_arrivals, s.tx_count
             ));
         }
         if parts.is_empty() {
@@ -1100,6 +1208,7 @@ impl<'p> Machine<'p> {
             return Ok(());
         };
         let mask = self.guard_mask(c, w, pc, group);
+        self.cur_at = (c, w, pc);
         self.instructions += 1;
         self.thread_instructions += mask.count_ones() as u64;
         if self.sink.is_some() {
@@ -1227,8 +1336,17 @@ impl<'p> Machine<'p> {
         let Some(i) = self.pending.iter().position(|p| p.seq == seq) else { return Ok(false) };
         let p = self.pending.remove(i);
         self.progress();
-        exec::complete_async(self, p.op)?;
+        self.complete_pending(p)?;
         Ok(true)
+    }
+
+    /// Applies a completed asynchronous operation (the race detector knows which one it is).
+    fn complete_pending(&mut self, p: Pending) -> Result<(), Stop> {
+        self.race.completing = Some(p.seq);
+        let r = exec::complete_async(self, p.op);
+        self.race.completing = None;
+        crate::race::retire_op(self, p.seq);
+        r
     }
 
     /// Records a finding; in error mode returns `Err(Stop::Finding)`.
@@ -1265,6 +1383,12 @@ impl<'p> Machine<'p> {
         }
     }
 
+    /// Whether the kernel is known to use no wgmma instruction (exec::dispatch skips its checks).
+    #[inline]
+    pub fn wgmma_idle(&self) -> bool {
+        self.wgmma.idle()
+    }
+
     /// The contents of an output buffer.
     pub fn buffer(&self, name: &str) -> Option<&[u8]> {
         self.global.iter().find(|r| r.name == name).map(|r| r.bytes.as_slice())
@@ -1298,7 +1422,10 @@ pub struct BadAddr {
 impl<'p> Machine<'p> {
     /// Resolves an address in `space` (None = generic) issued by thread (cta, warp, lane).
     pub fn resolve(&self, cta: u32, warp: u32, lane: u32, space: Option<Mod>, addr: u64, size: usize) -> Result<Place, BadAddr> {
-        let oob = |what: &str| BadAddr { kind: FindingKind::MemOutOfBounds, msg: format!("{size}-byte access at {what} 0x{addr:x} is outside every allocation") };
+        let oob = |what: &str| BadAddr {
+            kind: FindingKind::MemOutOfBounds,
+            msg: format!("{size}-byte access at {what} 0x{addr:x} is outside every allocation{}", if what.contains("global") { self.freed_note(addr) } else { String::new() }),
+        };
         if size > 1 && addr % (size.min(16) as u64) != 0 {
             return Err(BadAddr { kind: FindingKind::MemMisaligned, msg: format!("{size}-byte access at 0x{addr:x} is not {}-byte aligned", size.min(16)) });
         }
@@ -1330,10 +1457,24 @@ impl<'p> Machine<'p> {
     }
 
     fn global_place(&self, addr: u64, size: usize) -> Option<Place> {
-        let i = self.global.partition_point(|r| r.base <= addr).checked_sub(1)?;
+        if crate::heap::in_heap(addr) {
+            let (base, b) = self.heap.find(addr)?;
+            let off = addr - base;
+            return (off + size as u64 <= b.size).then_some(Place::Global(b.slot, off as usize));
+        }
+        let i = self.global[..self.static_regions].partition_point(|r| r.base <= addr).checked_sub(1)?;
         let r = &self.global[i];
         let off = (addr - r.base) as usize;
         (off + size <= r.bytes.len()).then_some(Place::Global(i, off))
+    }
+
+    /// Why a global access at `addr` is outside every allocation, when it is in a freed heap
+    /// block: "use after free" with the block's address.
+    fn freed_note(&self, addr: u64) -> String {
+        match self.heap.freed_at(addr) {
+            Some(base) => format!(" (use after free: it lies in the block at 0x{base:x} that `free` released)"),
+            None => String::new(),
+        }
     }
 
     /// `.shared::cta` offsets are the own CTA's; `.shared::cluster` addresses above the first
@@ -1496,6 +1637,26 @@ impl<'p> Machine<'p> {
             e.values[lane as usize] = v;
         }
     }
+}
+
+/// The bytes of kernel parameter `name` (`size` bytes): its manifest pieces (a buffer's address,
+/// a value, a tensor map's image, a struct's fields) over zeros.
+fn param_image(man: &hopsync_firmware::Manifest, buf_addr: &HashMap<String, u64>, name: &str, size: usize) -> Vec<u8> {
+    use hopsync_firmware::manifest::Piece;
+    let mut out = vec![0u8; size];
+    let Some(p) = man.params.iter().find(|p| p.name == name) else { return out };
+    for piece in p.pieces() {
+        let bytes = match &piece {
+            Piece::Bytes(_, b) => b.clone(),
+            Piece::Buffer(_, b) => buf_addr[*b].to_le_bytes().to_vec(),
+            Piece::TensorMap(_, t) => man.tensormap_image(t).map(|i| i.to_vec()).unwrap_or_default(),
+        };
+        let start = piece.range().start as usize;
+        // a plain value wider than its param keeps its low bytes (little-endian)
+        let n = bytes.len().min(size.saturating_sub(start));
+        out[start..start + n].copy_from_slice(&bytes[..n]);
+    }
+    out
 }
 
 /// The value an initializer stores (PTX 5.4.4): a number, or an address (of a variable, in its

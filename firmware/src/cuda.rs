@@ -273,6 +273,83 @@ fn toolchain(cache: &Path, cutlass: bool) -> Result<Toolchain, String> {
     Ok(Toolchain { nvcc, fixed, cutlass_includes, version: format!("{version}\n{}", cutlass as u8) })
 }
 
+/// NVIDIA's PTX assembler, the judge of what real PTX is: `$HOPSYNC_PTXAS`, else the ptxas beside
+/// the nvcc hopsync compiles with (module doc; the PyPI packages are installed on first use as
+/// for nvcc). Its verdicts are cached by content hash in [`cache_dir`]`/ptxas`.
+pub struct Ptxas {
+    /// The executable.
+    pub path: PathBuf,
+    /// `ptxas --version`, part of every cache key.
+    version: String,
+}
+
+/// What ptxas made of a PTX text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PtxasVerdict {
+    /// It assembled.
+    pub ok: bool,
+    /// Its messages (the input file named `<ptx>`).
+    pub output: String,
+}
+
+impl Ptxas {
+    /// Finds ptxas (see [`Ptxas`]).
+    pub fn find() -> Result<Ptxas, String> {
+        let path = match std::env::var_os("HOPSYNC_PTXAS") {
+            Some(p) => PathBuf::from(p),
+            None => {
+                let tools = toolchain(&cache_dir(), false)?;
+                tools.nvcc.with_file_name("ptxas")
+            }
+        };
+        let out = Command::new(&path).arg("--version").output().map_err(|e| format!("cannot run {}: {e}; set HOPSYNC_PTXAS to a ptxas", path.display()))?;
+        if !out.status.success() {
+            return Err(format!("{} --version failed; set HOPSYNC_PTXAS to a working ptxas", path.display()));
+        }
+        Ok(Ptxas { path, version: String::from_utf8_lossy(&out.stdout).trim().to_string() })
+    }
+
+    /// Assembles `ptx` for `-arch=ARCH` (its `.target` when `arch` is None), through the cache.
+    pub fn check(&self, ptx: &str, arch: Option<&str>) -> Result<PtxasVerdict, String> {
+        let arch = arch.map(str::to_string).or_else(|| ptx_target(ptx)).unwrap_or_else(|| "sm_90".into());
+        let mut h = Sha256::new();
+        for part in [self.version.as_str(), arch.as_str(), ptx] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        let key = hex(&h.finalize());
+        let dir = cache_dir().join("ptxas");
+        for (ok, ext) in [(true, "ok"), (false, "rejected")] {
+            if let Ok(output) = std::fs::read_to_string(dir.join(format!("{key}.{ext}"))) {
+                return Ok(PtxasVerdict { ok, output });
+            }
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let tmp = dir.join(format!("{key}.{}", std::process::id()));
+        let input = tmp.with_extension("ptx");
+        let cubin = tmp.with_extension("cubin");
+        std::fs::write(&input, ptx).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
+        let out = Command::new(&self.path).arg(format!("-arch={arch}")).arg(&input).arg("-o").arg(&cubin).output();
+        let _ = std::fs::remove_file(&input);
+        let _ = std::fs::remove_file(&cubin);
+        let out = out.map_err(|e| format!("cannot run {}: {e}", self.path.display()))?;
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)).replace(&input.display().to_string(), "<ptx>");
+        let v = PtxasVerdict { ok: out.status.success(), output: text };
+        let file = dir.join(format!("{key}.{}", if v.ok { "ok" } else { "rejected" }));
+        let part = tmp.with_extension("part");
+        std::fs::write(&part, &v.output).and_then(|_| std::fs::rename(&part, &file)).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        Ok(v)
+    }
+}
+
+/// The architecture of a PTX module's `.target` directive (`sm_90a` of `.target sm_90a, debug`).
+pub fn ptx_target(ptx: &str) -> Option<String> {
+    ptx.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix(".target")?;
+        rest.split(|c: char| c == ',' || c.is_whitespace()).find(|t| !t.is_empty()).map(str::to_string)
+    })
+}
+
 /// `python3 -m pip install --target CACHE/cuda PACKAGES`.
 fn pip_install(cache: &Path, packages: &[&str]) -> Result<(), String> {
     let target = cache.join("cuda");
@@ -300,6 +377,13 @@ fn pip_install(cache: &Path, packages: &[&str]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_target_is_read_from_the_directive() {
+        assert_eq!(ptx_target(".version 8.0\n  .target sm_90a, debug // x\n").as_deref(), Some("sm_90a"));
+        assert_eq!(ptx_target(".version 8.0\n.target\tsm_90\n").as_deref(), Some("sm_90"));
+        assert_eq!(ptx_target(".version 8.0\n"), None);
+    }
 
     #[test]
     fn dependency_files_are_read_from_make_rules() {

@@ -32,7 +32,7 @@ macro_rules! define_mods {
     ($( ($v:ident, $t:literal) ),* $(,)?) => {
         /// Every instruction modifier (the dotted suffixes of a mnemonic), by its PTX spelling.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[repr(u8)]
+        #[repr(u16)]
         pub enum Mod { $($v),* }
         const MOD_TEXT: &[&str] = &[$($t),*];
         const MOD_ALL: &[Mod] = &[$(Mod::$v),*];
@@ -44,6 +44,10 @@ define_mods! {
     (U8, "u8"), (U16, "u16"), (U32, "u32"), (U64, "u64"), (S8, "s8"), (S16, "s16"), (S32, "s32"),
     (S64, "s64"), (F16, "f16"), (F16x2, "f16x2"), (Bf16, "bf16"), (Bf16x2, "bf16x2"), (F32, "f32"),
     (F64, "f64"),
+    // Types beyond the fundamental ones (PTX 5.2.5 alternate floating-point formats, 5.2.4 packed
+    // types): tf32 and the fp8 formats of mma/wgmma/cvt, sub-byte integers, single bits.
+    (Tf32, "tf32"), (E4m3, "e4m3"), (E5m2, "e5m2"), (E4m3x2, "e4m3x2"), (E5m2x2, "e5m2x2"),
+    (U4, "u4"), (S4, "s4"), (B1, "b1"), (U16x2, "u16x2"), (S16x2, "s16x2"), (B1024, "b1024"),
     (Eq, "eq"), (Ne, "ne"), (Lt, "lt"), (Le, "le"), (Gt, "gt"), (Ge, "ge"), (Lo, "lo"), (Ls, "ls"),
     (Hi, "hi"), (Hs, "hs"), (Equ, "equ"), (Neu, "neu"), (Ltu, "ltu"), (Leu, "leu"), (Gtu, "gtu"),
     (Geu, "geu"), (Num, "num"), (Nan, "nan"),
@@ -79,10 +83,70 @@ define_mods! {
     (Tile, "tile"), (Im2col, "im2col"), (Im2colW, "im2col::w"), (Im2colW128, "im2col::w::128"),
     (TileGather4, "tile::gather4"), (TileScatter4, "tile::scatter4"), (Im2colNoOffs, "im2col_no_offs"),
     (MulticastCluster, "multicast::cluster"), (MulticastClusterAll, "multicast::cluster::all"),
-    (CtaGroup1, "cta_group::1"), (CtaGroup2, "cta_group::2"), (CpMask, "cp_mask"), (Read, "read"),
+    (CtaGroup1, "cta_group::1"), (CtaGroup2, "cta_group::2"), (CpMask, "cp_mask"), (IgnoreOob, "ignore_oob"), (Read, "read"),
     (IsCanceled, "is_canceled"), (GetFirstCtaid, "get_first_ctaid"),
     (GetFirstCtaidX, "get_first_ctaid::x"), (GetFirstCtaidY, "get_first_ctaid::y"),
     (GetFirstCtaidZ, "get_first_ctaid::z"),
+    // Float and integer modes (PTX 9.7.3 - 9.7.8).
+    (Relu, "relu"), (Satfinite, "satfinite"), (Xorsign, "xorsign"), (Oob, "oob"),
+    // shfl.sync modes (PTX 9.7.9.6), prmt modes (9.7.9.7), shf (9.7.8.x).
+    (Up, "up"), (Down, "down"), (Bfly, "bfly"), (Idx, "idx"),
+    (F4e, "f4e"), (B4e, "b4e"), (Rc8, "rc8"), (Ecl, "ecl"), (Ecr, "ecr"), (Rc16, "rc16"),
+    (L, "l"), (R, "r"), (Wrap, "wrap"), (Clamp, "clamp"),
+    // Matrix instructions (PTX 9.7.14 - 9.7.15): layouts, counts, shapes.
+    (Row, "row"), (Col, "col"), (Trans, "trans"), (X1, "x1"), (X2, "x2"), (X4, "x4"),
+    (M8n8, "m8n8"), (M16n16, "m16n16"), (M8n16, "m8n16"),
+    (M8n8k4, "m8n8k4"), (M8n8k16, "m8n8k16"), (M8n8k32, "m8n8k32"), (M8n8k128, "m8n8k128"),
+    (M16n8k4, "m16n8k4"), (M16n8k8, "m16n8k8"), (M16n8k16, "m16n8k16"), (M16n8k32, "m16n8k32"),
+    (M16n8k64, "m16n8k64"), (M16n8k128, "m16n8k128"), (M16n8k256, "m16n8k256"),
+    // setmaxnreg, prefetch, tensormap.replace (PTX "setmaxnreg", 9.7.9 "prefetch", 9.7.9.26).
+    (L1, "L1"), (Tensormap, "tensormap"),
+    // testp (PTX 9.7.3.x).
+    (Finite, "finite"), (Infinite, "infinite"), (Number, "number"), (Notanumber, "notanumber"),
+    (Normal, "normal"), (Subnormal, "subnormal"),
+    (GlobalAddress, "global_address"), (Rank, "rank"), (BoxDim, "box_dim"),
+    (GlobalDim, "global_dim"), (GlobalStride, "global_stride"), (ElementStride, "element_stride"),
+    (Elemtype, "elemtype"), (InterleaveLayout, "interleave_layout"), (SwizzleMode, "swizzle_mode"),
+    (SwizzleAtomicity, "swizzle_atomicity"), (FillMode, "fill_mode"),
+    // wgmma.mma_async shapes (PTX 9.7.15.2 Matrix Shape): m64nNk8 (tf32), m64nNk16 (f16, bf16),
+    // m64nNk32 (e4m3, e5m2; s8/u8 on the N multiples of 16 up to 224), m64nNk256 (b1).
+    (M64n8k8, "m64n8k8"), (M64n16k8, "m64n16k8"), (M64n24k8, "m64n24k8"), (M64n32k8, "m64n32k8"),
+    (M64n40k8, "m64n40k8"), (M64n48k8, "m64n48k8"), (M64n56k8, "m64n56k8"), (M64n64k8, "m64n64k8"),
+    (M64n72k8, "m64n72k8"), (M64n80k8, "m64n80k8"), (M64n88k8, "m64n88k8"), (M64n96k8, "m64n96k8"),
+    (M64n104k8, "m64n104k8"), (M64n112k8, "m64n112k8"), (M64n120k8, "m64n120k8"),
+    (M64n128k8, "m64n128k8"), (M64n136k8, "m64n136k8"), (M64n144k8, "m64n144k8"),
+    (M64n152k8, "m64n152k8"), (M64n160k8, "m64n160k8"), (M64n168k8, "m64n168k8"),
+    (M64n176k8, "m64n176k8"), (M64n184k8, "m64n184k8"), (M64n192k8, "m64n192k8"),
+    (M64n200k8, "m64n200k8"), (M64n208k8, "m64n208k8"), (M64n216k8, "m64n216k8"),
+    (M64n224k8, "m64n224k8"), (M64n232k8, "m64n232k8"), (M64n240k8, "m64n240k8"),
+    (M64n248k8, "m64n248k8"), (M64n256k8, "m64n256k8"), (M64n8k16, "m64n8k16"),
+    (M64n16k16, "m64n16k16"), (M64n24k16, "m64n24k16"), (M64n32k16, "m64n32k16"),
+    (M64n40k16, "m64n40k16"), (M64n48k16, "m64n48k16"), (M64n56k16, "m64n56k16"),
+    (M64n64k16, "m64n64k16"), (M64n72k16, "m64n72k16"), (M64n80k16, "m64n80k16"),
+    (M64n88k16, "m64n88k16"), (M64n96k16, "m64n96k16"), (M64n104k16, "m64n104k16"),
+    (M64n112k16, "m64n112k16"), (M64n120k16, "m64n120k16"), (M64n128k16, "m64n128k16"),
+    (M64n136k16, "m64n136k16"), (M64n144k16, "m64n144k16"), (M64n152k16, "m64n152k16"),
+    (M64n160k16, "m64n160k16"), (M64n168k16, "m64n168k16"), (M64n176k16, "m64n176k16"),
+    (M64n184k16, "m64n184k16"), (M64n192k16, "m64n192k16"), (M64n200k16, "m64n200k16"),
+    (M64n208k16, "m64n208k16"), (M64n216k16, "m64n216k16"), (M64n224k16, "m64n224k16"),
+    (M64n232k16, "m64n232k16"), (M64n240k16, "m64n240k16"), (M64n248k16, "m64n248k16"),
+    (M64n256k16, "m64n256k16"), (M64n8k32, "m64n8k32"), (M64n16k32, "m64n16k32"),
+    (M64n24k32, "m64n24k32"), (M64n32k32, "m64n32k32"), (M64n40k32, "m64n40k32"),
+    (M64n48k32, "m64n48k32"), (M64n56k32, "m64n56k32"), (M64n64k32, "m64n64k32"),
+    (M64n72k32, "m64n72k32"), (M64n80k32, "m64n80k32"), (M64n88k32, "m64n88k32"),
+    (M64n96k32, "m64n96k32"), (M64n104k32, "m64n104k32"), (M64n112k32, "m64n112k32"),
+    (M64n120k32, "m64n120k32"), (M64n128k32, "m64n128k32"), (M64n136k32, "m64n136k32"),
+    (M64n144k32, "m64n144k32"), (M64n152k32, "m64n152k32"), (M64n160k32, "m64n160k32"),
+    (M64n168k32, "m64n168k32"), (M64n176k32, "m64n176k32"), (M64n184k32, "m64n184k32"),
+    (M64n192k32, "m64n192k32"), (M64n200k32, "m64n200k32"), (M64n208k32, "m64n208k32"),
+    (M64n216k32, "m64n216k32"), (M64n224k32, "m64n224k32"), (M64n232k32, "m64n232k32"),
+    (M64n240k32, "m64n240k32"), (M64n248k32, "m64n248k32"), (M64n256k32, "m64n256k32"),
+    (M64n8k256, "m64n8k256"), (M64n16k256, "m64n16k256"), (M64n24k256, "m64n24k256"),
+    (M64n32k256, "m64n32k256"), (M64n48k256, "m64n48k256"), (M64n64k256, "m64n64k256"),
+    (M64n80k256, "m64n80k256"), (M64n96k256, "m64n96k256"), (M64n112k256, "m64n112k256"),
+    (M64n128k256, "m64n128k256"), (M64n144k256, "m64n144k256"), (M64n160k256, "m64n160k256"),
+    (M64n176k256, "m64n176k256"), (M64n192k256, "m64n192k256"), (M64n208k256, "m64n208k256"),
+    (M64n224k256, "m64n224k256"), (M64n240k256, "m64n240k256"), (M64n256k256, "m64n256k256"),
 }
 
 impl Mod {
@@ -96,34 +160,45 @@ impl Mod {
     }
     /// Whether this modifier names a data type.
     pub fn is_type(self) -> bool {
-        (self as u8) <= (Mod::F64 as u8)
+        (self as u16) <= (Mod::B1024 as u16)
     }
     /// Size in bytes of a data-type modifier.
     pub fn type_bytes(self) -> Option<u32> {
         use Mod::*;
         Some(match self {
             Pred => 1,
-            B8 | U8 | S8 => 1,
-            B16 | U16 | S16 | F16 | Bf16 => 2,
-            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 => 4,
+            B8 | U8 | S8 | E4m3 | E5m2 => 1,
+            B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 => 2,
+            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 | U16x2 | S16x2 => 4,
             B64 | U64 | S64 | F64 => 8,
             B128 => 16,
+            B1024 => 128,
             _ => return None,
         })
     }
+    /// A matrix shape modifier's `(m, n, k)` (`m16n8k16`: (16, 8, 16); `m8n8`: (8, 8, 0)).
+    pub fn shape(self) -> Option<(u32, u32, u32)> {
+        let t = self.text().strip_prefix('m')?;
+        let (m, rest) = t.split_once('n')?;
+        let (n, k) = rest.split_once('k').unwrap_or((rest, "0"));
+        Some((m.parse().ok()?, n.parse().ok()?, k.parse().ok()?))
+    }
     /// Whether a data-type modifier is signed integer.
     pub fn is_signed(self) -> bool {
-        matches!(self, Mod::S8 | Mod::S16 | Mod::S32 | Mod::S64)
+        matches!(self, Mod::S4 | Mod::S8 | Mod::S16 | Mod::S32 | Mod::S64 | Mod::S16x2)
     }
     /// Whether a data-type modifier is floating point.
     pub fn is_float(self) -> bool {
-        matches!(self, Mod::F16 | Mod::F16x2 | Mod::Bf16 | Mod::Bf16x2 | Mod::F32 | Mod::F64)
+        matches!(
+            self,
+            Mod::F16 | Mod::F16x2 | Mod::Bf16 | Mod::Bf16x2 | Mod::F32 | Mod::F64 | Mod::Tf32 | Mod::E4m3 | Mod::E5m2 | Mod::E4m3x2 | Mod::E5m2x2
+        )
     }
 }
 
 /// A set of modifiers, order-free (the printer writes them in the table's group order).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ModSet([u64; 4]);
+pub struct ModSet([u64; 8]);
 
 impl ModSet {
     /// Adds a modifier.
@@ -512,6 +587,11 @@ pub struct Instr {
     pub mods: ModSet,
     /// The second data type of `cvt` (destination type first in `mods`, this is the source).
     pub ty2: Option<Mod>,
+    /// The third and fourth data types of rows with more type slots (`mma`'s
+    /// `.dtype.atype.btype.ctype`, `wgmma`'s `.dtype.atype.btype`), in the row's group order.
+    pub ty3: Option<Mod>,
+    /// The fourth data type (`mma`'s `.ctype`).
+    pub ty4: Option<Mod>,
     /// Guard predicate.
     pub guard: Option<Guard>,
     /// Operands in source order.

@@ -102,7 +102,17 @@ pub fn lex(src: &str) -> Result<Vec<Token>, Diag> {
                     break;
                 }
             }
-            out.push(Token { tok: Tok::Word(chars[start..i].iter().collect()), loc, end: Loc { line, col } });
+            let word: String = chars[start..i].iter().collect();
+            // `.reg.b32 f;` (cuda_fp16.h's inline asm) is the directive `.reg` and the type
+            // `.b32` written without the blank (ptxas accepts it): two tokens.
+            match word.strip_prefix(".reg.") {
+                Some(ty) => {
+                    let mid = Loc { line: loc.line, col: loc.col + 4 };
+                    out.push(Token { tok: Tok::Word(".reg".into()), loc, end: mid });
+                    out.push(Token { tok: Tok::Word(format!(".{ty}")), loc: mid, end: Loc { line, col } });
+                }
+                None => out.push(Token { tok: Tok::Word(word), loc, end: Loc { line, col } }),
+            }
         } else if c == '"' {
             bump!();
             let start = i;

@@ -9,10 +9,12 @@
 
 pub mod cuda;
 pub mod diag;
+pub mod init;
 pub mod ir;
 pub mod lexer;
 pub mod limits;
 pub mod manifest;
+pub mod mma;
 pub mod ops;
 pub mod parser;
 pub mod printer;
@@ -100,7 +102,7 @@ pub fn demangle(name: &str) -> Option<String> {
 
 /// Whether manifest `kernel = want` names the entry `name`: the PTX name, its demangled form,
 /// or the demangled form without the return type or without the parameter list (`k<int>`).
-fn names_entry(name: &str, want: &str) -> bool {
+pub(crate) fn names_entry(name: &str, want: &str) -> bool {
     if name == want {
         return true;
     }
@@ -215,6 +217,9 @@ fn check_params(m: &Module, man: &Manifest, source: &str) -> Result<(), Diag> {
                 format!("bad manifest: param `{}` holds a buffer address but is declared `.{}`, not 64-bit", p.name, sym.ty.text()),
             ));
         }
+        if !p.fields.is_empty() {
+            check_struct_param(p, sym).map_err(|msg| Diag::new(manifest::Locator::new(source).at(Key::Param(i, "field")), format!("bad manifest: param `{}`: {msg}", p.name)))?;
+        }
         // A CUtensorMap kernel argument is a 128-byte, 64-byte-aligned `.param` (CUDA Driver API
         // §6.30: "tensorMap address must be aligned to 64 bytes"; nvcc declares a
         // `const __grid_constant__ CUtensorMap` argument `.param .align 64 .b8 name[128]`).
@@ -233,6 +238,33 @@ fn check_params(m: &Module, man: &Manifest, source: &str) -> Result<(), Diag> {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The fields of a struct param must lie inside its declaration, apart, each naturally aligned;
+/// a tensor map needs a 64-byte-aligned offset in a param aligned to 64 (CUDA Driver API §6.30:
+/// "tensorMap address must be aligned to 64 bytes"; CuTe's `TmaDescriptor` is `alignas(64)`).
+fn check_struct_param(p: &manifest::Param, sym: &ir::Symbol) -> Result<(), String> {
+    let decl = format!("`.param .align {} .{} {}` ({} bytes)", sym.alignment(), sym.ty.text(), p.name, sym.bytes());
+    let mut taken: Vec<std::ops::Range<u64>> = Vec::new();
+    for piece in p.pieces() {
+        let r = piece.range();
+        let (what, align) = match &piece {
+            manifest::Piece::Bytes(_, b) => ("a value", b.len() as u64),
+            manifest::Piece::Buffer(..) => ("a buffer address", 8),
+            manifest::Piece::TensorMap(..) => ("a tensor map", 64),
+        };
+        if r.end > sym.bytes() {
+            return Err(format!("{what} at offset {} ends at byte {}, past the end of {decl}", r.start, r.end));
+        }
+        if r.start % align != 0 || sym.alignment() < align {
+            return Err(format!("{what} at offset {} needs {align}-byte alignment; {decl} gives {}", r.start, if r.start % align != 0 { format!("offset {}", r.start) } else { format!("align {}", sym.alignment()) }));
+        }
+        if let Some(o) = taken.iter().find(|o| o.start < r.end && r.start < o.end) {
+            return Err(format!("{what} at bytes {}..{} overlaps the field at bytes {}..{}", r.start, r.end, o.start, o.end));
+        }
+        taken.push(r);
     }
     Ok(())
 }

@@ -18,7 +18,10 @@
 //! //! figures = ["a", "b"]      # (timing) the samples split into equal groups, one figure each
 //! //! [[param]]
 //! //! name = "out_ptr"          # a .param of the entry, in declaration order
-//! //! buffer = "out"            # or value = 7, or tensormap = "tmap_name"
+//! //! buffer = "out"            # or value = 7, or tensormap = "tmap_name", or fields:
+//! //! [[param.field]]           # a struct passed by value (`.param .align 64 .b8 p[K]`)
+//! //! offset = 0                # bytes into the param
+//! //! tensormap = "tmap_in"     # or buffer = "name", or value = 1.5 with type = "f32"
 //! //! [[tensormap]]             # a CUtensorMap the launcher encodes (cuTensorMapEncodeTiled/Im2col)
 //! //! name = "tmap_in"
 //! //! buffer = "out"            # globalAddress = this buffer's address (+ offset, default 0)
@@ -151,6 +154,116 @@ pub struct Param {
     /// The 128-byte image of this `[[tensormap]]` (the param is `.param .align 64 .b8 p[128]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensormap: Option<String>,
+    /// A struct passed by value (`.param .align N .b8 p[K]`, as CUTLASS and CuTe pass their
+    /// `Params`): its bytes, field by field (`[[param.field]]`); bytes no field covers are 0.
+    #[serde(default, rename = "field", skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<ParamField>,
+}
+
+/// One field of a struct parameter (`[[param.field]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamField {
+    /// Byte offset in the parameter.
+    pub offset: u64,
+    /// The address of this buffer (8 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<String>,
+    /// A scalar of `type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Number>,
+    /// The scalar's type (`u8` `s8` `u16` `s16` `u32` `s32` `u64` `s64` `f32` `f64`).
+    #[serde(default = "default_ty", rename = "type")]
+    pub ty: String,
+    /// The 128-byte image of this `[[tensormap]]` (a `CUtensorMap` member, 64-byte aligned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensormap: Option<String>,
+}
+
+/// A number as TOML writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Number {
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+}
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// What a parameter's bytes are made of: literal bytes, a buffer's launch address (8 bytes) or a
+/// tensor map's 128-byte image, each at a byte offset in the parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece<'m> {
+    /// Literal bytes.
+    Bytes(u64, Vec<u8>),
+    /// The launch address of a buffer.
+    Buffer(u64, &'m str),
+    /// The image of a `[[tensormap]]`.
+    TensorMap(u64, &'m str),
+}
+
+impl Piece<'_> {
+    /// The byte range the piece covers.
+    pub fn range(&self) -> std::ops::Range<u64> {
+        match self {
+            Piece::Bytes(o, b) => *o..*o + b.len() as u64,
+            Piece::Buffer(o, _) => *o..*o + 8,
+            Piece::TensorMap(o, _) => *o..*o + TENSOR_MAP_BYTES as u64,
+        }
+    }
+}
+
+impl Param {
+    /// The pieces of the parameter's bytes (validated manifests only).
+    pub fn pieces(&self) -> Vec<Piece<'_>> {
+        if !self.fields.is_empty() {
+            return self.fields.iter().filter_map(ParamField::piece).collect();
+        }
+        match (&self.buffer, self.value, &self.tensormap) {
+            (Some(b), _, _) => vec![Piece::Buffer(0, b)],
+            (None, Some(v), _) => vec![Piece::Bytes(0, v.to_le_bytes().to_vec())],
+            (None, None, Some(t)) => vec![Piece::TensorMap(0, t)],
+            (None, None, None) => vec![],
+        }
+    }
+}
+
+impl ParamField {
+    fn piece(&self) -> Option<Piece<'_>> {
+        match (&self.buffer, &self.value, &self.tensormap) {
+            (Some(b), None, None) => Some(Piece::Buffer(self.offset, b)),
+            (None, Some(v), None) => Some(Piece::Bytes(self.offset, encode_number(&self.ty, *v)?)),
+            (None, None, Some(t)) => Some(Piece::TensorMap(self.offset, t)),
+            _ => None,
+        }
+    }
+}
+
+/// A number as `ty`, little-endian; None when it does not fit (a float for an integer type, an
+/// integer out of range).
+pub fn encode_number(ty: &str, v: Number) -> Option<Vec<u8>> {
+    let n = elem_bytes(ty)?;
+    match (ty, v) {
+        ("f32", Number::Int(i)) => Some((i as f32).to_le_bytes().to_vec()),
+        ("f32", Number::Float(f)) => Some((f as f32).to_le_bytes().to_vec()),
+        ("f64", Number::Int(i)) => Some((i as f64).to_le_bytes().to_vec()),
+        ("f64", Number::Float(f)) => Some(f.to_le_bytes().to_vec()),
+        (_, Number::Float(_)) => None,
+        (t, Number::Int(i)) => {
+            let bits = 8 * n as u32;
+            let fits = if t.starts_with('s') { bits == 64 || (i >= -(1i64 << (bits - 1)) && i < (1i64 << (bits - 1))) } else { i >= 0 && (bits == 64 || i < (1i64 << bits)) };
+            fits.then(|| i.to_le_bytes()[..n].to_vec())
+        }
+    }
 }
 
 /// A `[[tensormap]]`: the arguments of `cuTensorMapEncodeTiled` / `cuTensorMapEncodeIm2col` for a
@@ -294,6 +407,23 @@ impl<'s> ManifestText<'s> {
     }
 }
 
+/// The first `key = "TODO..."` of the manifest text (`hopsync init` writes them where it cannot
+/// infer a value): the value's byte offset, the key and the placeholder text.
+fn placeholder(text: &str) -> Option<(usize, String, String)> {
+    let mut off = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some((k, v)) = line.split_once('=') {
+            let lead = v.len() - v.trim_start().len();
+            if let Some(rest) = v.trim_start().strip_prefix("\"TODO") {
+                let body = rest.split('"').next().unwrap_or("");
+                return Some((off + k.len() + 1 + lead, k.trim().to_string(), format!("TODO{body}")));
+            }
+        }
+        off += line.len();
+    }
+    None
+}
+
 /// A manifest entry a diagnostic can point at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key<'k> {
@@ -380,6 +510,9 @@ impl Manifest {
                 Loc { line: 1, col: 1 },
                 "missing launch manifest: expected `//!` TOML lines with a [launch] table",
             ));
+        }
+        if let Some((off, key, text)) = placeholder(&mt.text) {
+            return Err(Diag::new(mt.loc_of(off), format!("bad manifest: `{key}` is still a `hopsync init` placeholder: {text}")));
         }
         let mut m: Manifest = toml::from_str(&mt.text).map_err(|e| {
             let loc = e.span().map(|s| mt.loc_of(s.start)).unwrap_or_else(|| mt.first());
@@ -523,6 +656,15 @@ impl Manifest {
             }
         }
         for (i, p) in self.params.iter().enumerate() {
+            if !p.fields.is_empty() {
+                if p.buffer.is_some() || p.value.is_some() || p.tensormap.is_some() {
+                    return bad(Key::Param(i, "name"), format!("param `{}`: a struct param is given by its fields alone (no buffer, value or tensormap beside them)", p.name));
+                }
+                for f in &p.fields {
+                    self.validate_field(&p.name, f).or_else(|msg| bad(Key::Param(i, "field"), msg))?;
+                }
+                continue;
+            }
             match (&p.buffer, &p.value, &p.tensormap) {
                 (Some(b), None, None) => {
                     if !names.contains(b.as_str()) {
@@ -535,10 +677,25 @@ impl Manifest {
                         return bad(Key::Param(i, "tensormap"), format!("param `{}` names unknown tensormap `{t}`", p.name));
                     }
                 }
-                _ => return bad(Key::Param(i, "name"), format!("param `{}` needs exactly one of buffer, value or tensormap", p.name)),
+                _ => return bad(Key::Param(i, "name"), format!("param `{}` needs exactly one of buffer, value, tensormap or [[param.field]] entries", p.name)),
             }
         }
         Ok(())
+    }
+
+    /// One `[[param.field]]` of struct param `param`: exactly one source, known names, a value
+    /// that fits its type.
+    fn validate_field(&self, param: &str, f: &ParamField) -> Result<(), String> {
+        let at = format!("param `{param}`: field at offset {}", f.offset);
+        match (&f.buffer, &f.value, &f.tensormap) {
+            (Some(b), None, None) if self.buffers.iter().any(|x| &x.name == b) => Ok(()),
+            (Some(b), None, None) => Err(format!("{at} names unknown buffer `{b}`")),
+            (None, None, Some(t)) if self.tensormaps.iter().any(|m| &m.name == t) => Ok(()),
+            (None, None, Some(t)) => Err(format!("{at} names unknown tensormap `{t}`")),
+            (None, Some(v), None) if elem_bytes(&f.ty).is_none() => Err(format!("{at}: unknown type `{}` (value {v})", f.ty)),
+            (None, Some(v), None) => encode_number(&f.ty, *v).map(|_| ()).ok_or_else(|| format!("{at}: value {v} does not fit type `{}`", f.ty)),
+            _ => Err(format!("{at} needs exactly one of buffer, value (with type) or tensormap")),
+        }
     }
 
     /// Threads per CTA.

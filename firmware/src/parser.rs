@@ -1154,6 +1154,9 @@ impl<'a> Parser<'a> {
         let mloc = self.loc();
         let mn = self.word("an instruction")?;
         let segs: Vec<&str> = mn.split('.').collect();
+        if let Some(what) = ops::unmodelled(&segs) {
+            return Err(Diag::new(mloc, format!("unsupported: {what} is not modelled")));
+        }
         let Some((spec, used)) = ops::lookup(&segs) else {
             if PTX_MNEMONICS.contains(&segs[0]) {
                 return Err(Diag::new(mloc, format!("unsupported: the PTX instruction `{mn}` (hopsync does not model `{}` yet)", segs[0])));
@@ -1169,7 +1172,7 @@ impl<'a> Parser<'a> {
                 Some(Loc { line: mloc.line, col: c })
             })
             .collect();
-        let (mods, ty2) = parse_mods(spec, &segs[used..], &seg_locs[used..], mloc)?;
+        let (mods, [ty2, ty3, ty4]) = parse_mods(spec, &segs[used..], &seg_locs[used..], mloc)?;
         let mut operands = Vec::new();
         let mut op_locs = Vec::new();
         if !self.eat_punct(';') {
@@ -1184,10 +1187,11 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let ins = Instr { op: spec.op, mods, ty2, guard, operands, loc: start, src: self.src };
+        let ins = Instr { op: spec.op, mods, ty2, ty3, ty4, guard, operands, loc: start, src: self.src };
         let labels = self.fs.as_ref().map_or(&[][..], |f| f.labels.as_slice());
         check_operands(spec, &ins, &self.regs, labels, mloc, &op_locs)?;
         check_vectors(spec, &ins, mloc, &op_locs)?;
+        crate::mma::check(&ins).map_err(|e| Diag::new(mloc, e))?;
         Ok(ins)
     }
 
@@ -1392,13 +1396,14 @@ const PTX_MNEMONICS: &[&str] = &[
     "vmin4", "vote", "vset", "vset2", "vset4", "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma", "wmma", "xor",
 ];
 
-/// Assigns each modifier segment to a group of `spec`; `cvt`-like rows with two type groups put
-/// the second type in `ty2`.
-fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> R<(ModSet, Option<Mod>)> {
+/// Assigns each modifier segment to a group of `spec`. A group made only of data types is a type
+/// slot: the first slot of the row goes into the modifier set, the later ones (`cvt`'s source
+/// type, `mma`'s `.atype.btype.ctype`) into `ty2`, `ty3`, `ty4`, since they may repeat a type.
+fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> R<(ModSet, [Option<Mod>; 3])> {
     let mut taken = vec![false; spec.groups.len()];
     let mut set = ModSet::default();
-    let mut ty2 = None;
-    let first_type_group = spec.groups.iter().position(|g| g.of.iter().any(|m| m.is_type()));
+    let mut later_types = [None; 3];
+    let slots = spec.type_slots();
     for (s, &loc) in segs.iter().zip(seg_locs) {
         let m = Mod::from_text(s).ok_or_else(|| {
             Diag::new(loc, format!("unknown modifier `.{s}` on `{}`", spec.name))
@@ -1415,10 +1420,9 @@ fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> 
             ));
         };
         taken[g] = true;
-        if m.is_type() && Some(g) != first_type_group && first_type_group.is_some() && spec.groups[g].of.len() > 4 {
-            ty2 = Some(m);
-        } else {
-            set.insert(m);
+        match slots.iter().position(|&k| k == g) {
+            Some(k) if k > 0 => later_types[(k - 1).min(2)] = Some(m),
+            _ => set.insert(m),
         }
     }
     for (i, g) in spec.groups.iter().enumerate() {
@@ -1430,7 +1434,7 @@ fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> 
             ));
         }
     }
-    Ok((set, ty2))
+    Ok((set, later_types))
 }
 
 /// Checks operand count and kinds against the row's patterns; the first alternative that fits wins,
@@ -1577,6 +1581,7 @@ fn check_target(m: &Module, errors: &mut Vec<Diag>) {
                 return Err(Diag::new(ins.loc, "`red.async.mmio`/`.release` requires sm_100"));
             }
             check_ptx_rules(m, ins)?;
+            crate::mma::check_arch(m, ins).map_err(|e| Diag::new(ins.loc, e))?;
             check_tensor_operands(m, ins)
         })();
         if let Err(d) = r {
@@ -1636,6 +1641,26 @@ fn check_ptx_rules(m: &Module, ins: &Instr) -> R<()> {
             ins.loc,
             format!("`.relaxed` on `{}` requires PTX ISA `.version 8.6` or later (this module is {}.{})", ins.op.name(), m.version.0, m.version.1),
         ));
+    }
+    // cp.async.bulk .ignore_oob (PTX 9.7.9.25.4.1, PTX ISA 9.2): global -> .shared::cta only, with
+    // `ignoreBytesLeft, ignoreBytesRight` between `size` and `[mbar]`; ptxas: "Illegal modifier
+    // '.ignore_oob' for instruction 'cp.async.bulk' with '.shared::cluster.global'", "Feature
+    // '.ignore_oob' requires PTX ISA .version 9.2 or later".
+    if ins.op == CpAsyncBulk {
+        let ignore = ins.has(Mod::IgnoreOob);
+        let six = matches!(ins.operands.get(5), Some(Operand::Addr { .. }));
+        if ignore && !(ins.has(Mod::SharedCta) && ins.has(Mod::Global) && !ins.has(Mod::SharedCluster) && ins.has(Mod::MbarrierCompleteTxBytes)) {
+            return Err(Diag::new(ins.loc, "`.ignore_oob` is only available on `cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes` (PTX 9.7.9.25.4.1; ptxas: illegal modifier)"));
+        }
+        if ignore && !six {
+            return Err(Diag::new(ins.loc, "`cp.async.bulk...ignore_oob` takes [dstMem], [srcMem], size, ignoreBytesLeft, ignoreBytesRight, [mbar] (PTX 9.7.9.25.4.1)"));
+        }
+        if !ignore && six {
+            return Err(Diag::new(ins.loc, "`cp.async.bulk` with ignoreBytesLeft, ignoreBytesRight operands needs `.ignore_oob` (PTX 9.7.9.25.4.1)"));
+        }
+        if ignore && m.version < (9, 2) {
+            return Err(Diag::new(ins.loc, format!("`.ignore_oob` requires PTX ISA `.version 9.2` or later (this module is {}.{})", m.version.0, m.version.1)));
+        }
     }
     // st.async and red.async were introduced in PTX ISA 8.1 (PTX 9.7.9.12, 9.7.13.7 PTX ISA Notes).
     if matches!(ins.op, StAsync | RedAsync) && m.version < (8, 1) {

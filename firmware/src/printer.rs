@@ -179,17 +179,16 @@ pub fn mnemonic(ins: &Instr) -> String {
     let spec = ins.op.spec();
     let mut s = spec.name.to_string();
     let mut printed = ModSet::default();
-    let mut type_groups_seen = 0;
-    for g in spec.groups {
-        let is_type_group = g.of.iter().any(|m| m.is_type()) && g.of.len() > 4;
-        if is_type_group {
-            type_groups_seen += 1;
-            if type_groups_seen == 2 {
-                if let Some(t) = ins.ty2 {
+    let slots = spec.type_slots();
+    for (gi, g) in spec.groups.iter().enumerate() {
+        match slots.iter().position(|&k| k == gi) {
+            Some(k) if k > 0 => {
+                if let Some(t) = [ins.ty2, ins.ty3, ins.ty4][(k - 1).min(2)] {
                     let _ = write!(s, ".{}", t.text());
                 }
                 continue;
             }
+            _ => {}
         }
         if let Some(m) = g.of.iter().find(|m| ins.mods.has(**m) && !printed.has(**m)) {
             printed.insert(*m);

@@ -175,6 +175,7 @@ mod cite {
     pub const TILED: &str = "CUDA Driver API §6.30 Tensor Map Object Management: cuTensorMapEncodeTiled";
     pub const IM2COL: &str = "CUDA Driver API §6.30 Tensor Map Object Management: cuTensorMapEncodeIm2col";
     pub const SUB_BYTE: &str = "PTX ISA 9.0 §5.5.1.1 Sub-byte Types; §9.7.9.26 tensormap.replace Target ISA notes (.elemtype 13..15 on sm_100a/sm_101a/sm_120a only)";
+    pub const REPLACE: &str = "PTX ISA §9.7.9.26 tensormap.replace (Table: new_val of .field3)";
     pub const ATOMICITY: &str = "PTX ISA 9.0 §5.5.7 Swizzling Modes, Table 14; §9.7.9.26 tensormap.replace Target ISA notes (.swizzle_atomicity on sm_100a/sm_101a/sm_120a only)";
     pub const IM2COL_CORNERS: &str = "CUDA Driver API §6.30: cuTensorMapEncodeIm2col pixelBoxLowerCorner/pixelBoxUpperCorner; PTX ISA 9.0 §5.5.4.1 im2col Bounding Box";
     pub const HOPSYNC: &str = "hopsync tensormap spec (no driver counterpart: the driver takes bare arrays)";
@@ -1646,6 +1647,76 @@ pub fn swizzle_offset(swizzle: TensorMapSwizzle, byte_offset: u64) -> Result<u64
     Ok(byte_offset ^ ((byte_offset & yyy_mask) >> 3))
 }
 
+/// A field `tensormap.replace` writes (\[PTX\] §9.7.9.26: `.field1`, `.field2`, `.field3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplaceField {
+    /// `.global_address` (b64).
+    GlobalAddress,
+    /// `.rank`: the value is rank - 1.
+    Rank,
+    /// `.box_dim[ord]`.
+    BoxDim,
+    /// `.global_dim[ord]`.
+    GlobalDim,
+    /// `.global_stride[ord]` (b64, bytes; ord 0 is the stride of dimension 1).
+    GlobalStride,
+    /// `.element_stride[ord]`.
+    ElementStride,
+    /// `.elemtype` (the \[PTX\] numbering of Table "tensormap.replace new_val").
+    Elemtype,
+    /// `.interleave_layout`.
+    InterleaveLayout,
+    /// `.swizzle_mode`.
+    SwizzleMode,
+    /// `.swizzle_atomicity` (sm_100+).
+    SwizzleAtomicity,
+    /// `.fill_mode`.
+    FillMode,
+}
+
+/// `tensormap.replace` on a descriptor image: writes `new_val` into `field` (entry `ord` of the
+/// per-dimension fields) of the hopsync layout. The image is not validated here (a kernel replaces
+/// several fields in turn); the TMA instruction that uses it decodes and validates it.
+/// `.elemtype` values follow \[PTX\]'s numbering (0 u8 .. 7 f32, 8 f32.ftz, 9 f64, 10 bf16, 11
+/// tf32, 12 tf32.ftz), stored as the driver's.
+pub fn replace_field(image: &mut [u8; TENSOR_MAP_BYTES], field: ReplaceField, ord: usize, new_val: u64) -> Result<(), TensorMapError> {
+    let bad = |what: &str| Err(TensorMapError::new("tensormap.replace: new_val out of range", cite::REPLACE, format!("{what} = {new_val} (ord {ord})")));
+    let per_dim = matches!(field, ReplaceField::BoxDim | ReplaceField::GlobalDim | ReplaceField::ElementStride);
+    if (per_dim && ord >= TENSOR_MAP_MAX_RANK) || (field == ReplaceField::GlobalStride && ord >= TENSOR_MAP_MAX_RANK - 1) {
+        return Err(TensorMapError::new("tensormap.replace: ord beyond the largest rank", cite::REPLACE, format!("ord = {ord}")));
+    }
+    let (f, v) = match field {
+        ReplaceField::GlobalAddress => (F_GLOBAL_ADDRESS, new_val),
+        ReplaceField::Rank if new_val < TENSOR_MAP_MAX_RANK as u64 => (F_RANK_M1, new_val),
+        ReplaceField::BoxDim if (1..=256).contains(&new_val) => (f_box_dim_m1(ord), new_val - 1),
+        ReplaceField::GlobalDim if (1..=1 << 32).contains(&new_val) => (f_global_dim_m1(ord), new_val - 1),
+        ReplaceField::GlobalStride if new_val < 1 << 40 => (f_global_stride(ord), new_val),
+        ReplaceField::ElementStride if (1..=8).contains(&new_val) => (f_element_stride_m1(ord), new_val - 1),
+        ReplaceField::Elemtype => {
+            let driver = match new_val {
+                0..=7 => new_val,
+                8 => 10,
+                9 => 8,
+                10 => 9,
+                11 | 12 => new_val,
+                _ => return bad("elemtype (sub-byte types are sm_100+)"),
+            };
+            (F_DATA_TYPE, driver)
+        }
+        ReplaceField::InterleaveLayout if new_val <= 2 => (F_INTERLEAVE, new_val),
+        ReplaceField::SwizzleMode if new_val <= 3 => (F_SWIZZLE, new_val),
+        ReplaceField::FillMode if new_val <= 1 => (F_OOB_FILL, new_val),
+        ReplaceField::SwizzleAtomicity => {
+            return Err(TensorMapError::new("unsupported: swizzle atomicity modes (128B_ATOM_32B, 128B_ATOM_32B_FLIP_8B, 128B_ATOM_64B) need sm_100+", cite::ATOMICITY, "tensormap.replace.swizzle_atomicity"))
+        }
+        _ => return bad(&format!("{field:?}")),
+    };
+    let mut img: Image = BitArray::new(*image);
+    put(&mut img, f, v);
+    *image = img.into_inner();
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests
 // ---------------------------------------------------------------------------------------------
@@ -1654,6 +1725,28 @@ pub fn swizzle_offset(swizzle: TensorMapSwizzle, byte_offset: u64) -> Result<u64
 mod tests {
     use super::*;
     use TensorMapDataType as Dt;
+
+    #[test]
+    fn tensormap_replace_rewrites_one_field() {
+        let m = assert_ok(&seed_tiled());
+        let mut img = m.encode();
+        replace_field(&mut img, ReplaceField::GlobalAddress, 0, 0x2_0000).unwrap();
+        replace_field(&mut img, ReplaceField::GlobalDim, 1, 16).unwrap();
+        replace_field(&mut img, ReplaceField::BoxDim, 0, 32).unwrap();
+        replace_field(&mut img, ReplaceField::GlobalStride, 0, 512).unwrap();
+        // PTX numbers .bf16 10 (the driver 9) and .f32.ftz 8 (the driver 10).
+        replace_field(&mut img, ReplaceField::Elemtype, 0, 10).unwrap();
+        let d = TensorMap::decode(&img).unwrap();
+        let s = d.spec();
+        assert_eq!((s.global_address, s.global_dim.clone(), s.box_dim.clone(), s.global_strides.clone()), (0x2_0000, vec![64, 16], vec![32, 8], vec![512]));
+        assert_eq!(s.data_type, Dt::Bfloat16);
+        replace_field(&mut img, ReplaceField::Elemtype, 0, 8).unwrap();
+        assert_eq!(TensorMap::decode(&img).unwrap().spec().data_type, Dt::Float32Ftz);
+        // Out-of-range values and ords are errors; swizzle atomicity is sm_100+.
+        assert!(replace_field(&mut img, ReplaceField::BoxDim, 0, 0).is_err());
+        assert!(replace_field(&mut img, ReplaceField::GlobalStride, 4, 16).is_err());
+        assert!(replace_field(&mut img, ReplaceField::SwizzleAtomicity, 0, 1).unwrap_err().rule.starts_with("unsupported:"));
+    }
 
     // ---- helpers ------------------------------------------------------------------------
 

@@ -25,6 +25,24 @@ pub struct Issue {
     pub branch_cycles: u64,
     /// Cycles between two issues of one warp.
     pub warp_issue_cycles: u64,
+    /// Cycles an integer mul / mad occupies its scheduler's IMAD pipe (16 lanes a cycle on sm_90:
+    /// a warp instruction every 2 cycles).
+    pub imad_issue_cycles: u64,
+    /// Which eligible warp a scheduler issues.
+    #[serde(default)]
+    pub policy: IssuePolicy,
+}
+
+/// A warp scheduler's choice among its eligible warps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssuePolicy {
+    /// Greedy then oldest: the warp that issued last goes on while it can; then the oldest
+    /// (lowest-numbered) eligible warp.
+    #[default]
+    Gto,
+    /// Loose round robin: the eligible warp after the one that issued last.
+    Lrr,
 }
 
 /// Result latencies (issue to dependent issue), cycles.
@@ -51,6 +69,31 @@ pub struct Latency {
     pub local: u64,
     /// Instructions without a result.
     pub misc: u64,
+    /// The special-function unit: `.approx` sqrt/rsqrt/rcp/ex2/lg2/sin/cos/tanh.
+    pub mufu: u64,
+    /// `shfl.sync`, `movmatrix` (the warp's data crossbar).
+    pub shfl: u64,
+    /// `mma.sync` (the warp-level tensor-core instruction).
+    pub mma: u64,
+}
+
+/// The warpgroup MMA (wgmma.rs): tensor-core occupancy per 8 columns by multiplicand family, and
+/// the pipeline latency after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wgmma {
+    /// Cycles from the end of a wgmma's occupancy to its completion.
+    pub pipeline_cycles: u64,
+    /// Occupancy per 8 columns of an f16/bf16 (k16) wgmma.
+    pub f16_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of a tf32 (k8) wgmma.
+    pub tf32_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of an e4m3/e5m2 (k32) wgmma.
+    pub fp8_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of an s8/u8 (k32) wgmma.
+    pub int8_cycles_per_n8: u64,
+    /// Occupancy per 8 columns of a b1 (k256) wgmma.
+    pub b1_cycles_per_n8: u64,
 }
 
 /// Shared memory.
@@ -77,6 +120,13 @@ pub struct Global {
     pub latency: u64,
     /// Atomic / reduction latency.
     pub atomic_latency: u64,
+    /// From a write's issue to the L2 until its acknowledgement (a store's completion: what a
+    /// release drains, what a bulk store's `wait_group` waits for).
+    pub write_ack_cycles: u64,
+    /// Load-to-use latency of an L1 hit.
+    pub l1_latency: u64,
+    /// L1 data cache capacity (bytes; sm_90: 256 KiB shared with shared memory).
+    pub l1_bytes: u64,
     /// Bytes per cycle of the SM's path.
     pub bytes_per_cycle: u64,
     /// Sector size.
@@ -105,12 +155,32 @@ pub struct Sync {
     pub mbarrier_request_cycles: u64,
     /// Response / wake to readable destination registers.
     pub mbarrier_response_cycles: u64,
+    /// What a wake (a suspended try_wait whose phase completed) takes beyond a response.
+    pub mbarrier_wake_cycles: u64,
     /// Issue to the NamedBarrierUnit.
     pub named_barrier_request_cycles: u64,
     /// Release to issue of the released warps.
     pub named_barrier_release_cycles: u64,
-    /// Issue to the ClusterBarrierUnit, and completion back to the warps.
+    /// The NamedBarrierUnit's port takes one warp arrival per this many cycles.
+    pub named_barrier_arrival_cycles: u64,
+    /// What a bar.red arrival occupies the port beyond a plain one (its reduction).
+    pub named_barrier_red_cycles: u64,
+    /// Issue of barrier.cluster.arrive / wait to the ClusterBarrierUnit.
     pub cluster_barrier_cycles: u64,
+    /// From the ClusterBarrierUnit's phase completion until the CTAs of the cluster see it: the
+    /// released waiters issue then, and a wait that reaches the unit earlier than that waits for it.
+    pub cluster_release_cycles: u64,
+    /// A `fence` / `membar` at CTA scope (`fence.acq_rel.cta`, `fence.sc.cta`, `membar.cta`): the
+    /// warp issues nothing else for this long.
+    pub fence_cta_cycles: u64,
+    /// A proxy fence (`fence.proxy.*`).
+    pub fence_proxy_cycles: u64,
+    /// A release at cluster or gpu scope (`fence.*.cluster|gpu|sys`, `membar.gl|sys`,
+    /// `barrier.cluster.arrive` without `.relaxed`, `mbarrier.arrive.release.cluster`, `st` /
+    /// `atom` / `red` with `.release` / `.acq_rel` / `.sc` at cluster scope or wider): the warp's
+    /// prior writes drain to the point of coherence first: the instruction issues this long after
+    /// its turn, or when the warp's last outstanding write completes if that is later.
+    pub release_drain_cycles: u64,
     /// From the last prior cp.async of a thread to its cp.async.mbarrier.arrive's arrive-on.
     pub cp_async_arrive_cycles: u64,
     /// try_wait time limit without suspendTimeHint, ns.
@@ -169,6 +239,8 @@ pub struct SmConfig {
     pub sync: Sync,
     /// TMA engine.
     pub tma: Tma,
+    /// The warpgroup MMA (wgmma.rs).
+    pub wgmma: Wgmma,
     /// Run limits.
     pub run: Run,
     /// Which simulator clocks the units (not in the TOML: rust-hdl unless a caller sets another,

@@ -4,6 +4,7 @@
 //! - [`config`]: every timing constant, from `sim/configs/sm90.toml`;
 //! - [`units`]: the RTL units of `hopsync-hdl`, clocked in a direct `simulate()` loop;
 //! - [`timing`]: instruction classes, register sets, memory cost models;
+//! - [`wgmma`]: the tensor cores and wgmma groups (timing of `wgmma.*`);
 //! - [`engine`]: warps, schedulers, scoreboard, memory pipes and the unit traffic;
 //! - [`probe`]: per-cycle observation (stall reasons, unit signals) for waveforms;
 //! - [`waves`]: `--waves FILE.vcd`: the VCD probe and the GTKWave save file beside it;
@@ -21,6 +22,7 @@ pub mod timeline;
 pub mod timing;
 pub mod units;
 pub mod waves;
+pub mod wgmma;
 
 pub use config::SmConfig;
 pub use engine::Engine;
@@ -49,7 +51,8 @@ fn engine_per_warp(regs: u64) -> u64 {
 /// than rust-hdl's (a bank word is 8 bytes there); they are counted at the rust-hdl size.
 pub fn footprint(prog: &Program, sm: &SmConfig) -> Footprint {
     let _ = sm;
-    let mut f = Footprint::golden(prog);
+    // The engine's golden machine runs without the race detector (engine/mod.rs).
+    let mut f = Footprint::golden_with_race(prog, hopsync_cosim::race::RaceMode::Off);
     let man = &prog.manifest;
     let ctas = man.ctas() as u64;
     let threads = (man.threads_per_cta() as u64).div_ceil(32) * 32;

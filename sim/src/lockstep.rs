@@ -47,10 +47,11 @@ pub fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
     }
 }
 
-/// The memory a lockstep run takes: the golden model's machine beside the SM engine's.
-pub fn footprint(prog: &Program, sm: &SmConfig) -> Footprint {
+/// The memory a lockstep run takes: the golden model's machine (with race detection `race`)
+/// beside the SM engine's.
+pub fn footprint(prog: &Program, sm: &SmConfig, race: hopsync_cosim::race::RaceMode) -> Footprint {
     let mut f = crate::footprint(prog, sm);
-    f.extend("golden model:", Footprint::golden(prog));
+    f.extend("golden model:", Footprint::golden_with_race(prog, race));
     f
 }
 

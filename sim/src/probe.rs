@@ -29,8 +29,15 @@ pub enum Stall {
     TryWaitSuspended,
     /// Its memory pipe (shared memory, global, DSMEM) is booked too far ahead.
     MemoryThrottle,
+    /// Its next instruction's execution pipe (the scheduler's IMAD pipe) is busy.
+    PipeThrottle,
+    /// Its next instruction waits for memory ordering: a fence, or a release at cluster scope or
+    /// wider draining the warp's writes.
+    MemoryOrder,
     /// Its sync-unit request waits for the unit's port (ready low or another request first).
     UnitBackpressure,
+    /// In `wgmma.wait_group` until its groups complete.
+    WgmmaWait,
     /// Not launched yet (CTA launch into the units).
     NotLaunched,
     /// Every thread exited.
@@ -52,7 +59,10 @@ impl Stall {
             Stall::MbarrierWait => "MbarrierWait",
             Stall::TryWaitSuspended => "TryWaitSuspended",
             Stall::MemoryThrottle => "MemoryThrottle",
+            Stall::MemoryOrder => "MemoryOrder",
+            Stall::PipeThrottle => "PipeThrottle",
             Stall::UnitBackpressure => "UnitBackpressure",
+            Stall::WgmmaWait => "WgmmaWait",
             Stall::NotLaunched => "NotLaunched",
             Stall::Exited => "Exited",
         }

@@ -50,6 +50,11 @@ pub struct InstrInfo {
     pub atomic: bool,
     /// A load (memory class; its destination waits for the data).
     pub load: bool,
+    /// The memory ordering the warp waits for before the instruction issues.
+    pub ordering: Ordering,
+    /// An integer multiply / multiply-add: it occupies its scheduler's IMAD pipe
+    /// (`issue.imad_issue_cycles`).
+    pub imad: bool,
 }
 
 fn regs_of(op: &Operand, out: &mut Vec<u32>) {
@@ -88,7 +93,10 @@ pub fn class_of(op: Opcode) -> Class {
     use Opcode::*;
     match op {
         Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Class::Compute,
-        Exit | Trap | Brkpt | Mapa | Elect | Activemask | Vote | Match | Redux | BarWarpSync | Griddepcontrol | Membar | Fence => Class::Compute,
+        Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Set => Class::Compute,
+        Exit | Trap | Brkpt | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => Class::Compute,
+        // The matrix instructions: golden bodies; wgmma's asynchrony is timed by wgmma.rs.
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => Class::Compute,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
         CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
@@ -96,7 +104,7 @@ pub fn class_of(op: Opcode) -> Class {
         ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Class::Compute,
         Bra | Call | Ret => Class::Branch,
         Nanosleep => Class::Sleep,
-        Ld | St | Atom | Red | TensormapCpFenceproxy => Class::Mem,
+        Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu => Class::Mem,
         CpAsync => Class::CpAsync,
         StAsync | RedAsync => Class::AsyncStore,
         MbarrierInit => Class::Mbarrier(MbarFamily::Init),
@@ -114,6 +122,85 @@ pub fn class_of(op: Opcode) -> Class {
     }
 }
 
+/// What memory ordering an instruction makes its warp wait for before it issues (PTX 9.7.12.4
+/// `fence` / `membar`; 8.8 release patterns; 9.7.13.2 `barrier.cluster`, whose arrive has release
+/// semantics unless `.relaxed`; 9.7.13.15.13 `mbarrier.arrive`'s `.release` at `.cluster` scope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordering {
+    /// None.
+    None,
+    /// A CTA-scope fence (`sync.fence_cta_cycles`).
+    FenceCta,
+    /// A proxy fence (`sync.fence_proxy_cycles`).
+    FenceProxy,
+    /// A release at cluster scope or wider: the warp's writes drain first
+    /// (`sync.release_drain_cycles`).
+    ReleaseDrain,
+}
+
+/// Whether `i` releases at cluster scope or wider: a `.release`, `.acq_rel` or `.sc` (or, for
+/// `membar`, `.gl` / `.sys`) with a `.cluster`, `.gpu` or `.sys` scope.
+fn releases_wide(i: &Instr) -> bool {
+    let sem = i.has(Mod::Release) || i.has(Mod::AcqRel) || i.has(Mod::Sc);
+    sem && (i.has(Mod::Cluster) || i.has(Mod::Gpu) || i.has(Mod::Sys))
+}
+
+/// The ordering `i` waits for (every opcode named).
+pub fn ordering_of(i: &Instr) -> Ordering {
+    use Opcode::*;
+    let wide = if releases_wide(i) { Ordering::ReleaseDrain } else { Ordering::None };
+    match i.op {
+        Fence => {
+            if releases_wide(i) && !i.has(Mod::MbarrierInit) {
+                Ordering::ReleaseDrain
+            } else if i.has(Mod::Proxy) {
+                Ordering::FenceProxy
+            } else {
+                // CTA scope, or an acquire / mbarrier_init fence with no writes to drain
+                Ordering::FenceCta
+            }
+        }
+        Membar => {
+            if i.has(Mod::Proxy) {
+                Ordering::FenceProxy
+            } else if i.has(Mod::Gl) || i.has(Mod::Sys) {
+                Ordering::ReleaseDrain
+            } else {
+                Ordering::FenceCta
+            }
+        }
+        BarrierClusterArrive => {
+            if i.has(Mod::Relaxed) {
+                Ordering::None
+            } else {
+                Ordering::ReleaseDrain
+            }
+        }
+        MbarrierArrive | MbarrierArriveDrop | MbarrierExpectTx | MbarrierCompleteTx | St | Atom | Red => wide,
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Ordering::None,
+        Exit | Trap | Brkpt | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Setmaxnreg => Ordering::None,
+        Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Set => Ordering::None,
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => Ordering::None,
+        TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu => Ordering::None,
+        CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Ordering::None,
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Ordering::None,
+        ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => Ordering::None,
+        Ld | Bra | Call | Ret | Nanosleep | TensormapCpFenceproxy | CpAsync | StAsync | RedAsync => Ordering::None,
+        MbarrierInit | MbarrierInval | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => Ordering::None,
+        Bar | Barrier | BarrierClusterWait => Ordering::None,
+    }
+}
+
+/// Cycles the ordering of `o` holds the warp before the instruction issues.
+pub fn ordering_cycles(o: Ordering, c: &SmConfig) -> u64 {
+    match o {
+        Ordering::None => 0,
+        Ordering::FenceCta => c.sync.fence_cta_cycles,
+        Ordering::FenceProxy => c.sync.fence_proxy_cycles,
+        Ordering::ReleaseDrain => c.sync.release_drain_cycles,
+    }
+}
+
 /// Which latency an instruction's result has (`[latency]` of sm90.toml).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LatencyKind {
@@ -127,20 +214,33 @@ enum LatencyKind {
     WarpOp,
     /// `misc`: no result, or bookkeeping only.
     Misc,
+    /// `mufu`: the special-function unit (the `.approx` forms; the IEEE-rounded sqrt and rcp are
+    /// instruction sequences, timed as `div`).
+    Mufu,
+    /// `shfl`: the warp's data crossbar.
+    Shfl,
+    /// `mma`: the warp-level tensor-core instruction.
+    Mma,
 }
 
 fn latency_kind(op: Opcode) -> LatencyKind {
     use Opcode::*;
     match op {
         Div | Rem => LatencyKind::Div,
-        Mul | Mad | Fma => LatencyKind::Mul,
+        Mul | Mad | Fma | Mul24 | Mad24 | Sad | Dp4a | Dp2a => LatencyKind::Mul,
+        Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh => LatencyKind::Mufu,
         Elect | Activemask | Vote | Match | Redux | BarWarpSync => LatencyKind::WarpOp,
-        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Call | Trap | Brkpt => LatencyKind::Misc,
+        ShflSync | Movmatrix => LatencyKind::Shfl,
+        Mma => LatencyKind::Mma,
+        Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Call | Trap | Brkpt | Setmaxnreg => LatencyKind::Misc,
         // TMA instructions hand a command to the engine; none has a result register.
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => LatencyKind::Misc,
+        // The wgmma family is timed by wgmma.rs (tensor cores, groups); issuing costs a slot.
+        WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => LatencyKind::Misc,
         Mov | Add | Addc | Sub | Subc | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta | Mapa => LatencyKind::Arith,
+        Copysign | Testp | Getctarank | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Set => LatencyKind::Arith,
         // their results are timed by their ports; the fixed latency applies when no lane executes
-        Ld | St | Atom | Red | TensormapCpFenceproxy | CpAsync | StAsync | RedAsync | Bra | Nanosleep => LatencyKind::Arith,
+        Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu | CpAsync | StAsync | RedAsync | Bra | Nanosleep => LatencyKind::Arith,
         MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => LatencyKind::Arith,
         Bar | Barrier | BarrierClusterArrive | BarrierClusterWait | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => LatencyKind::Arith,
     }
@@ -153,8 +253,12 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
     let typed = |int: u64| if f64_ { l.fp64 } else if float { l.fp32 } else { int };
     let base = match latency_kind(i.op) {
         LatencyKind::Div => l.div,
+        LatencyKind::Mufu if matches!(i.op, Opcode::Sqrt | Opcode::Rcp) && !i.has(Mod::Approx) => l.div,
+        LatencyKind::Mufu => l.mufu,
         LatencyKind::Mul => typed(l.mul),
         LatencyKind::WarpOp => l.warp_op,
+        LatencyKind::Shfl => l.shfl,
+        LatencyKind::Mma => l.mma,
         LatencyKind::Misc => l.misc,
         LatencyKind::Arith => typed(l.alu),
     };
@@ -212,7 +316,10 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             if let Some(g) = i.guard {
                 srcs.push(g.reg.0);
             }
-            let dest0 = first_is_dest(i);
+            // wgmma.mma_async reads its accumulators at issue but writes them asynchronously:
+            // wgmma.wait_group orders the writes (wgmma.rs), so they are sources only and chained
+            // wgmmas into one accumulator do not wait for each other on the scoreboard.
+            let dest0 = first_is_dest(i) && i.op != Opcode::WgmmaMmaAsync;
             for (k, o) in i.operands.iter().enumerate() {
                 if k == 0 && dest0 {
                     regs_of(o, &mut dsts);
@@ -232,7 +339,9 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 latency: compute_latency(i, c),
                 addr: i.operands.iter().position(|o| matches!(o, Operand::Addr { .. })),
                 atomic: matches!(i.op, Opcode::Atom | Opcode::Red),
-                load: matches!(i.op, Opcode::Ld),
+                load: matches!(i.op, Opcode::Ld | Opcode::Ldmatrix),
+                ordering: ordering_of(i),
+                imad: latency_kind(i.op) == LatencyKind::Mul && !(i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float())),
             }
         })
         .collect()
@@ -260,8 +369,8 @@ pub fn bank_wavefronts(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
     per_bank.into_iter().max().unwrap_or(0).max(1)
 }
 
-/// Distinct sectors (of `sector_bytes`) a warp access touches.
-pub fn sectors(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
+/// The distinct sectors (numbers, of `sector_bytes`) a warp access touches, ascending.
+pub fn sector_list(c: &SmConfig, accesses: &[(u64, usize)]) -> Vec<u64> {
     let sb = c.global.sector_bytes.max(1);
     let mut s: Vec<u64> = Vec::with_capacity(accesses.len());
     for &(a, size) in accesses {
@@ -271,7 +380,12 @@ pub fn sectors(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
     }
     s.sort_unstable();
     s.dedup();
-    s.len().max(1) as u64
+    s
+}
+
+/// Distinct sectors (of `sector_bytes`) a warp access touches, at least one.
+pub fn sectors(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
+    sector_list(c, accesses).len().max(1) as u64
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@
 //! engine plays global memory, shared memory and the mbarrier paths around it.
 
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierReq, ClusterBarrierResp, ClusterBarrierUnit, ClusterLaunch, ClusterWarpExit};
-use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord};
+use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord, WaiterState, MBARRIER_WAITERS};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
 use hopsync_hdl::tma_engine::{TmaCmd, TmaData16, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
 use rust_hdl::prelude::*;
@@ -145,17 +145,29 @@ struct Tap<const A: usize> {
     valid: *const Signal<In, bool>,
 }
 
-impl<const A: usize> Tap<A> {
-    fn find(uut: &MbarrierUnit<A>) -> Tap<A> {
+impl Finder {
+    /// Every atom of `uut`.
+    fn of<B: Block>(uut: &B) -> Finder {
         let mut f = Finder { path: Vec::new(), found: Vec::new() };
         uut.accept("uut", &mut f);
-        let get = |suffix: &str, bits: usize, ty: &str| -> *const () {
-            let hits: Vec<_> = f.found.iter().filter(|(n, ..)| n.ends_with(suffix)).collect();
-            assert!(hits.len() == 1, "MbarrierUnit tap: expected one `{suffix}`, found {}", hits.len());
-            let (n, p, b, t) = hits[0];
-            assert!(*b == bits && t.contains(ty), "MbarrierUnit tap: `{n}` is {b} bits of `{t}`, expected {bits} bits of `{ty}`");
-            *p
-        };
+        f
+    }
+
+    /// The one atom whose path ends with `suffix`, checked to be `bits` wide with a type name
+    /// containing `ty`.
+    fn get(&self, suffix: &str, bits: usize, ty: &str) -> *const () {
+        let hits: Vec<_> = self.found.iter().filter(|(n, ..)| n.ends_with(suffix)).collect();
+        assert!(hits.len() == 1, "MbarrierUnit tap: expected one `{suffix}`, found {}", hits.len());
+        let (n, p, b, t) = hits[0];
+        assert!(*b == bits && t.contains(ty), "MbarrierUnit tap: `{n}` is {b} bits of `{t}`, expected {bits} bits of `{ty}`");
+        *p
+    }
+}
+
+impl<const A: usize> Tap<A> {
+    fn find(uut: &MbarrierUnit<A>) -> Tap<A> {
+        let f = Finder::of(uut);
+        let get = |suffix: &str, bits: usize, ty: &str| f.get(suffix, bits, ty);
         Tap {
             enable: get(".ram.write_enable", 1, "") as *const Signal<In, bool>,
             address: get(".ram.write_address", A, "") as *const Signal<In, Bits<A>>,
@@ -173,6 +185,99 @@ impl<const A: usize> Tap<A> {
                 return None;
             }
             Some(((*self.address).val().index() as u32, (*self.data).val().to_u64(), (*self.valid).val()))
+        }
+    }
+}
+
+/// The registers that decide whether an MbarrierUnit edge with no request changes anything but
+/// its free-running cycle counter `now` (the idle fast-forward, [`MbarUnit::skip_idle_edge`]).
+///
+/// Why skipping such an edge is exact (hdl/src/mbarrier_unit.rs): with no request valid, stage 0
+/// accepts nothing (`rr` keeps its value) and stage 1 receives nothing. When in addition stage 1
+/// is empty (`s1_valid`), no completion is pending (`cpl_valid`), no registered output is valid
+/// and every waiter-table entry is `Idle` or `Waiting`, the edge writes no RAM word and raises no
+/// response, wake or finding; `now` is read only by the deadline compare (`deadline == now`, of
+/// `Waiting` entries) and by the deadline of a new waiter (which needs a request). So an edge at
+/// which no `Waiting` entry's deadline equals `now` only increments `now`; the engine clocks a
+/// unit for at least 4 cycles after its last request (`busy_until`), which leaves the
+/// pipeline's data registers at their idle values. Skipped edges are owed and paid at the next
+/// clocked edge by advancing `now` (a register load between edges, like the RAM tap's read). The
+/// test `idle_fast_forward_matches_clocking_every_edge` checks it against the unit clocked every
+/// cycle on random stimulus.
+///
+/// The signals are found like the [`Tap`]'s; they are held as byte offsets into the boxed unit so
+/// that the one write (`now`) goes through a pointer derived from `&mut`.
+struct IdleTap {
+    now: usize,
+    s1_valid: usize,
+    cpl_valid: usize,
+    resp: usize,
+    wake: usize,
+    fault: usize,
+    state: [usize; MBARRIER_WAITERS],
+    deadline: [usize; MBARRIER_WAITERS],
+}
+
+impl IdleTap {
+    fn find<const A: usize>(uut: &MbarrierUnit<A>) -> IdleTap {
+        let f = Finder::of(uut);
+        let base = uut as *const MbarrierUnit<A> as usize;
+        let off = |suffix: &str, bits: usize, ty: &str| f.get(suffix, bits, ty) as usize - base;
+        IdleTap {
+            now: off(".now.q", 32, ""),
+            s1_valid: off(".s1_valid.q", 1, ""),
+            cpl_valid: off(".cpl_valid.q", 1, ""),
+            resp: off(".resp_q.q", MbarrierResp::BITS, "MbarrierResp"),
+            wake: off(".wake_q.q", MbarrierWake::BITS, "MbarrierWake"),
+            fault: off(".fault_q.q", MbarrierFault::BITS, "MbarrierFault"),
+            state: std::array::from_fn(|i| off(&format!(".waiter_state${i}.q"), WaiterState::BITS, "WaiterState")),
+            deadline: std::array::from_fn(|i| off(&format!(".waiter_deadline${i}.q"), 32, "")),
+        }
+    }
+
+    /// The value of the register at offset `off` of `uut`, of type `T`.
+    ///
+    /// SAFETY (all reads): each offset names a `Signal<Out, T>` field of a unit of this type
+    /// (checked by path, width and type name when the tap was built); it is read between
+    /// `simulate` calls.
+    fn get<T: Synth, const A: usize>(uut: &MbarrierUnit<A>, off: usize) -> T {
+        unsafe { (*((uut as *const MbarrierUnit<A> as *const u8).add(off) as *const Signal<Out, T>)).val() }
+    }
+
+    /// Edges with no request the unit can skip from now on, `now + owed` being the value its
+    /// counter would hold before the next one: None when the unit is not quiet (an edge would
+    /// change more than `now`), else the edges before a `Waiting` entry's deadline (u64::MAX
+    /// when none waits).
+    fn idle_edges_left<const A: usize>(&self, uut: &MbarrierUnit<A>, owed: u64) -> Option<u64> {
+        let busy = Self::get::<bool, A>(uut, self.s1_valid)
+            || Self::get::<bool, A>(uut, self.cpl_valid)
+            || Self::get::<MbarrierResp, A>(uut, self.resp).valid
+            || Self::get::<MbarrierWake, A>(uut, self.wake).valid
+            || Self::get::<MbarrierFault, A>(uut, self.fault).valid;
+        if busy {
+            return None;
+        }
+        let now = Self::get::<Bits<32>, A>(uut, self.now).to_u64().wrapping_add(owed) as u32;
+        let mut left = u64::MAX;
+        for i in 0..MBARRIER_WAITERS {
+            match Self::get::<WaiterState, A>(uut, self.state[i]) {
+                WaiterState::Idle => {}
+                WaiterState::Waiting => {
+                    let deadline = Self::get::<Bits<32>, A>(uut, self.deadline[i]).to_u64() as u32;
+                    left = left.min(deadline.wrapping_sub(now) as u64);
+                }
+                WaiterState::WokenByCompletion | WaiterState::WokenByTimeout => return None,
+            }
+        }
+        Some(left)
+    }
+
+    /// Loads `now + owed` into the counter (its next settle propagates it).
+    fn pay<const A: usize>(&self, uut: &mut MbarrierUnit<A>, owed: u64) {
+        let now = Self::get::<Bits<32>, A>(uut, self.now).to_u64().wrapping_add(owed) & 0xFFFF_FFFF;
+        // SAFETY: as `get`, through a pointer derived from the unique borrow of the unit.
+        unsafe {
+            (*((uut as *mut MbarrierUnit<A> as *mut u8).add(self.now) as *mut Signal<Out, Bits<32>>)).next = now.into();
         }
     }
 }
@@ -211,6 +316,9 @@ pub struct MbarOutputs {
 struct MbarInst<const A: usize> {
     uut: Box<MbarrierUnit<A>>,
     tap: Tap<A>,
+    idle: IdleTap,
+    /// Idle edges skipped since the last clocked one (paid into `now` at the next).
+    owed: u64,
 }
 
 impl<const A: usize> MbarInst<A> {
@@ -219,7 +327,8 @@ impl<const A: usize> MbarInst<A> {
         uut.connect_all();
         assert!(simulate(&mut *uut, SETTLE));
         let tap = Tap::find(&uut);
-        let mut s = MbarInst { uut, tap };
+        let idle = IdleTap::find(&uut);
+        let mut s = MbarInst { uut, tap, idle, owed: 0 };
         // The RAM read registers are defined after two edges.
         for _ in 0..2 {
             s.cycle(&MbarInputs::default());
@@ -228,6 +337,10 @@ impl<const A: usize> MbarInst<A> {
     }
 
     fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
+        if self.owed > 0 {
+            self.idle.pay(&mut self.uut, self.owed);
+            self.owed = 0;
+        }
         let u = &mut *self.uut;
         u.local_valid.next = p.local.is_some();
         u.local_req.next = p.local.unwrap_or_default();
@@ -243,6 +356,12 @@ impl<const A: usize> MbarInst<A> {
         u.clock.next = true.into();
         assert!(simulate(u, SETTLE), "MbarrierUnit did not settle");
         MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp: u.resp.val(), wake: u.wake.val(), fault: u.fault.val() }
+    }
+}
+
+impl<const A: usize> MbarInst<A> {
+    fn idle_edges_left(&self) -> Option<u64> {
+        self.idle.idle_edges_left(&self.uut, self.owed)
     }
 }
 
@@ -302,6 +421,42 @@ impl MbarUnit {
     /// Clock edges simulated so far.
     pub fn edges(&self) -> u64 {
         self.edges
+    }
+
+    /// Edges with no request that provably change nothing but the unit's cycle counter, from
+    /// the next one on ([`IdleTap`]): None when the next one may change more (or the backend
+    /// cannot tell), u64::MAX when no waiter has a deadline.
+    pub fn idle_edges_left(&self) -> Option<u64> {
+        match &self.inner {
+            MbarAny::A9(u) => u.idle_edges_left(),
+            MbarAny::A12(u) => u.idle_edges_left(),
+            MbarAny::A15(u) => u.idle_edges_left(),
+            MbarAny::Other(_) => None,
+        }
+    }
+
+    /// Skips `k` edges with no request (at most [`MbarUnit::idle_edges_left`]); they are paid
+    /// into the unit's cycle counter at the next [`MbarUnit::cycle`].
+    pub fn skip_idle_edges(&mut self, k: u64) {
+        match &mut self.inner {
+            MbarAny::A9(u) => u.owed += k,
+            MbarAny::A12(u) => u.owed += k,
+            MbarAny::A15(u) => u.owed += k,
+            // (the engine asks idle_edges_left first, None here: clocking the edges is exact)
+            MbarAny::Other(u) => (0..k).for_each(|_| {
+                u.cycle(&MbarInputs::default());
+            }),
+        }
+    }
+
+    /// Skips the coming edge when it has no request and provably changes nothing but the
+    /// cycle counter; false: clock it.
+    pub fn skip_idle_edge(&mut self) -> bool {
+        let skip = self.idle_edges_left().is_some_and(|k| k > 0);
+        if skip {
+            self.skip_idle_edges(1);
+        }
+        skip
     }
 
     /// One clock cycle.
@@ -686,6 +841,87 @@ impl TmaSim for TmaUnit {
 mod tests {
     use super::*;
     use hopsync_hdl::mbarrier_unit::MbarrierOp;
+    use std::collections::VecDeque;
+
+    /// A unit clocked every cycle and one clocked as the engine clocks it (an edge with no
+    /// request skipped when `skip_idle_edge` allows, whole idle gaps skipped up to
+    /// `idle_edges_left`), on random try_wait suspensions with short and long suspend-time
+    /// hints, arrivals that complete phases and idle gaps: equal outputs on every clocked edge,
+    /// nothing on every skipped one, and the skips must happen.
+    #[test]
+    fn idle_fast_forward_matches_clocking_every_edge() {
+        let mut every = MbarUnit::new(64, 300);
+        let mut ff = MbarUnit::new(64, 300);
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let idle_out = |o: &MbarOutputs| !o.local_ready && !o.resp.valid && !o.wake.valid && !o.fault.valid && o.write.is_none();
+        let req = |op: MbarrierOp, word: u64, warp: u64| MbarrierReq { op, word: word.into(), warp: warp.into(), ..Default::default() };
+        // four mbarriers of count 2
+        let mut script: VecDeque<MbarrierReq> = (0..4).map(|w| MbarrierReq { count: 2u64.into(), ..req(MbarrierOp::Init, w, 0) }).collect();
+        let (mut busy_until, mut skipped, mut gap) = (0u64, 0u64, 0u64);
+        let mut t = 0u64;
+        while t < 20_000 {
+            t += 1;
+            if script.is_empty() && gap == 0 {
+                match rnd(4) {
+                    0 => gap = rnd(200),
+                    1 => script.push_back(req(MbarrierOp::Arrive, rnd(4), rnd(32))),
+                    _ => {
+                        let mut r = req(MbarrierOp::TryWaitParity, rnd(4), rnd(32));
+                        r.phase_parity = rnd(2) == 1;
+                        if rnd(2) == 1 {
+                            r.suspend_time_hint = rnd(120).into();
+                            r.has_suspend_time_hint = true;
+                        }
+                        script.push_back(r);
+                    }
+                }
+            }
+            let local = if gap > 0 { None } else { script.front().copied() };
+            let p = MbarInputs { local, ..Default::default() };
+            let o = every.cycle(&p);
+            if local.is_none() && t >= busy_until {
+                if gap > 1 && rnd(3) == 0 {
+                    // a whole gap at once, as the engine's idle skip does
+                    if let Some(left) = ff.idle_edges_left().filter(|&l| l > 1) {
+                        // edges t..=t+k, k + 1 <= left of them
+                        let k = (left - 1).min(gap - 1);
+                        ff.skip_idle_edges(k + 1);
+                        skipped += k + 1;
+                        assert!(idle_out(&o), "cycle {t}: skipped edge {o:?}");
+                        for _ in 0..k {
+                            t += 1;
+                            let o = every.cycle(&p);
+                            assert!(idle_out(&o), "cycle {t}: skipped edge {o:?}");
+                        }
+                        gap -= k + 1;
+                        continue;
+                    }
+                }
+                if ff.skip_idle_edge() {
+                    skipped += 1;
+                    assert!(idle_out(&o), "cycle {t}: skipped edge {o:?}");
+                    gap = gap.saturating_sub(1);
+                    continue;
+                }
+            }
+            let f = ff.cycle(&p);
+            assert_eq!(format!("{o:?}"), format!("{f:?}"), "cycle {t}");
+            if local.is_some() || o.local_ready {
+                busy_until = t + 5;
+            }
+            if o.local_ready {
+                script.pop_front();
+            }
+            gap = gap.saturating_sub(1);
+        }
+        assert!(skipped > 1000, "only {skipped} edges skipped");
+    }
 
     #[test]
     fn the_tap_sees_the_word_an_init_writes() {

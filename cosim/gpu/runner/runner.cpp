@@ -51,12 +51,23 @@ struct TensorMapDesc {
   unsigned channels = 0, pixels = 0;
 };
 
+// A place in a struct param the runner fills at launch: a buffer's device address or an
+// encoded tensor map.
+struct ParamFix {
+  bool is_tensormap = false;
+  unsigned offset = 0;
+  std::string name;
+};
+
 struct ParamDesc {
   bool is_buffer = false;
   bool is_tensormap = false;
+  bool is_struct = false;
   std::string buffer;  // the buffer, or the tensor map's name
   unsigned size = 0;
   unsigned long long value = 0;
+  std::vector<unsigned char> bytes;  // a struct's literal bytes
+  std::vector<ParamFix> fixes;       // and what goes over them
 };
 
 struct LaunchDesc {
@@ -249,8 +260,29 @@ bool parse_launch(const std::string& path, LaunchDesc& d, std::string& err) {
         if (!found) return bad("param names an unknown tensormap");
       } else if (kind == "value") {
         if (!(ls >> p.size >> p.value) || p.size == 0 || p.size > 4096) return bad("bad param value");
+      } else if (kind == "struct") {
+        // struct SIZE HEX (buffer|tensormap OFFSET NAME)*
+        p.is_struct = true;
+        std::string hex;
+        if (!(ls >> p.size >> hex) || p.size == 0 || p.size > 4096 || hex.size() != 2 * p.size) return bad("bad param struct");
+        for (unsigned k = 0; k < p.size; ++k) p.bytes.push_back((unsigned char)std::stoul(hex.substr(2 * k, 2), nullptr, 16));
+        std::string what;
+        while (ls >> what) {
+          ParamFix f;
+          f.is_tensormap = what == "tensormap";
+          if ((what != "buffer" && !f.is_tensormap) || !(ls >> f.offset >> f.name)) return bad("bad param struct field");
+          unsigned n = f.is_tensormap ? sizeof(CUtensorMap) : sizeof(CUdeviceptr);
+          if (f.offset + n > p.size) return bad("param struct field past its end");
+          bool found = false;
+          if (f.is_tensormap)
+            for (auto& t : d.tensormaps) found |= t.name == f.name;
+          else
+            for (auto& b : d.buffers) found |= b.name == f.name;
+          if (!found) return bad("param struct field names an unknown buffer or tensormap");
+          p.fixes.push_back(f);
+        }
       } else {
-        return bad("param must be `buffer NAME`, `tensormap NAME` or `value SIZE VALUE`");
+        return bad("param must be `buffer NAME`, `tensormap NAME`, `value SIZE VALUE` or `struct SIZE HEX ...`");
       }
       d.params.push_back(p);
     } else if (key == "tensormap") {
@@ -509,6 +541,19 @@ void run_one(const LaunchDesc& d, double timeout_s) {
         storage[i].resize(sizeof(CUdeviceptr));
         for (size_t k = 0; k < d.buffers.size(); ++k)
           if (d.buffers[k].name == p.buffer) std::memcpy(storage[i].data(), &ptrs[k], sizeof(CUdeviceptr));
+      } else if (p.is_struct) {
+        // A struct passed by value (CUTLASS/CuTe `Params`): its bytes, with each buffer's device
+        // address and each encoded tensor map written at its offset.
+        storage[i] = p.bytes;
+        for (const ParamFix& f : p.fixes) {
+          if (f.is_tensormap) {
+            for (size_t k = 0; k < d.tensormaps.size(); ++k)
+              if (d.tensormaps[k].name == f.name) std::memcpy(storage[i].data() + f.offset, &maps[k], sizeof(CUtensorMap));
+          } else {
+            for (size_t k = 0; k < d.buffers.size(); ++k)
+              if (d.buffers[k].name == f.name) std::memcpy(storage[i].data() + f.offset, &ptrs[k], sizeof(CUdeviceptr));
+          }
+        }
       } else {
         storage[i].assign(p.size < 8 ? 8 : p.size, 0);
         std::memcpy(storage[i].data(), &p.value, 8);  // little-endian: low `size` bytes hold the value

@@ -32,6 +32,7 @@ impl Exec for op::CpAsync {
                     continue;
                 }
             };
+            crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, src, size, crate::race::Access::Read)?;
             let mut data = cx.m.read(src, size).to_vec();
             data[src_size..].fill(0);
             let Place::Shared(c, off) = dst else {
@@ -43,6 +44,7 @@ impl Exec for op::CpAsync {
             cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].cp_inflight.push((l, group, ready));
             cx.m.seq += 1;
             let seq = cx.m.seq;
+            crate::race::issued(cx.m, seq, cx.cta, cx.warp, l, cx.pc, crate::race::CP, false);
             cx.m.pending.push(crate::machine::Pending {
                 ready_at: ready,
                 seq,
@@ -84,6 +86,8 @@ fn groups_done(m: &Machine<'_>, cta: u32, warp: u32, lane: u32, n: u32) -> bool 
 fn wait_groups(cx: &mut Cx<'_, '_>, n: u32) -> R {
     if lanes(cx.mask).any(|l| !groups_done(cx.m, cx.cta, cx.warp, l, n)) {
         cx.block(cx.mask, Wait::CpAsyncGroups(n));
+    } else {
+        crate::race::cp_acquire(cx.m, cx.cta, cx.warp);
     }
     Ok(Flow::Next)
 }
@@ -107,6 +111,7 @@ fn wake_group_waiters(m: &mut Machine<'_>, cta: u32, warp: u32) {
             for l in lanes(mask) {
                 w.lane[l as usize] = Lane::Ready;
             }
+            crate::race::cp_acquire(m, cta, warp);
         }
     }
 }
@@ -209,7 +214,12 @@ pub fn apply_remote_write(m: &mut Machine<'_>, cta: u32, dst: u32, data: &[u8], 
 pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
     match op {
         AsyncOp::CpAsync { cta, warp, lane, dst, data, group } => {
+            crate::race::op_access(m, Place::Shared(cta, dst as usize), data.len(), true, false)?;
             m.write(Place::Shared(cta, dst as usize), &data);
+            // Its epoch becomes what the warp's wait_group acquires before the waiters wake.
+            if let Some(s) = m.race.completing {
+                crate::race::retire_op(m, s);
+            }
             let w = &mut m.ctas[cta as usize].warps[warp as usize];
             if let Some(k) = w.cp_inflight.iter().position(|(l, g, _)| *l == lane && *g == group) {
                 w.cp_inflight.remove(k);
@@ -220,6 +230,8 @@ pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
         }
         AsyncOp::CpAsyncArrive { cta, offset, noinc: _, warp, lane } => {
             let o = Obj { cta, off: offset, remote: false };
+            crate::race::mbar_op_release(m, cta, offset);
+            m.note_arrival(cta, offset, cta, warp, true);
             match arrive_on(m, o, Arrive { count: 1, ..Default::default() }) {
                 Ok(_) => Ok(()),
                 Err(k) => {
@@ -230,7 +242,9 @@ pub fn complete_async(m: &mut Machine<'_>, op: AsyncOp) -> Result<(), Stop> {
         }
         AsyncOp::Tma(op) => super::tma::complete(m, *op),
         AsyncOp::RemoteWrite { cta, dst, data, red, mbar, tx } => {
+            crate::race::op_access(m, Place::Shared(cta, dst as usize), data.len(), true, red.is_some())?;
             apply_remote_write(m, cta, dst, &data, red);
+            crate::race::mbar_op_release(m, cta, mbar);
             let o = Obj { cta, off: mbar, remote: true };
             if !m.ctas[cta as usize].mbarriers.contains_key(&mbar) {
                 return m.report(FindingKind::MbarrierUninitialized, format!("complete-tx of an asynchronous store on cta {cta} shared 0x{mbar:x}, which holds no valid mbarrier"), None);

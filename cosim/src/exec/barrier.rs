@@ -207,6 +207,7 @@ pub fn apply_arrival(m: &mut Machine<'_>, cta: u32, warp: u32, a: &NamedArrival,
 /// A completed generation of barrier `id` of `cta`: its waiting lanes in the warps of
 /// `warps` go on.
 pub fn release_waiters(m: &mut Machine<'_>, cta: u32, id: u8, generation: u64, warps: u64) {
+    let mut woken = 0u64;
     for (w, warp) in m.ctas[cta as usize].warps.iter_mut().enumerate() {
         if warps >> w & 1 == 0 {
             continue;
@@ -214,9 +215,11 @@ pub fn release_waiters(m: &mut Machine<'_>, cta: u32, id: u8, generation: u64, w
         for l in 0..WARP {
             if warp.lane[l] == Lane::Blocked(Wait::NamedBarrier(id, generation)) {
                 warp.lane[l] = Lane::Ready;
+                woken |= 1 << w;
             }
         }
     }
+    crate::race::bar_complete(m, cta, id, woken);
 }
 
 /// The value a bar.red result writes into register `reg` (a predicate takes bit 0, a `.u32` the
@@ -298,7 +301,9 @@ fn count_arrival(m: &mut Machine<'_>, cta: u32, w: u32, a: &NamedArrival) -> u64
     }
     b.arrived += WARP as u32;
     b.arrived_warps |= 1 << w;
-    b.generation
+    let g = b.generation;
+    crate::race::bar_arrive(m, cta, w, a.id);
+    g
 }
 
 /// Removes and returns what the lanes of `warp` waiting at barrier `id` executed.
@@ -401,6 +406,9 @@ impl Exec for op::BarrierClusterArrive {
         let cl = cx.m.ctas[cx.cta as usize].cluster;
         let phase = cx.m.clusters[cl as usize].phase;
         let arriving = cluster_arrive_plan(cx, i, phase)?;
+        if arriving != 0 {
+            crate::race::cluster_arrive(cx.m, cx.cta, cx.warp, i.has(Mod::Relaxed));
+        }
         cx.m.clusters[cl as usize].arrived += arriving.count_ones() as u64;
         cx.m.progress();
         try_release_cluster(cx.m, cl);
@@ -414,15 +422,22 @@ impl Exec for op::BarrierClusterWait {
         cluster_aligned_check(cx, i)?;
         let cl = cx.m.ctas[cx.cta as usize].cluster;
         let now = cx.m.clusters[cl as usize].phase;
+        let mut passed = false;
         for l in lanes(cx.mask) {
             let warp = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
             match warp.cluster_arrival[l as usize] {
                 None => {
                     cx.finding(FindingKind::ClusterBarrierWaitWithoutArrive, l, "barrier.cluster.wait without a barrier.cluster.arrive in this phase".into())?;
                 }
-                Some(p) if p < now => warp.cluster_arrival[l as usize] = None,
+                Some(p) if p < now => {
+                    warp.cluster_arrival[l as usize] = None;
+                    passed = true;
+                }
                 Some(p) => warp.lane[l as usize] = Lane::Blocked(Wait::ClusterBarrier(p)),
             }
+        }
+        if passed {
+            crate::race::cluster_acquire(cx.m, cx.cta, cx.warp);
         }
         Ok(Flow::Next)
     }
@@ -436,16 +451,21 @@ fn try_release_cluster(m: &mut Machine<'_>, cl: u32) {
     }
     let phase = c.phase;
     let ctas = c.ctas.clone();
+    let mut woken = Vec::new();
     for cta in ctas {
-        for w in m.ctas[cta as usize].warps.iter_mut() {
+        for (k, w) in m.ctas[cta as usize].warps.iter_mut().enumerate() {
             for l in 0..WARP {
                 if w.lane[l] == Lane::Blocked(Wait::ClusterBarrier(phase)) {
                     w.lane[l] = Lane::Ready;
                     w.cluster_arrival[l] = None;
+                    if woken.last() != Some(&(cta, k as u32)) {
+                        woken.push((cta, k as u32));
+                    }
                 }
             }
         }
     }
+    crate::race::cluster_complete(m, cl, &woken);
     let c = &mut m.clusters[cl as usize];
     c.phase += 1;
     c.arrived = 0;
@@ -466,5 +486,10 @@ pub fn on_lanes_exit(m: &mut Machine<'_>, cta: u32, warp: u32, _mask: u32) -> Re
     }
     let cl = m.ctas[cta as usize].cluster;
     try_release_cluster(m, cl);
+    let w = &m.ctas[cta as usize].warps[warp as usize];
+    if w.exited() {
+        let pc = (0..WARP).filter(|&l| w.launched >> l & 1 == 1).map(|l| w.pc[l]).max().unwrap_or(0);
+        crate::race::warp_exit(m, cta, warp, pc)?;
+    }
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! (exec/tma.rs `on_fence`).
 
 use super::{lanes, Cx, Exec, Flow, R};
-use hopsync_firmware::ir::Instr;
+use hopsync_firmware::ir::{Instr, Mod};
 use hopsync_firmware::ops::op;
 
 /// `membar.proxy.async` is `fence.proxy.async` (PTX 9.7.13.4: "membar.proxy is a synonym for
@@ -12,6 +12,9 @@ use hopsync_firmware::ops::op;
 impl Exec for op::Membar {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         super::tma::on_fence(cx, i);
+        if !i.has(Mod::Proxy) {
+            crate::race::memory_fence(cx.m, cx.cta, cx.warp, true, true);
+        }
         Ok(Flow::Next)
     }
 }
@@ -20,6 +23,11 @@ impl Exec for op::Membar {
 impl Exec for op::Fence {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         super::tma::on_fence(cx, i);
+        // A memory fence (not a proxy fence, not fence.mbarrier_init): sem .sc/.acq_rel (the
+        // default), .acquire or .release (PTX 9.7.13.4).
+        if !i.has(Mod::Proxy) && !i.has(Mod::MbarrierInit) {
+            crate::race::memory_fence(cx.m, cx.cta, cx.warp, !i.has(Mod::Acquire), !i.has(Mod::Release));
+        }
         Ok(Flow::Next)
     }
 }
@@ -33,8 +41,9 @@ impl Exec for op::TensormapCpFenceproxy {
             if size != 128 {
                 return super::unsupported(cx, i, "tensormap.cp_fenceproxy with a size other than 128");
             }
-            let src = cx.place(i, 1, l, size)?;
-            let dst = cx.place(i, 0, l, size)?;
+            // The destination is global, the source shared::cta (the only spaces of the form).
+            let src = cx.place_in(i, 1, l, size, Some(Mod::SharedCta))?;
+            let dst = cx.place_in(i, 0, l, size, Some(Mod::Global))?;
             let data = cx.m.read(src, size).to_vec();
             cx.m.write(dst, &data);
         }

@@ -109,6 +109,7 @@ fn fail(cx: &mut Cx<'_, '_>, k: FindingKind, o: Obj, lane: u32, what: &str) -> R
 
 /// Applies phase-completion bookkeeping after an operation that completed a phase.
 pub fn on_phase_complete(m: &mut Machine<'_>, o: Obj) {
+    crate::race::mbar_phase_complete(m, o.cta, o.off);
     m.phases_completed += 1;
     if let Some(s) = m.ctas[o.cta as usize].mbarriers.get_mut(&o.off) {
         s.phase += 1;
@@ -475,6 +476,7 @@ pub fn golden_step(cx: &mut Cx<'_, '_>, i: &Instr, s: &MbarStep) -> Result<Optio
             let ready = after.unwrap_or(0).max(cx.m.async_ready_at());
             cx.m.seq += 1;
             let seq = cx.m.seq;
+            crate::race::issued(cx.m, seq, cx.cta, cx.warp, l, cx.pc, crate::race::CP, true);
             cx.m.pending.push(Pending { ready_at: ready, seq, op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l } });
         }
     }
@@ -505,8 +507,13 @@ pub fn apply(cx: &mut Cx<'_, '_>, i: &Instr, steps: &[MbarStep], outcomes: &[Opt
                     cx.dst(i, 0, l, t);
                     cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize] = Some((s.obj.cta, s.obj.off, token_phase));
                 }
+                crate::race::mbar_arrive(cx.m, cx.cta, cx.warp, s.obj.cta, s.obj.off, out.completed, i.has(Mod::Relaxed));
+                cx.m.note_arrival(s.obj.cta, s.obj.off, cx.cta, cx.warp, false);
             }
             MbarStepOp::Wait { .. } => {
+                if out.wait {
+                    crate::race::mbar_acquire(cx.m, cx.cta, cx.warp, s.obj.cta, s.obj.off, i.has(Mod::Relaxed));
+                }
                 if out.wait {
                     if let Some(sh) = cx.m.ctas[s.obj.cta as usize].mbarriers.get_mut(&s.obj.off) {
                         if !sh.waited_prev {

@@ -51,6 +51,7 @@ impl Exec for op::Ld {
             let p = cx.place(i, 1, l, eb * n)?;
             check_not_mbarrier(cx, p, eb * n, l)?;
             super::tma::on_generic_access(cx, p, eb * n, l, false)?;
+            crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb * n, crate::race::Access::of(i, false, false))?;
             let raw: Vec<u64> = (0..n).map(|k| {
                 let pk = offset(p, k * eb);
                 cx.m.read_u64(pk, eb)
@@ -91,6 +92,7 @@ impl Exec for op::St {
             let p = cx.place(i, 0, l, eb * n)?;
             check_not_mbarrier(cx, p, eb * n, l)?;
             super::tma::on_generic_access(cx, p, eb * n, l, true)?;
+            crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb * n, crate::race::Access::of(i, true, false))?;
             let vals: Vec<u64> = match &i.operands[1] {
                 Operand::Vector(v) => v
                     .iter()
@@ -194,6 +196,7 @@ fn atomic(cx: &mut Cx<'_, '_>, i: &Instr, has_dst: bool) -> R {
         let p = cx.place(i, ai, l, eb)?;
         check_not_mbarrier(cx, p, eb, l)?;
         super::tma::on_generic_access(cx, p, eb, l, true)?;
+        crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb, crate::race::Access::of(i, true, true))?;
         let old = cx.m.read_u64(p, eb);
         let b = cx.src(i, bi, l);
         let c = if op == Mod::Cas { cx.src(i, bi + 1, l) } else { 0 };

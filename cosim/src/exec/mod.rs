@@ -10,16 +10,24 @@ use hopsync_firmware::ops::op;
 mod alu;
 mod asyncop;
 mod barrier;
+mod bits;
 mod call;
 mod ctrl;
+mod cvt;
+pub mod float;
 mod fence;
+pub mod fp;
 mod mbarrier;
 mod mem;
+mod misc;
+pub mod mma;
 pub mod printf;
 mod tma;
 mod warp;
+pub mod wgmma;
 
 pub use asyncop::{apply_remote_write, complete_async};
+pub use wgmma::WgmmaState;
 pub use mbarrier::{describe, locate, on_phase_complete, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, Obj};
 pub use mbarrier::{apply as mbar_apply, plan as mbar_plan};
 pub use barrier::{cluster_aligned_check, cluster_arrive_plan, apply_arrival as named_apply_arrival, exit_arrival as named_exit_arrival, named_plan, on_lanes_exit, red_value as named_red_value, release_waiters as named_release_waiters, ArrivingLane, NamedArrival};
@@ -81,10 +89,18 @@ macro_rules! exec_table {
 }
 hopsync_firmware::opcode_table!(exec_table);
 
-/// Runs the body of `i`.
+/// Runs the body of `i` (after the wgmma register rules, exec/wgmma.rs, in kernels that use it).
 #[inline]
 pub fn dispatch(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+    if !cx.m.wgmma_idle() {
+        wgmma::before(cx, i)?;
+    }
     EXEC[i.op as usize](cx, i)
+}
+
+/// The instruction at `pc` as text (for messages about another instruction).
+pub fn instr_text_at(cx: &Cx<'_, '_>, pc: u32) -> String {
+    cx.m.module().kernel.body.get(pc as usize).map(|i| cx.text(i)).unwrap_or_default()
 }
 
 /// Iterates the set bits of a lane mask.
@@ -173,6 +189,21 @@ impl<'a, 'p> Cx<'a, 'p> {
         }
     }
 
+    /// Value of operand `k` read as type `t` (an instruction whose operands have several types,
+    /// like cvt's source): a float literal is widened or narrowed to `t` rather than to the
+    /// instruction's first type.
+    #[inline]
+    pub fn src_as(&self, i: &Instr, k: usize, lane: u32, t: Mod) -> u64 {
+        match &i.operands[k] {
+            Operand::FloatBits { bits, double } => match (double, t) {
+                (false, Mod::F64) => (f32::from_bits(*bits as u32) as f64).to_bits(),
+                (true, Mod::F32) => (f64::from_bits(*bits) as f32).to_bits() as u64,
+                _ => *bits,
+            },
+            _ => self.src(i, k, lane),
+        }
+    }
+
     /// Writes destination operand `k` (register) for a lane; `_` discards.
     #[inline]
     pub fn dst(&mut self, i: &Instr, k: usize, lane: u32, v: u64) {
@@ -227,8 +258,14 @@ impl<'a, 'p> Cx<'a, 'p> {
 
     /// Resolves address operand `k` of a lane to a place, reporting a finding when it is bad.
     pub fn place(&mut self, i: &Instr, k: usize, lane: u32, size: usize) -> Result<Place, Stop> {
-        let a = self.addr(i, k, lane);
         let sp = self.space(i, k);
+        self.place_in(i, k, lane, size, sp)
+    }
+
+    /// [`Self::place`] in state space `sp` (None: generic), for instructions whose operands are
+    /// in different spaces (`tensormap.cp_fenceproxy.global.shared::cta [dst], [src]`).
+    pub fn place_in(&mut self, i: &Instr, k: usize, lane: u32, size: usize, sp: Option<Mod>) -> Result<Place, Stop> {
+        let a = self.addr(i, k, lane);
         match self.m.resolve(self.cta, self.warp, lane, sp, a, size) {
             Ok(p) => Ok(p),
             Err(b) => {

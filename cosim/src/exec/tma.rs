@@ -132,9 +132,10 @@ fn is_tma(op: Opcode) -> bool {
 }
 
 /// Whether a module uses the TMA, so that runs keep its proxy and bulk-group state
-/// ([`TmaState`]: per CTA, 8 bytes per shared byte).
+/// ([`TmaState`]: per CTA, 8 bytes per shared byte). wgmma.mma_async reads shared memory
+/// through the async proxy too (exec/wgmma.rs).
 pub fn tracks(m: &hopsync_firmware::Module) -> bool {
-    m.kernel.body.iter().any(|i| is_tma(i.op))
+    m.kernel.body.iter().any(|i| is_tma(i.op) || i.op == Opcode::WgmmaMmaAsync)
 }
 
 // ---- state -------------------------------------------------------------------------------------
@@ -280,6 +281,20 @@ fn check_guards(cx: &mut Cx<'_, '_>, c: u32, start: u32, end: u32, lane: u32, wr
     Ok(())
 }
 
+/// An async-proxy read of `[start, end)` of CTA `c`'s shared memory by `wgmma.mma_async` (PTX
+/// 9.7.15.3: its shared-memory operands are read through the async proxy): no TMA copy may still be
+/// landing there, and generic writes to it must have been fenced by their writers.
+pub fn on_async_read(cx: &mut Cx<'_, '_>, c: u32, start: usize, end: usize, lane: u32) -> Result<(), Stop> {
+    let st = state(cx.m);
+    if !st.active {
+        return Ok(());
+    }
+    if !st.ctas[c as usize].guards.is_empty() {
+        check_guards(cx, c, start as u32, end as u32, lane, false)?;
+    }
+    check_async_access(cx, c, start, end, lane, false)
+}
+
 /// `fence` / `membar` (PTX 9.7.13.4): a proxy fence with `.async` (no state space, `.shared::cta`
 /// or `.shared::cluster`) orders the executing thread's prior generic accesses before its
 /// subsequent async-proxy accesses; `fence.mbarrier_init.release.cluster` (or a full fence of
@@ -295,6 +310,7 @@ pub fn on_fence(cx: &mut Cx<'_, '_>, i: &Instr) {
         cx.m.ctas[cx.cta as usize].mbarriers.mark_init_fenced();
     }
     if proxy_async {
+        crate::race::proxy_fence(cx.m, cx.cta, cx.warp);
         let (cta, warp, mask) = (cx.cta, cx.warp, cx.mask);
         let st = state(cx.m);
         if st.active {
@@ -403,6 +419,15 @@ pub enum TmaOp {
     },
 }
 
+impl TmaOp {
+    /// Where the operation was issued.
+    pub fn at(&self) -> At {
+        match self {
+            TmaOp::ToShared { at, .. } | TmaOp::ToGlobal { at, .. } => *at,
+        }
+    }
+}
+
 fn new_id(m: &mut Machine<'_>) -> u64 {
     m.tma.next_id += 1;
     m.tma.next_id
@@ -411,8 +436,9 @@ fn new_id(m: &mut Machine<'_>) -> u64 {
 /// Applies a completed TMA event.
 pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
     match op {
-        TmaOp::ToShared { ref ctas, .. } => {
+        TmaOp::ToShared { ref ctas, ref pieces, red, .. } => {
             for &c in ctas {
+                race_land(m, pieces, c, red.is_some())?;
                 land_data(m, &op, c);
             }
             for &c in ctas {
@@ -425,9 +451,11 @@ pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
             let mut data = Vec::new();
             for p in &pieces {
                 if let Some(s) = p.src {
+                    crate::race::op_access(m, s, p.len as usize, false, false)?;
                     data.extend_from_slice(m.read(s, p.len as usize));
                 }
             }
+            crate::race::bulk_progress(m, false);
             bulk_progress(m, at, id, false);
             m.push_async(AsyncOp::Tma(Box::new(TmaOp::ToGlobal { pieces, data: Some(data), red, id, at })));
             Ok(())
@@ -437,11 +465,13 @@ pub fn complete(m: &mut Machine<'_>, op: TmaOp) -> Result<(), Stop> {
             for p in &pieces {
                 let d = &data[k..k + p.len as usize];
                 k += p.len as usize;
+                crate::race::op_access(m, p.dst, p.len as usize, true, red.is_some())?;
                 match red {
                     None => m.write(p.dst, d),
                     Some((o, t)) => reduce_into(m, p.dst, d, o, t),
                 }
             }
+            crate::race::bulk_progress(m, true);
             bulk_progress(m, at, id, true);
             Ok(())
         }
@@ -455,6 +485,20 @@ pub fn complete_in(m: &mut Machine<'_>, op: &TmaOp, c: u32) -> Result<(), Stop> 
     land_data(m, op, c);
     land_guard(m, op, c);
     signal_for(m, op, c)
+}
+
+/// The race detector's view of a [`TmaOp::ToShared`] landing in CTA `c`: its source reads
+/// (shared, or global with `--race global`) and its destination writes.
+fn race_land(m: &mut Machine<'_>, pieces: &[Piece], c: u32, reduction: bool) -> Result<(), Stop> {
+    for p in pieces {
+        if let Some(s) = p.src {
+            crate::race::op_access(m, s, p.len as usize, false, false)?;
+        }
+        if let Place::Shared(_, off) = p.dst {
+            crate::race::op_access(m, Place::Shared(c, off), p.len as usize, true, reduction)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes (or reduces) the data of a [`TmaOp::ToShared`] into destination CTA `c`'s shared
@@ -553,6 +597,8 @@ fn signal(m: &mut Machine<'_>, c: u32, mbar: u32, tx: u32, at: At) -> Result<(),
         return m.report(k, msg, Some(at));
     }
     let o = Obj { cta: c, off: mbar, remote: c != at.0 };
+    crate::race::mbar_op_release(m, c, mbar);
+    m.note_arrival(c, mbar, at.0, at.1, true);
     let old = m.read_mbar_word(c, mbar);
     match mb::complete_tx(old, tx) {
         Ok((new, done)) => {
@@ -642,6 +688,7 @@ fn wake_bulk_waiters(m: &mut Machine<'_>, c: u32, w: u32) {
             for l in lanes(mask) {
                 warp.lane[l as usize] = Lane::Ready;
             }
+            crate::race::bulk_acquire(m, c, w, read);
         }
     }
 }
@@ -665,6 +712,8 @@ impl Exec for op::CpAsyncBulkWaitGroup {
         let read = i.has(Mod::Read);
         if lanes(cx.mask).any(|l| !bulk_done(cx.m, cx.cta, cx.warp, l, n, read)) {
             cx.block(cx.mask, Wait::BulkGroups(n, read));
+        } else {
+            crate::race::bulk_acquire(cx.m, cx.cta, cx.warp, read);
         }
         Ok(Flow::Next)
     }
@@ -833,13 +882,21 @@ fn cta_mask(cx: &Cx<'_, '_>, i: &Instr, from: usize, lane: u32) -> Option<u64> {
 impl Exec for op::CpAsyncBulk {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         check_unsupported_forms(cx, i)?;
-        let to_shared = matches!(i.operands.get(3), Some(Operand::Addr { .. }));
+        // `.ignore_oob` puts ignoreBytesLeft, ignoreBytesRight before [mbar] (the parser checked
+        // the form and the direction, global -> .shared::cta)
+        let ignore_oob = i.has(Mod::IgnoreOob);
+        let mbar_at = if ignore_oob { 5 } else { 3 };
+        let to_shared = matches!(i.operands.get(mbar_at), Some(Operand::Addr { .. }));
         for l in lanes(cx.mask) {
             let dst = cx.addr(i, 0, l);
             let src = cx.addr(i, 1, l);
             let size = cx.src(i, 2, l);
             if dst % 16 != 0 || src % 16 != 0 || size % 16 != 0 {
                 misaligned(cx, l, format!("cp.async.bulk needs 16-byte aligned addresses and a size that is a multiple of 16 (PTX 9.7.9.25.4.1): dstMem 0x{dst:x}, srcMem 0x{src:x}, size {size}"))?;
+            }
+            if ignore_oob {
+                ignore_oob_copy(cx, i, l, dst, src, size)?;
+                continue;
             }
             if to_shared {
                 let dst_space = if i.has(Mod::SharedCluster) { Mod::SharedCluster } else { Mod::SharedCta };
@@ -868,6 +925,33 @@ impl Exec for op::CpAsyncBulk {
         }
         Ok(Flow::Next)
     }
+}
+
+/// `cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.ignore_oob` ([PTX]
+/// §9.7.9.25.4.1, PTX ISA 9.2): the first `ignoreBytesLeft` and last `ignoreBytesRight` bytes of
+/// the source (each 0..=15; other values are undefined, a `MemOutOfBounds` finding here) may lie
+/// outside the allocation; they are not read, and the destination bytes they would fill are
+/// indeterminate: the models leave them unchanged. The complete-tx counts the whole `size`, as a
+/// tensor copy counts its out-of-bounds fill (an assumption until silicon measures it).
+fn ignore_oob_copy(cx: &mut Cx<'_, '_>, i: &Instr, l: u32, dst: u64, src: u64, size: u64) -> Result<(), Stop> {
+    let (left, right) = (cx.src(i, 3, l), cx.src(i, 4, l));
+    if left > 15 || right > 15 || left + right > size {
+        cx.finding(
+            FindingKind::MemOutOfBounds,
+            l,
+            format!("cp.async.bulk.ignore_oob: ignoreBytesLeft {left} and ignoreBytesRight {right} must each be in 0..=15 and within size {size} (PTX 9.7.9.25.4.1: other values are undefined)"),
+        )?;
+        return Err(Stop::Finding);
+    }
+    let (dc, doff) = shared_span(cx, l, Mod::SharedCta, dst, size, "cp.async.bulk destination")?;
+    let len = size - left - right;
+    let mut pieces = Vec::new();
+    if len > 0 {
+        let sp = global_span_or_finding(cx, l, src + left, len, "cp.async.bulk source (less the ignored bytes)")?;
+        pieces.push(Piece { src: Some(sp), dst: Place::Shared(dc, doff + left as usize), len: len as u32 });
+    }
+    let mbar = mbarrier_for(cx, i, 5, l, &[dc], false)?;
+    issue_to_shared(cx, l, vec![dc], doff, size as usize, pieces, None, vec![0], None, mbar, size as u32)
 }
 
 // ---- cp.reduce.async.bulk -----------------------------------------------------------------------

@@ -55,6 +55,27 @@ impl Exec for op::Mapa {
     }
 }
 
+/// getctarank (PTX 9.7.9 "getctarank"): the rank of the CTA whose shared memory a
+/// `.shared::cluster` (or generic) address names.
+impl Exec for op::Getctarank {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let n: u32 = cx.m.prog.manifest.cluster_size();
+        let generic = !i.has(Mod::SharedCluster);
+        let own = cx.m.ctas[cx.cta as usize].rank;
+        for l in lanes(cx.mask) {
+            let a = cx.src(i, 1, l);
+            let off = if generic { a.wrapping_sub(SHARED_GENERIC_BASE) } else { a };
+            let rank = if off < SMEM_CLUSTER_STRIDE { own as u64 } else { off / SMEM_CLUSTER_STRIDE - 1 };
+            if off >> 32 != 0 || rank >= n as u64 {
+                cx.finding(FindingKind::ClusterRankOutOfRange, l, format!("getctarank of 0x{a:x}: not a shared::cluster address of this {n}-CTA cluster"))?;
+                continue;
+            }
+            cx.dst(i, 0, l, rank);
+        }
+        Ok(Flow::Next)
+    }
+}
+
 /// elect.sync (PTX 9.7.13.14): the lowest executing lane in membermask is the leader.
 impl Exec for op::Elect {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
@@ -164,6 +185,76 @@ impl Exec for op::Redux {
     }
 }
 
+/// The source lane of `shfl.sync` for `lane` (PTX 9.7.9 "shfl.sync"): `b` is the lane or offset, `c`
+/// packs the clamp (`c[4:0]`) and the segment mask (`c[12:8]`). Returns the lane and whether it
+/// is in range (otherwise the lane reads its own value and the predicate is false).
+pub fn shfl_source(mode: Mod, lane: u32, b: u32, c: u32) -> (u32, bool) {
+    let (bval, cval, seg) = (b & 31, c & 31, (c >> 8) & 31);
+    let max_lane = (lane & seg) | (cval & !seg);
+    let min_lane = lane & seg;
+    let (j, ok) = match mode {
+        Mod::Up => {
+            let j = lane as i64 - bval as i64;
+            (j, j >= max_lane as i64)
+        }
+        Mod::Down => {
+            let j = (lane + bval) as i64;
+            (j, j <= max_lane as i64)
+        }
+        Mod::Bfly => {
+            let j = (lane ^ bval) as i64;
+            (j, j <= max_lane as i64)
+        }
+        _ => {
+            let j = (min_lane | (bval & !seg)) as i64;
+            (j, j <= max_lane as i64)
+        }
+    };
+    if ok {
+        (j as u32, true)
+    } else {
+        (lane, false)
+    }
+}
+
+/// shfl.sync (PTX 9.7.9 "shfl.sync"): each lane copies `a` from the lane [`shfl_source`] names; reading a
+/// lane that does not execute the instruction is undefined (`ShflSourceInactive`; under `--ub
+/// warn` the lane keeps its own value).
+impl Exec for op::ShflSync {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        let mm = check_membermask(cx, i, 4)?;
+        let mode = [Mod::Up, Mod::Down, Mod::Bfly, Mod::Idx].into_iter().find(|m| i.has(*m)).expect("shfl.sync has a mode");
+        let vals: Vec<u64> = (0..32).map(|l| if cx.mask >> l & 1 == 1 { trunc(cx.src(i, 1, l), 32) } else { 0 }).collect();
+        let mut out = Vec::new();
+        for l in lanes(cx.mask) {
+            let (j, ok) = shfl_source(mode, l, cx.src(i, 2, l) as u32, cx.src(i, 3, l) as u32);
+            let v = if mm >> j & 1 == 1 {
+                vals[j as usize]
+            } else {
+                cx.finding(
+                    FindingKind::ShflSourceInactive,
+                    l,
+                    format!("lane {l} reads lane {j}, which does not execute this shfl.sync (executing {:#010x}, membermask {mm:#010x}): the value is undefined", cx.mask),
+                )?;
+                vals[l as usize]
+            };
+            out.push((l, v, ok));
+        }
+        for (l, v, ok) in out {
+            match &i.operands[0] {
+                Operand::Pair(d, p) => {
+                    if d.0 != u32::MAX {
+                        cx.set_reg(*d, l, v);
+                    }
+                    cx.set_reg(*p, l, ok as u64);
+                }
+                _ => cx.dst(i, 0, l, v),
+            }
+        }
+        Ok(Flow::Next)
+    }
+}
+
 /// bar.warp.sync (PTX 9.7.13.2): the named lanes meet here. With min-pc scheduling they already
 /// execute together; a lane named but elsewhere is the mismatch finding.
 impl Exec for op::BarWarpSync {
@@ -178,5 +269,35 @@ impl Exec for op::BarWarpSync {
 impl Exec for op::Griddepcontrol {
     fn exec(_: &mut Cx<'_, '_>, _: &Instr) -> R {
         Ok(Flow::Next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shfl_source;
+    use hopsync_firmware::ir::Mod;
+
+    #[test]
+    fn shfl_source_lanes() {
+        // __shfl_down_sync(m, v, 2): c = 0x1f. Lane 29 reads 31; lane 30 is out of range.
+        assert_eq!(shfl_source(Mod::Down, 29, 2, 0x1f), (31, true));
+        assert_eq!(shfl_source(Mod::Down, 30, 2, 0x1f), (30, false));
+        // __shfl_up_sync(m, v, 1): c = 0. Lane 0 keeps its own.
+        assert_eq!(shfl_source(Mod::Up, 5, 1, 0), (4, true));
+        assert_eq!(shfl_source(Mod::Up, 0, 1, 0), (0, false));
+        // __shfl_xor_sync(m, v, 4, 16): width 16 gives c = ((32 - 16) << 8) | 0x1f = 0x101f.
+        assert_eq!(shfl_source(Mod::Bfly, 3, 4, 0x101f), (7, true));
+        assert_eq!(shfl_source(Mod::Bfly, 17, 4, 0x101f), (21, true));
+        // __shfl_sync(m, v, 3, 8): c = 0x181f: each 8-lane segment reads its lane 3.
+        assert_eq!(shfl_source(Mod::Idx, 13, 3, 0x181f), (11, true));
+        assert_eq!(shfl_source(Mod::Idx, 2, 3, 0x181f), (3, true));
+        // __shfl_sync(m, v, 35): lane index wraps to 3.
+        assert_eq!(shfl_source(Mod::Idx, 9, 35, 0x1f), (3, true));
+        // Up within 16-lane segments (c = 0x1000): lane 16 is a segment's first lane.
+        assert_eq!(shfl_source(Mod::Up, 16, 1, 0x1000), (16, false));
+        assert_eq!(shfl_source(Mod::Up, 17, 1, 0x1000), (16, true));
+        // Down within 8-lane segments (c = 0x181f): lane 7 is the first segment's last.
+        assert_eq!(shfl_source(Mod::Down, 7, 1, 0x181f), (7, false));
+        assert_eq!(shfl_source(Mod::Down, 6, 1, 0x181f), (7, true));
     }
 }

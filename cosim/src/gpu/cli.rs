@@ -1,20 +1,20 @@
 //! The `hopsync gpu` subcommands: printing and exit codes (0 ok, 1 mismatch or failure, 2 usage
 //! or I/O error). `src/main.rs` only parses arguments and calls these.
 
-use crate::gpu::pack::{collect_programs, write_batch};
+use crate::gpu::pack::{collect_programs, write_batch_with, PackOptions};
 use crate::gpu::replay::{replay_file_on, run_golden, timing_by_opcode, trace_files, EngineRun, ProgramReplay};
 use crate::gpu::trace::import;
 use hopsync_firmware::Program;
 use std::path::{Path, PathBuf};
 
-/// `hopsync gpu pack PROGRAM_OR_DIR... --out DIR`.
-pub fn pack(programs: &[PathBuf], out: &Path, mem_limit: u64) -> i32 {
+/// `hopsync gpu pack PROGRAM_OR_DIR... --out DIR [--ptx-version X.Y]`.
+pub fn pack(programs: &[PathBuf], out: &Path, opts: &PackOptions) -> i32 {
     let files = collect_programs(programs);
     if files.is_empty() {
-        eprintln!("error: no .ptx programs in {}", programs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        eprintln!("error: no .ptx or .cu programs in {}", programs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
         return 2;
     }
-    let entries = match write_batch(&files, out, mem_limit) {
+    let entries = match write_batch_with(&files, out, opts) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");

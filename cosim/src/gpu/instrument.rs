@@ -381,7 +381,7 @@ fn ins(op: Opcode, mods: &[Mod], guard: Option<Guard>, operands: Vec<Operand>, l
     for m in mods {
         set.insert(*m);
     }
-    Instr { op, mods: set, ty2: None, guard, operands, loc, src: SrcRef(None) }
+    Instr { op, mods: set, ty2: None, ty3: None, ty4: None, guard, operands, loc, src: SrcRef(None) }
 }
 
 fn r(x: RegId) -> Operand {

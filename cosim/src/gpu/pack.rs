@@ -108,12 +108,7 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
         Some(_) => std::fs::read_to_string(&prog.path).map_err(|e| format!("cannot read {}: {e}", prog.path))?,
         None => prog.source.clone(),
     };
-    for line in manifest_src.lines() {
-        if line.trim_start().starts_with("//!") {
-            s.push_str(line);
-            s.push('\n');
-        }
-    }
+    s.push_str(&manifest_lines(&manifest_src));
     let _ = writeln!(s, "//! [[buffer]]");
     let _ = writeln!(s, "//! name = \"{TRACE_BUFFER}\"");
     let _ = writeln!(s, "//! bytes = {}", layout.bytes());
@@ -141,6 +136,11 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
         fields,
         layout,
     })
+}
+
+/// The `//!` manifest lines of a program's text.
+fn manifest_lines(text: &str) -> String {
+    text.lines().filter(|l| l.trim_start().starts_with("//!")).map(|l| format!("{l}\n")).collect()
 }
 
 /// The runner's launch description of a program, and its data file (every buffer's initial
@@ -180,6 +180,10 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
         let sym = &m.symbols[p.0 as usize];
         debug_assert_eq!(sym.space, Space::Param);
         let mp = man.params.iter().find(|x| x.name == sym.name).ok_or_else(|| format!("param `{}` has no manifest value", sym.name))?;
+        if !mp.fields.is_empty() {
+            let _ = writeln!(s, "{}", struct_param_line(mp, sym.bytes())?);
+            continue;
+        }
         match (&mp.buffer, mp.value) {
             (Some(b), _) => {
                 let _ = writeln!(s, "param buffer {b}");
@@ -195,6 +199,29 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
     }
     let _ = writeln!(s, "end");
     Ok((s, bytes))
+}
+
+/// The launch-description line of a struct param (`[[param.field]]`): `param struct SIZE HEX`,
+/// the literal bytes (zeros where an address or a tensor map goes), then `buffer OFFSET NAME` and
+/// `tensormap OFFSET NAME` for the runner to write the device address or the encoded map there.
+pub fn struct_param_line(p: &hopsync_firmware::manifest::Param, size: u64) -> Result<String, String> {
+    use hopsync_firmware::manifest::Piece;
+    let mut bytes = vec![0u8; size as usize];
+    let mut fix = String::new();
+    for piece in p.pieces() {
+        match piece {
+            Piece::Bytes(o, b) => bytes[o as usize..o as usize + b.len()].copy_from_slice(&b),
+            Piece::Buffer(o, b) if is_word(b) => {
+                let _ = write!(fix, " buffer {o} {b}");
+            }
+            Piece::TensorMap(o, t) if is_word(t) => {
+                let _ = write!(fix, " tensormap {o} {t}");
+            }
+            _ => return Err(format!("param `{}` names a buffer or tensormap that is not a plain word", p.name)),
+        }
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("param struct {size} {hex}{fix}"))
 }
 
 /// The launch-description line of a `[[tensormap]]`: the arguments of `cuTensorMapEncodeTiled` /
@@ -262,7 +289,7 @@ pub fn collect_programs(paths: &[PathBuf]) -> Vec<PathBuf> {
                     continue;
                 }
                 walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "ptx") {
+            } else if p.extension().is_some_and(|x| x == "ptx") || is_cuda_program(&p) {
                 out.push(p);
             }
         }
@@ -278,6 +305,12 @@ pub fn collect_programs(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// A `.cu` file with a `//!` launch manifest (a CUDA C++ program hopsync compiles; a `.cu`
+/// without one is the source of a committed `.ptx`, e.g. under nvcc/).
+pub fn is_cuda_program(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "cu") && std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("//!")))
+}
+
 /// What [`write_batch`] did with one program.
 #[derive(Debug, Clone)]
 pub struct BatchEntry {
@@ -290,7 +323,56 @@ pub struct BatchEntry {
 /// Packs programs into `dir`: per program `<name>.ptx/.launch/.bin` (instrumented),
 /// `<name>.plain.ptx/.launch/.bin` (the file unchanged), `<name>.pack.json`, and `batch.txt`
 /// listing every launch description.
+/// Each program is held to the memory budget `mem_limit` (packing runs the golden model on it).
 pub fn write_batch(programs: &[PathBuf], dir: &Path, mem_limit: u64) -> Result<Vec<BatchEntry>, String> {
+    write_batch_with(programs, dir, &PackOptions { mem_limit, ..PackOptions::default() })
+}
+
+/// How [`write_batch_with`] writes the programs.
+#[derive(Debug, Clone)]
+pub struct PackOptions {
+    /// The newest PTX ISA version the GPU's driver JIT-compiles (CUDA 13.0's driver: 9.0): a
+    /// program with a newer `.version` (nvcc 13.5 writes 9.5) is written with this one instead,
+    /// and must still assemble with ptxas at that version (a construct newer than it does not).
+    pub ptx_version: Option<(u32, u32)>,
+    /// The memory budget each program's golden run (trace sizing) is held to (`--mem-limit`).
+    pub mem_limit: u64,
+}
+
+impl Default for PackOptions {
+    fn default() -> Self {
+        PackOptions { ptx_version: None, mem_limit: crate::budget::DEFAULT_MEM_LIMIT }
+    }
+}
+
+/// `text` (a module) with its `.version` lowered to `opts.ptx_version` where newer, checked by
+/// ptxas when one is available.
+fn retarget(text: &str, module_version: (u32, u32), opts: &PackOptions, ptxas: &Option<hopsync_firmware::cuda::Ptxas>) -> Result<String, String> {
+    let Some(v) = opts.ptx_version.filter(|v| module_version > *v) else { return Ok(text.to_string()) };
+    let mut done = false;
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix(".version") {
+            Some(_) if !done => {
+                done = true;
+                format!(".version {}.{}", v.0, v.1)
+            }
+            _ => l.to_string(),
+        })
+        .collect();
+    let out = out.join("\n") + "\n";
+    if let Some(p) = ptxas {
+        let verdict = p.check(&out, None)?;
+        if !verdict.ok {
+            return Err(format!("at PTX ISA {}.{} (--ptx-version) ptxas rejects it:\n{}", v.0, v.1, verdict.output.trim()));
+        }
+    }
+    Ok(out)
+}
+
+/// [`write_batch`] with options.
+pub fn write_batch_with(programs: &[PathBuf], dir: &Path, opts: &PackOptions) -> Result<Vec<BatchEntry>, String> {
+    let ptxas = opts.ptx_version.and_then(|_| hopsync_firmware::cuda::Ptxas::find().ok());
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let w = |name: &str, data: &[u8]| std::fs::write(dir.join(name), data).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
     let mut entries = Vec::new();
@@ -303,7 +385,7 @@ pub fn write_batch(programs: &[PathBuf], dir: &Path, mem_limit: u64) -> Result<V
         let result = (|| -> Result<PackMeta, String> {
             let prog = Program::load(path).map_err(|d| d.to_string())?;
             // Packing runs the golden model on it (trace sizing): within the memory budget.
-            Footprint::golden(&prog).check(&prog, "golden", mem_limit).map_err(|d| d.to_string())?;
+            Footprint::golden(&prog).check(&prog, "golden", opts.mem_limit).map_err(|d| d.to_string())?;
             let mut prog = prog;
             prog.path = shown.clone();
             let name = prog.name();
@@ -315,11 +397,17 @@ pub fn write_batch(programs: &[PathBuf], dir: &Path, mem_limit: u64) -> Result<V
             }
             let p = pack(&prog, None)?;
             let plain = format!("{name}.plain");
-            w(&format!("{name}.ptx"), p.source.as_bytes())?;
+            let version = prog.module.version;
+            w(&format!("{name}.ptx"), retarget(&p.source, version, opts, &ptxas)?.as_bytes())?;
             let (d, data) = launch_description(&p.program, &name, &format!("{name}.ptx"), &format!("{name}.bin"))?;
             w(&format!("{name}.launch"), d.as_bytes())?;
             w(&format!("{name}.bin"), &data)?;
-            w(&format!("{plain}.ptx"), prog.source.as_bytes())?;
+            // A `.cu` program's PTX gets the manifest of its `.cu` file (a program of its own).
+            let plain_text = match &prog.cuda {
+                Some(_) => format!("{}{}", manifest_lines(&std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?), prog.source),
+                None => prog.source.clone(),
+            };
+            w(&format!("{plain}.ptx"), retarget(&plain_text, version, opts, &ptxas)?.as_bytes())?;
             let (d, data) = launch_description(&prog, &plain, &format!("{plain}.ptx"), &format!("{plain}.bin"))?;
             w(&format!("{plain}.launch"), d.as_bytes())?;
             w(&format!("{plain}.bin"), &data)?;
@@ -381,6 +469,8 @@ pub enum LaunchParam {
     Value(u32, u64),
     /// `param tensormap NAME`: the 128-byte `CUtensorMap` the runner encodes.
     TensorMap(String),
+    /// `param struct SIZE HEX (buffer|tensormap OFFSET NAME)*`: the whole line.
+    Struct(String),
 }
 
 /// Parses a launch description with the runner's rules.
@@ -426,6 +516,7 @@ pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String>
                 d.params.push(LaunchParam::TensorMap(w[2].into()))
             }
             ("param", 4) if w[1] == "value" => d.params.push(LaunchParam::Value(num(w[2])? as u32, num(w[3])?)),
+            ("param", n) if n >= 4 && w[1] == "struct" && (n - 4) % 3 == 0 => d.params.push(LaunchParam::Struct(w.join(" "))),
             ("tensormap", n) if n >= 5 => d.tensormaps.push(w.join(" ")),
             ("end", 1) => {
                 end = true;
@@ -484,7 +575,11 @@ pub fn run_list_golden(batch: &Path, list: &str, results: &Path, mem_limit: u64)
             let ok = match (dp, &p.buffer, p.value) {
                 (LaunchParam::Buffer(b), Some(mb), _) => b == mb,
                 (LaunchParam::Value(_, v), None, Some(mv)) => *v == mv as u64,
-                (LaunchParam::TensorMap(t), None, None) => p.tensormap.as_ref() == Some(t),
+                (LaunchParam::TensorMap(t), None, None) if p.fields.is_empty() => p.tensormap.as_ref() == Some(t),
+                (LaunchParam::Struct(line), None, None) => {
+                    let size = prog.module.kernel.params.iter().map(|s| &prog.module.symbols[s.0 as usize]).find(|s| s.name == p.name).map(|s| s.bytes()).unwrap_or(0);
+                    struct_param_line(p, size).as_ref() == Ok(line)
+                }
                 _ => false,
             };
             if !ok {

@@ -197,22 +197,37 @@ Recorded with `hopsync calibrate pack --out cosim/gpu/calib_batch`, then
 
 /// What the silicon figures showed that the tables alone do not say (fixed text of the report).
 const NOTES: &str = "\
-What the silicon figures show (H200, sm_90; two runs of the batch agreed within 1%):
+What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; the H200 of
+2026-11-22 gave the same figures within 1% where both ran), and what the model does with it:
 
+- Memory ordering is a cost of its own. `fence.acq_rel.cta` takes 25..27 cycles, a proxy fence 15,
+  and any release at cluster scope or wider about 685: `fence.*.gpu|cluster`,
+  `barrier.cluster.arrive` without `.relaxed` (704 cycles alone, against 82 for arrive.relaxed +
+  wait), `mbarrier.arrive.release.cluster` (703 against 31 for the CTA-scope arrive). A remote
+  arrive ring is slow for that reason, not for its network hop (`st.async` in the same ring is
+  within 10%). The engine holds the warp before such an instruction (`timing::ordering_of`,
+  `sync.release_drain_cycles`), longer when the warp's own writes are still in flight.
+- The cluster barrier: a wait on a phase completed long before takes 19 cycles; arrive.relaxed +
+  wait 82 with 2 CTAs, 144 with 32 warps per CTA. The engine's wait sees a completion
+  `sync.cluster_release_cycles` after the unit has it.
 - `bar.sync`: ptxas emits `BAR.SYNC.DEFER_BLOCKING` (SASS checked with `cuobjdump -sass`): the warp
-  issues the next instruction before it blocks, so the `%clock64` read right after the barrier
-  comes 2..21 cycles after the one before it, even with 32 warps. The barrier's cost shows in the
-  loop period (`bar.sync loop period`), which includes the loop's own instructions.
-- `try_wait` whose phase is not complete: the first recording read `%clock64` right after the
-  `try_wait` without using its predicate, and sm_90 does not hold a clock read for an outstanding
-  result, so it measured issue time (2 cycles without a suspendTimeHint, 13 with 2000 ns).
-  calibration/mbarrier.ptx now uses the predicate first (re-recorded 2026-11-22 08:03 UTC, same
-  H200): `false` after **41 cycles** without a hint (as long as a `true` answer: no suspension,
-  so sm90.toml's `sync.default_suspend_ns` is 0) and after **4025 cycles** with the 2000 ns hint
-  (silicon waits the whole hint out, as the RTL engine does).
-- A remote `mbarrier.arrive` ping-pong round trip (913 cycles) is almost three times an
-  `st.async` one (325 cycles), though both cross the DSMEM network twice; the RTL engine has one
-  `dsmem.latency` for both, so no single value fits both.
+  issues the next instructions before it blocks, so the `%clock64` read right after the barrier
+  comes 2..21 cycles after the one before it, even with 32 warps, and a loop's own instructions
+  overlap the barrier (`bar.sync loop period`). The engine blocks at the barrier: those figures
+  stay off (the model's open structural gap for named barriers).
+- Global loads: an L2 hit is 262 cycles a dependent load, an L1 hit (`.ca`, the default) 30;
+  the engine keeps L1 tags per SM (`global.l1_latency`). A bulk store is complete about 50 cycles
+  after its last write leaves (`global.write_ack_cycles`), not a round trip.
+- Branches: every `bra`, taken or not, costs about 18 cycles (an empty counted loop takes 27 an
+  iteration); integer `mad.lo` issues every 2 cycles (the IMAD pipe), `fma.f32` every cycle.
+  Warps of 64 independent `fma` each run their window in 65 cycles even 16 at a time: the
+  schedulers are greedy-then-oldest (`issue.policy`).
+- TMA: silicon moves a 200 KiB bulk copy at ~83 B/cycle and lands a multicast in 16 CTAs in about
+  the time of one copy; the RTL TmaEngine writes one 16-byte beat a cycle and multicast
+  destinations one after another (issue 15 section 2), so every large TMA figure is 2..10x slow.
+- `try_wait` whose phase is not complete answers `false` after 41 cycles without a hint
+  (`sync.default_suspend_ns` = 0) and waits a hint out; a suspended waiter is woken 143..181
+  cycles after the arrive that completes its phase (`sync.mbarrier_wake_cycles`).
 - Error statistics leave out the figures the RTL engine cannot run.
 
 ";

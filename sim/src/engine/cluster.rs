@@ -11,12 +11,15 @@ pub(super) struct ClusterState {
     pub(super) launch_q: VecDeque<(u32, u32)>,
     pub(super) busy_until: u64,
     pub(super) phase: u64,
+    /// When the cluster's CTAs see the latest phase completion (`sync.cluster_release_cycles`
+    /// after the unit's): a wait the unit answers sooner holds its warp until then.
+    pub(super) seen_at: u64,
 }
 
 impl ClusterState {
     /// A cluster's port with `unit` and the launch of each CTA (rank, warp mask) to tell it.
     pub(super) fn new(unit: ClusterUnit, launch_q: VecDeque<(u32, u32)>) -> ClusterState {
-        ClusterState { unit, q: VecDeque::new(), exit_q: VecDeque::new(), launch_q, busy_until: 0, phase: 0 }
+        ClusterState { unit, q: VecDeque::new(), exit_q: VecDeque::new(), launch_q, busy_until: 0, phase: 0, seen_at: 0 }
     }
 }
 
@@ -62,7 +65,8 @@ impl<'p> Engine<'p> {
             cl.phase += 1;
             let phase = cl.phase;
             let ctas = self.m.cluster_ctas(k).to_vec();
-            let back = self.cycle + self.cfg.sync.cluster_barrier_cycles;
+            let back = self.cycle + self.cfg.sync.cluster_release_cycles;
+            self.clusters[k as usize].seen_at = back;
             for c in ctas {
                 for w in 0..self.m.warp_count(c) {
                     if self.m.release_lanes(c, w as u32, |x| matches!(x, Wait::ClusterBarrier(_))) != 0 {
@@ -140,8 +144,10 @@ impl<'p> Engine<'p> {
             self.m.block_lanes(c, w, op.mask, Wait::ClusterBarrier(phase));
         }
         self.m.progress();
+        // A wait the unit answered: its warp goes on once its CTA sees the completion.
+        let seen = if matches!(op.kind, OpKind::ClusterWait) { self.clusters[self.m.cta_cluster(c) as usize].seen_at } else { 0 };
         let ws = &mut self.ctas[c as usize].warps[w as usize];
-        ws.next_issue = self.cycle + self.cfg.sync.cluster_barrier_cycles;
+        ws.next_issue = (self.cycle + self.cfg.issue.warp_issue_cycles).max(seen);
         ws.wait_why = Stall::ClusterBarrierWait;
         Ok(self.recording().then(|| Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, ..Default::default() }))
     }

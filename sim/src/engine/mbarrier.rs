@@ -60,12 +60,15 @@ pub(super) struct Part {
     pub(super) phase_after: u64,
     pub(super) wait: Option<bool>,
     pub(super) suspended: bool,
+    /// Was suspended in the unit and woken by its phase's completion (its answer takes
+    /// `sync.mbarrier_wake_cycles` more).
+    pub(super) woken: bool,
     pub(super) pending_count: u64,
 }
 
 impl Part {
     pub(super) fn new(step: MbarStep, reqs: Vec<MbarrierReq>, remote: bool) -> Part {
-        Part { step, reqs, remote, got: 0, accepted: 0, first_state: None, old: None, new: None, phase_after: 0, wait: None, suspended: false, pending_count: 0 }
+        Part { step, reqs, remote, got: 0, accepted: 0, first_state: None, old: None, new: None, phase_after: 0, wait: None, suspended: false, woken: false, pending_count: 0 }
     }
     pub(super) fn done(&self) -> bool {
         self.got == self.reqs.len() && !self.suspended
@@ -144,11 +147,15 @@ fn unit_requests(st: &MbarStep, w: u32, several: bool, cfg: &SmConfig) -> Vec<Mb
 
 impl<'p> Engine<'p> {
     pub(super) fn clock_mbar(&mut self, c: u32, now: u64) -> Result<(), Stop> {
+        // Waveforms show every edge of a unit with suspended warps (no idle fast-forward).
+        let observe = self.probe.is_some();
         let cs = &mut self.ctas[c as usize];
         let head = |q: &VecDeque<Queued<MbarrierReq>>| q.front().filter(|h| h.at <= now).map(|h| h.req);
         let inputs = MbarInputs { local: head(&cs.mbar.local_q), tma: head(&cs.mbar.tma_q), cluster: head(&cs.mbar.cluster_q) };
         let has_input = inputs.local.is_some() || inputs.tma.is_some() || inputs.cluster.is_some();
-        if !has_input && cs.mbar.s1.is_none() && cs.mbar.suspended == 0 && cs.mbar.busy_until <= now {
+        // Suspended warps alone: an edge that only counts cycles toward no deadline is skipped
+        // (owed to the unit's counter, `MbarUnit::skip_idle_edge`).
+        if !has_input && cs.mbar.s1.is_none() && cs.mbar.busy_until <= now && (cs.mbar.suspended == 0 || (!observe && cs.mbar.unit.skip_idle_edge())) {
             return Ok(());
         }
         self.active_this_cycle = true;
@@ -283,6 +290,8 @@ impl<'p> Engine<'p> {
         let Some(op) = self.ctas[c as usize].warps.get_mut(warp as usize).and_then(|w| w.op.as_mut()) else { return Ok(()) };
         let Some(p) = op.parts.iter_mut().find(|p| p.suspended) else { return Ok(()) };
         p.suspended = false;
+        // woken by the phase's completion (a time-limit answer is not a wake)
+        p.woken = completed;
         p.wait = Some(completed);
         self.ctas[c as usize].mbar.suspended -= 1;
         self.try_retire(c, warp)
@@ -372,7 +381,8 @@ impl<'p> Engine<'p> {
             let cy = self.cycle;
             self.emit(Event::Retire { cycle: cy, rec: r });
         }
-        let back = self.cycle + self.cfg.sync.mbarrier_response_cycles;
+        let woken = op.parts.iter().any(|p| p.woken);
+        let back = self.cycle + self.cfg.sync.mbarrier_response_cycles + if woken { self.cfg.sync.mbarrier_wake_cycles } else { 0 };
         let ws = &mut self.ctas[c as usize].warps[w as usize];
         for &d in &self.info[op.pc as usize].dsts {
             ws.ready[d as usize] = back;

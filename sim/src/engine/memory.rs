@@ -14,6 +14,8 @@ pub(super) struct MemPipes {
     pub(super) global: PipeBooking,
     /// The DSMEM network port.
     pub(super) dsmem: PipeBooking,
+    /// The L1 data cache's tags (global loads that allocate in L1).
+    pub(super) l1: L1Tags,
 }
 
 impl MemPipes {
@@ -29,7 +31,7 @@ impl MemPipes {
 
     /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
     pub(super) fn new(schedulers: usize) -> MemPipes {
-        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers) }
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), l1: L1Tags::default() }
     }
 }
 
@@ -93,6 +95,60 @@ impl PipeBooking {
         }
         start
     }
+}
+
+/// The sectors held by an SM's L1 data cache: timing only (the golden model's memory is the data).
+/// A global load that caches at all levels (`.ca`, the default; not `.cg` / `.cs` / `.lu` / `.cv`,
+/// `.volatile`, or a strong load at gpu scope or wider, which go to the L2: PTX 9.7.9.8 cache
+/// operators) and finds every sector it touches here is an L1 hit; a miss allocates its sectors.
+/// The SM's own stores and atomics invalidate the sectors they touch (the L1 is write-through;
+/// other SMs' writes do not reach it, as on silicon: weak loads may see stale lines). Oldest
+/// sectors leave first once `global.l1_bytes` is full.
+#[derive(Debug, Clone, Default)]
+pub(super) struct L1Tags {
+    /// Sector numbers present.
+    present: std::collections::HashSet<u64>,
+    /// Sectors in allocation order (may name sectors since invalidated).
+    order: VecDeque<u64>,
+}
+
+impl L1Tags {
+    /// Whether every sector of `sectors` is present.
+    pub(super) fn hits(&self, sectors: &[u64]) -> bool {
+        !sectors.is_empty() && sectors.iter().all(|s| self.present.contains(s))
+    }
+
+    /// Allocates `sectors`, evicting the oldest beyond `capacity` sectors.
+    pub(super) fn fill(&mut self, sectors: &[u64], capacity: usize) {
+        for &s in sectors {
+            if self.present.insert(s) {
+                self.order.push_back(s);
+            }
+        }
+        while self.present.len() > capacity {
+            let Some(old) = self.order.pop_front() else { break };
+            self.present.remove(&old);
+        }
+        // drop stale entries of invalidated sectors so `order` stays bounded
+        if self.order.len() > 2 * capacity.max(1) {
+            let present = &self.present;
+            self.order.retain(|s| present.contains(s));
+        }
+    }
+
+    /// Invalidates `sectors`.
+    pub(super) fn invalidate(&mut self, sectors: &[u64]) {
+        for s in sectors {
+            self.present.remove(s);
+        }
+    }
+}
+
+/// Whether a load caches in L1 (see [`L1Tags`]).
+fn caches_in_l1(ins: &Instr) -> bool {
+    let bypass = ins.has(Mod::Cg) || ins.has(Mod::Cs) || ins.has(Mod::Lu) || ins.has(Mod::Cv) || ins.has(Mod::Volatile);
+    let strong_wide = (ins.has(Mod::Relaxed) || ins.has(Mod::Acquire)) && (ins.has(Mod::Gpu) || ins.has(Mod::Sys));
+    ins.op == Opcode::Ld && !bypass && !strong_wide
 }
 
 /// Which memory pipe an access uses.
@@ -190,11 +246,29 @@ impl<'p> Engine<'p> {
                     .iter()
                     .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global_address(*r, *o), size)) } else { None })
                     .collect();
-                let bytes = timing::sectors(&cfg, &acc) * cfg.global.sector_bytes;
+                let sectors = timing::sector_list(&cfg, &acc);
+                let sb = cfg.global.sector_bytes.max(1);
+                let l1 = class == Class::Mem && caches_in_l1(ins);
+                if l1 && cs.mem.l1.hits(&sectors) {
+                    // an L1 hit: the L1/shared-memory pipe, one wavefront per 128-byte line
+                    let lines = { let mut l: Vec<u64> = sectors.iter().map(|s| s * sb / 128).collect(); l.dedup(); l.len() as u64 };
+                    let start = cs.mem.smem.book(now, lines.max(1), sched);
+                    let ready = start + lines.max(1) - 1 + cfg.global.l1_latency;
+                    return (ready, ready, ready);
+                }
+                if l1 {
+                    cs.mem.l1.fill(&sectors, (cfg.global.l1_bytes / sb) as usize);
+                } else if class == Class::Mem && !inf.load {
+                    cs.mem.l1.invalidate(&sectors);
+                }
+                let bytes = sectors.len().max(1) as u64 * sb;
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle);
                 let start = cs.mem.global.book(now, occ, sched);
                 let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
-                (start + occ + lat, start + occ + lat)
+                // a plain store is complete at its acknowledgement; loads, atomics and cp.async
+                // reads take the round trip
+                let store = class == Class::Mem && !inf.load && !inf.atomic;
+                (start + occ + lat, start + occ + if store { cfg.global.write_ack_cycles } else { lat })
             }
             Pipe::Dsmem => {
                 let bytes = (places.len() * size) as u64;

@@ -83,9 +83,9 @@ use memory::{MemPipes, Pipe};
 use named::{NamedTag, NamedPort, PendingRed, arrival_req};
 use scheduler::{WarpState, OpKind, SyncOp};
 use tma::{at_cta, TmaJob, TmaPort, TmaStore};
-use crate::config::SmConfig;
+use crate::config::{IssuePolicy, SmConfig};
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
-use crate::timing::{self, Class, InstrInfo};
+use crate::timing::{self, Class, InstrInfo, Ordering};
 use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, NamedArrival, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
@@ -186,8 +186,11 @@ struct CtaState {
     mem: MemPipes,
     /// The warps.
     warps: Vec<WarpState>,
-    /// Per warp scheduler: the member to try first (loose round robin).
+    /// Per warp scheduler: the member that issued last (GTO: tried first; LRR: the one after it).
     rr: Vec<usize>,
+    /// Per warp scheduler: its integer multiply-add pipe takes the next instruction from this
+    /// cycle (`issue.imad_issue_cycles`).
+    imad_free: Vec<u64>,
 }
 
 /// The cycle-accurate engine.
@@ -221,6 +224,8 @@ pub struct Engine<'p> {
     views: Vec<WarpView>,
     launched_at: u64,
     active_this_cycle: bool,
+    /// The tensor cores and wgmma groups (wgmma.rs).
+    wgmma: crate::wgmma::WgmmaTiming,
 }
 
 fn finding_kind(name: Option<&str>) -> Result<FindingKind, Stop> {
@@ -239,7 +244,7 @@ impl<'p> Engine<'p> {
         // The machine's step limit (`--max-steps`) bounds this engine's cycles, so a run is cut
         // short at the same count whichever limit the caller set.
         cfg.run.max_cycles = cfg.run.max_cycles.min(mcfg.max_steps);
-        let m = Machine::new(prog, Config { seed: None, ..mcfg });
+        let m = Machine::new(prog, Config { seed: None, race: hopsync_cosim::race::RaceMode::Off, ..mcfg });
         let info = timing::analyze(&prog.module, &cfg);
         let nregs = prog.module.kernel.regs.len();
         let suspend = cfg.ns_to_cycles(cfg.sync.default_suspend_ns).min(u32::MAX as u64) as u32;
@@ -251,6 +256,7 @@ impl<'p> Engine<'p> {
                 mem: MemPipes::new(cfg.issue.schedulers as usize),
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
+                imad_free: vec![0; cfg.issue.schedulers as usize],
             })
             .collect();
         let mut ctas = ctas;
@@ -275,6 +281,7 @@ impl<'p> Engine<'p> {
         }
         let mut e = Engine {
             m,
+            wgmma: crate::wgmma::WgmmaTiming::new(&cfg),
             cfg,
             cycle: 0,
             skipped: 0,
@@ -415,17 +422,9 @@ impl<'p> Engine<'p> {
         if !quiet_units {
             return Ok(());
         }
-        let mut any_can_run = false;
-        for (ci, c) in self.ctas.iter().enumerate() {
-            for (wi, w) in c.warps.iter().enumerate() {
-                if w.exited || w.op.is_some() {
-                    continue;
-                }
-                if self.m.warp(ci as u32, wi as u32).next_group().is_some() {
-                    any_can_run = true;
-                }
-            }
-        }
+        let any_can_run = self.ctas.iter().enumerate().any(|(ci, c)| {
+            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.warp(ci as u32, wi as u32).next_group().is_some())
+        });
         if !any_can_run {
             self.mirror_named_barriers();
             self.m.deadlock(false)?;
@@ -437,12 +436,22 @@ impl<'p> Engine<'p> {
     fn skip_idle(&mut self) {
         let now = self.cycle;
         let mut next = u64::MAX;
+        let mut suspended = false;
         for c in &self.ctas {
             if c.tma.busy() {
                 return;
             }
-            if c.mbar.suspended > 0 || c.mbar.s1.is_some() || c.mbar.busy_until > now || c.named.busy_until > now || c.named.launch.is_some() || !c.named.exit_q.is_empty() {
+            if c.mbar.s1.is_some() || c.mbar.busy_until > now || c.named.busy_until > now || c.named.launch.is_some() || !c.named.exit_q.is_empty() {
                 return;
+            }
+            // Suspended warps: the unit's edges up to its next try_wait deadline change only its
+            // cycle counter (`MbarUnit::idle_edges_left`); the edge at the deadline is clocked.
+            if c.mbar.suspended > 0 {
+                match c.mbar.unit.idle_edges_left() {
+                    Some(left) => next = next.min((now + 1).saturating_add(left)),
+                    None => return,
+                }
+                suspended = true;
             }
             for q in [&c.mbar.local_q, &c.mbar.tma_q, &c.mbar.cluster_q] {
                 if let Some(h) = q.front() {
@@ -481,12 +490,22 @@ impl<'p> Engine<'p> {
                 next = next.min(t);
             }
         }
+        // With warps suspended (cycles that were clocked before the fast-forward), the spin
+        // rule of `check_deadlock` fires at its own cycle, skipped or not.
+        if suspended && next != u64::MAX && self.asyncs.is_empty() {
+            next = next.min(self.m.last_progress().saturating_add(self.cfg.run.deadlock_spin_cycles + 1));
+        }
         if next != u64::MAX && next > now + 1 {
             let to = next - 1;
             let to = to.min(self.cfg.run.max_cycles);
             if to > now {
                 self.skipped += to - now;
                 self.cycle = to;
+                for c in &mut self.ctas {
+                    if c.mbar.suspended > 0 {
+                        c.mbar.unit.skip_idle_edges(to - now);
+                    }
+                }
             }
         }
     }

@@ -24,6 +24,9 @@ pub(super) struct NamedPort {
     pub(super) launch: Option<u32>,
     /// The unit has work (its post-exit sweep) until this cycle.
     pub(super) busy_until: u64,
+    /// The port takes its next arrival from this cycle (`sync.named_barrier_arrival_cycles` per
+    /// warp arrival, `named_barrier_red_cycles` more for a bar.red's).
+    pub(super) next_accept: u64,
     /// Per barrier: the generation its waiting lanes wait on.
     pub(super) generation: [u64; 16],
     /// Per barrier: the warps arrived in the current generation.
@@ -42,6 +45,7 @@ impl NamedPort {
             exit_q: VecDeque::new(),
             launch: Some(((1u64 << warps) - 1) as u32),
             busy_until: 0,
+            next_accept: 0,
             generation: [0; 16],
             arrived: [0; 16],
             expected: [None; 16],
@@ -84,7 +88,7 @@ pub(super) fn arrival_req(a: &NamedArrival, w: u32) -> NamedBarrierReq {
 impl<'p> Engine<'p> {
     pub(super) fn clock_named(&mut self, c: u32, now: u64) -> Result<(), Stop> {
         let cs = &mut self.ctas[c as usize];
-        let req = cs.named.q.front().filter(|h| h.at <= now).map(|h| (h.req, h.tag));
+        let req = cs.named.q.front().filter(|h| h.at <= now && cs.named.next_accept <= now).map(|h| (h.req, h.tag));
         let exit = cs.named.exit_q.front().copied();
         let launch = cs.named.launch;
         if req.is_none() && exit.is_none() && launch.is_none() && cs.named.busy_until <= now {
@@ -103,8 +107,10 @@ impl<'p> Engine<'p> {
             cs.named.busy_until = cs.named.busy_until.max(now + 2);
         }
         let accepted = if out.ready { req } else { None };
-        if accepted.is_some() {
+        if let Some((r, _)) = accepted {
             cs.named.q.pop_front();
+            let red = matches!(r.op, NamedBarrierOp::RedPopc | NamedBarrierOp::RedAnd | NamedBarrierOp::RedOr);
+            cs.named.next_accept = now + self.cfg.sync.named_barrier_arrival_cycles + if red { self.cfg.sync.named_barrier_red_cycles } else { 0 };
         }
         // The accepted request's finding / retire, then a completion (which may be its own).
         let mut pending_retire: Option<u32> = None;

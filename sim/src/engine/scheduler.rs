@@ -1,5 +1,6 @@
 //! The warp schedulers: per SM `issue.schedulers` schedulers, warp w on scheduler w mod n, each
-//! issuing at most one instruction per cycle from its eligible warps in loose round-robin order;
+//! issuing at most one instruction per cycle from its eligible warps, greedy-then-oldest
+//! (`issue.policy`; loose round robin as the alternative);
 //! a per-warp register scoreboard; the dispatch of each instruction to the port its timing class
 //! names (`timing::class_of`, from the opcode); the golden bodies of the instructions that do not
 //! synchronize, executed (and retired) at issue; warp exits.
@@ -23,12 +24,17 @@ pub(super) struct WarpState {
     pub(super) pipe: Option<Pipe>,
     pub(super) exited: bool,
     pub(super) stall: Stall,
+    /// When the warp's latest write (global, DSMEM) completes: a release at cluster scope or
+    /// wider drains up to it.
+    pub(super) writes_done: u64,
+    /// The instruction (pc, lane group) whose memory-ordering wait has been served: it issues next.
+    pub(super) ordered: Option<(u32, u32)>,
 }
 
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched }
+        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None }
     }
 }
 
@@ -62,18 +68,29 @@ impl<'p> Engine<'p> {
         for c in 0..self.ctas.len() {
             let n = self.ctas[c].warps.len();
             for s in 0..sched {
-                let members: Vec<usize> = (s..n).step_by(sched).collect();
-                if members.is_empty() {
+                // The scheduler's members are warps s, s + sched, ... below n (no allocation in
+                // the per-cycle loop).
+                if s >= n {
                     continue;
                 }
-                let start = self.ctas[c].rr[s] % members.len();
+                let count = (n - s).div_ceil(sched);
+                let last = self.ctas[c].rr[s] % count;
+                let gto = self.cfg.issue.policy == IssuePolicy::Gto;
                 let mut issued = false;
-                for k in 0..members.len() {
-                    let w = members[(start + k) % members.len()];
+                for k in 0..count {
+                    // GTO: the last warp first, then the others oldest first; LRR: the warps
+                    // after the last one in turn.
+                    let at = match (gto, k) {
+                        (true, 0) => last,
+                        (true, k) if k <= last => k - 1,
+                        (true, k) => k,
+                        (false, k) => (last + 1 + k) % count,
+                    };
+                    let w = s + at * sched;
                     // What a probe looks at after the scheduler issued must not change the state.
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
-                        self.ctas[c].rr[s] = (start + k + 1) % members.len();
+                        self.ctas[c].rr[s] = at;
                         self.issue_warp(c as u32, w as u32)?;
                         issued = true;
                         self.active_this_cycle = true;
@@ -125,6 +142,9 @@ impl<'p> Engine<'p> {
                 return Stall::ScoreboardDep;
             }
         }
+        if inf.imad && self.ctas[c].imad_free[w % self.cfg.issue.schedulers.max(1) as usize] > self.cycle {
+            return Stall::PipeThrottle;
+        }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
@@ -155,6 +175,9 @@ impl<'p> Engine<'p> {
             }
         }
         let (pc, group) = self.m.warp(c, w).next_group().expect("eligible warp has a group");
+        if self.hold_for_ordering(c, w, pc, group) {
+            return Ok(());
+        }
         let module = self.m.module();
         let Some(ins) = module.kernel.body.get(pc as usize) else {
             // Falling off the end of the kernel is an implicit exit (no instruction retires).
@@ -169,6 +192,32 @@ impl<'p> Engine<'p> {
             Class::ClusterBarrier => self.issue_cluster(c, w, pc, group, ins),
             Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mem | Class::CpAsync | Class::AsyncStore => self.issue_golden(c, w, pc, group, ins, class),
         }
+    }
+
+    /// A fence, or a release at cluster scope or wider (`timing::ordering_of`): the first time
+    /// the warp's turn comes, the instruction does not issue; the warp waits for the ordering (a
+    /// release also for the warp's writes still in flight), then issues it. Lanes whose guards are
+    /// all false order nothing.
+    fn hold_for_ordering(&mut self, c: u32, w: u32, pc: u32, group: u32) -> bool {
+        let Some(order) = self.info.get(pc as usize).map(|i| i.ordering) else { return false };
+        if order == Ordering::None {
+            return false;
+        }
+        if self.ctas[c as usize].warps[w as usize].ordered.take() == Some((pc, group)) {
+            return false;
+        }
+        if self.m.guard_mask(c, w, pc, group) == 0 {
+            return false;
+        }
+        let now = self.cycle;
+        let cycles = timing::ordering_cycles(order, &self.cfg);
+        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        // The drain's round trip covers writes still in flight; later ones extend it.
+        let until = if order == Ordering::ReleaseDrain { (now + cycles).max(ws.writes_done) } else { now + cycles };
+        ws.ordered = Some((pc, group));
+        ws.next_issue = until.max(now + 1);
+        ws.wait_why = Stall::MemoryOrder;
+        true
     }
 
     /// A non-synchronizing instruction: the golden body, at issue.
@@ -206,11 +255,17 @@ impl<'p> Engine<'p> {
         }
         let cfg = &self.cfg;
         let ws = &mut self.ctas[c as usize].warps[w as usize];
+        if mask != 0 && matches!(class, Class::Mem | Class::AsyncStore) && !self.info[pc as usize].load {
+            ws.writes_done = ws.writes_done.max(if class == Class::AsyncStore { store_done } else { copy_done });
+        }
         for &d in &self.info[pc as usize].dsts {
             ws.ready[d as usize] = ready_at;
         }
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
+        if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
+            (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
+        }
         match flow {
             Flow::Jump(_) | Flow::Lanes => {
                 ws.next_issue = self.cycle + cfg.issue.branch_cycles;
@@ -220,7 +275,16 @@ impl<'p> Engine<'p> {
                 self.m.progress();
                 return self.on_exit(c, w);
             }
+            // a branch costs its redirect whether taken or not (calibration/branch_loop.ptx)
+            Flow::Next if ins.op == Opcode::Bra => {
+                ws.next_issue = self.cycle + cfg.issue.branch_cycles;
+                ws.wait_why = Stall::Branch;
+            }
             Flow::Next => {}
+        }
+        if self.info[pc as usize].imad && mask != 0 {
+            let s = w as usize % cfg.issue.schedulers.max(1) as usize;
+            self.ctas[c as usize].imad_free[s] = self.cycle + cfg.issue.imad_issue_cycles;
         }
         if class == Class::Sleep && mask != 0 {
             let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;

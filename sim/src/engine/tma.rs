@@ -220,7 +220,8 @@ impl<'p> Engine<'p> {
                 cmd.red_op = ro;
                 cmd.red_type = rt;
             }
-            Opcode::CpAsyncBulk if red.is_none() => {
+            // `.ignore_oob` copies part of the chunk: timed by the [tma] model
+            Opcode::CpAsyncBulk if red.is_none() && !ins.has(Mod::IgnoreOob) => {
                 let [p] = pieces.as_slice() else { return Ok(None) };
                 let (Some(Place::Global(r, off)), Place::Shared(_, doff)) = (p.src, p.dst) else { return Ok(None) };
                 if doff >= 1 << 18 {
@@ -405,8 +406,8 @@ impl<'p> Engine<'p> {
         let resp = due.as_ref().map(|d| d.resp);
         let rd_data = cs.tma.rd_data.take().unwrap_or_default();
         let rank = self.m.cta_rank(c);
-        // A write reaches global memory with its acknowledgement ([global] latency after issue;
-        // the L2 applies the byte mask).
+        // A write reaches global memory with its acknowledgement (`global.write_ack_cycles` after
+        // issue; the L2 applies the byte mask).
         let mut acked = None;
         if let Some(GmemInFlight { write: Some((seq, q)), .. }) = &due {
             let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
@@ -455,7 +456,7 @@ impl<'p> Engine<'p> {
             s.unacked += 1;
             let seq = s.key;
             let resp = TmaGmemResp { tag: q.tag, write: true, ..Default::default() };
-            cs.tma.gmem.push(GmemInFlight { due: now + self.cfg.global.latency, resp, write: Some((seq, q)) });
+            cs.tma.gmem.push(GmemInFlight { due: now + self.cfg.global.write_ack_cycles, resp, write: Some((seq, q)) });
         }
         if out.store_read_done || out.store_writes_issued || acked.is_some() {
             self.tma_store_events(c, &out)?;

@@ -1,0 +1,125 @@
+//! The field's asynchronous-synchronization bugs (issue 17 section 2): every `X.cu` under
+//! `firmware/programs/bugs/` reproduces one publicly reported bug class and declares what it must
+//! produce, in plain comment lines:
+//!
+//! ```text
+//! // expect-finding: <FindingKind the golden run must stop with first>
+//! ... the source line the finding must name ends with  // expect-line
+//! ```
+//!
+//! A race or misuse finding must be located at that `.cu` line on the default schedule and on
+//! seeds 1-3; a `Deadlock` (no instruction location) must name that line in its wait-for graph.
+//! `X_fixed.cu` beside it is the fix: it runs clean (no finding, expected outputs) on the golden
+//! engine and on the RTL engine in lockstep with it (0 divergences).
+
+use hopsync_cosim::finding::{Finding, FindingKind};
+use hopsync_cosim::machine::Config;
+use hopsync_cosim::report::run_golden;
+use hopsync_firmware::Program;
+use hopsync_sim::{lockstep::run_cosim, SmConfig};
+use std::path::PathBuf;
+
+fn bugs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("firmware/programs/bugs")
+}
+
+/// Every bug program (not `_fixed`), sorted, with its expected kind and marked line.
+fn bugs() -> Vec<(PathBuf, FindingKind, u32)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(bugs_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu") && !p.to_string_lossy().ends_with("_fixed.cu"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let src = std::fs::read_to_string(&p).unwrap();
+            let kinds: Vec<&str> = src.lines().filter_map(|l| l.trim().strip_prefix("// expect-finding:")).map(str::trim).collect();
+            assert_eq!(kinds.len(), 1, "{}: needs exactly one `// expect-finding:` line", p.display());
+            let kind = FindingKind::from_name(kinds[0]).unwrap_or_else(|| panic!("{}: `{}` is not a FindingKind", p.display(), kinds[0]));
+            let lines: Vec<u32> = src.lines().enumerate().filter(|(_, l)| l.trim_end().ends_with("// expect-line")).map(|(i, _)| i as u32 + 1).collect();
+            assert_eq!(lines.len(), 1, "{}: needs exactly one line ending in `// expect-line`", p.display());
+            (p, kind, lines[0])
+        })
+        .collect()
+}
+
+fn load(p: &PathBuf) -> Program {
+    Program::load(p).unwrap_or_else(|d| panic!("{}: {d}", p.display()))
+}
+
+/// What is wrong with a bug program's first finding on one schedule, if anything.
+fn wrong(p: &PathBuf, kind: FindingKind, line: u32, f: Option<&Finding>) -> Option<String> {
+    let name = p.display();
+    let Some(f) = f else { return Some(format!("{name}: no finding, expected {}", kind.name())) };
+    if f.kind != kind {
+        return Some(format!("{name}: first finding {}, expected {}:\n{f}", f.kind.name(), kind.name()));
+    }
+    let file = p.to_string_lossy();
+    if kind == FindingKind::Deadlock {
+        // The wait-for graph: the blocked warp at the marked line, what it waits on and that
+        // object's state, and who could still arrive.
+        let at = format!("{file}:{line},");
+        let ok = f.message.lines().any(|l| l.contains(&at) && l.contains("pending") && l.contains("phase") && l.contains(" <- "));
+        return (!ok).then(|| format!("{name}: the deadlock's wait-for graph does not show a warp blocked at {file}:{line} with its mbarrier's state and who could arrive:\n{f}"));
+    }
+    if !f.location.file.ends_with(&*file) || f.location.line != line {
+        return Some(format!("{name}: finding at {}:{}, expected line {line}:\n{f}", f.location.file, f.location.line));
+    }
+    None
+}
+
+#[test]
+fn every_bug_produces_its_finding_at_its_line() {
+    let all = bugs();
+    assert!(all.len() >= 8, "only {} bug programs", all.len());
+    let mut failures = Vec::new();
+    for (p, kind, line) in &all {
+        let prog = load(p);
+        let r = run_golden(&prog, Config::default());
+        failures.extend(wrong(p, *kind, *line, r.findings.first()));
+        // The same finding, at the same line, whatever the interleaving (deadlocks spin for
+        // millions of steps before they are named: the default schedule suffices).
+        if *kind != FindingKind::Deadlock {
+            for seed in 1..=3 {
+                let r = run_golden(&prog, Config { seed: Some(seed), ..Config::default() });
+                failures.extend(wrong(p, *kind, *line, r.findings.first()).map(|e| format!("seed {seed}: {e}")));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_fix_runs_clean_on_golden_and_rtl() {
+    let mut failures = Vec::new();
+    for (p, _, _) in bugs() {
+        let fixed = PathBuf::from(p.to_string_lossy().replace(".cu", "_fixed.cu"));
+        assert!(fixed.is_file(), "{} has no fixed version {}", p.display(), fixed.display());
+        let prog = load(&fixed);
+        let g = run_golden(&prog, Config::default());
+        if g.status != "ok" || !g.findings.is_empty() || g.checks.iter().any(|c| !c.matches) || g.checks.is_empty() {
+            failures.push(format!("{}: golden engine (must be ok with checked outputs):\n{}", fixed.display(), g.summary()));
+            continue;
+        }
+        let c = run_cosim(&prog, Config::default(), SmConfig::sm90());
+        if !c.clean() || c.run.outputs != g.outputs {
+            failures.push(format!("{}: cosim not clean: {} divergences\n{}", fixed.display(), c.divergences.len(), c.run.summary()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The stage-reuse race of issue 17 point 2 names both accesses: the read of the stage and the
+/// cp.async that refills it, each with its `.cu` line.
+#[test]
+fn stage_reuse_race_names_both_accesses() {
+    let p = bugs_dir().join("stage_reuse_cp_async.cu");
+    let r = run_golden(&load(&p), Config::default());
+    let f = r.findings.first().expect("a finding");
+    let src = std::fs::read_to_string(&p).unwrap();
+    let cp_line = src.lines().position(|l| l.contains("refill stage s")).unwrap() + 1;
+    assert!(f.message.contains(&format!("stage_reuse_cp_async.cu:{cp_line},")) && f.message.contains("cp.async"), "{f}");
+    assert!(f.message.contains("the read at") && f.location.ptx.contains(".ptx:"), "{f}");
+}
