@@ -606,12 +606,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 eprintln!("{e}");
                 ExitCode::from(1)
             })?;
-            println!("TMA copies on the RTL engine (sim/configs/sm90.toml; latency = issue to the last complete-tx applied):\n");
+            println!("TMA copies on the RTL engine (sim/configs/sm90.toml; latency = issue to the last complete-tx applied, or a store's last write acknowledged):\n");
             println!("| case | copy | bytes landed | latency (cycles) | bytes/cycle |");
             println!("| --- | --- | --- | --- | --- |");
             for r in &rs {
                 println!("{}", r.row());
             }
+            tma_bench_targets(&rs);
+            tma_bench_silicon(&sm);
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench { program, reps, engine: Engine::Rtl, .. } => {
@@ -870,4 +872,75 @@ pub fn ops_table() -> String {
         ));
     }
     s
+}
+
+/// The silicon records `hopsync bench --tma` compares with (run from the repository root).
+const TMA_RECORDS: &str = "cosim/traces/sm90/calibration";
+
+/// The TMA calibration programs whose figures `hopsync bench --tma` puts beside the RTL engine's:
+/// copies by size, multicast, stores and reductions, tiles by swizzle.
+const TMA_SILICON_PROGRAMS: &[&str] = &["bulk_copy.ptx", "bulk_multicast.ptx", "bulk_store.ptx", "tensor_swizzle.ptx", "tensor_tiles.ptx", "tensor_store.ptx"];
+
+/// Issue 15's bandwidth targets, from the bench cases `rs`: a 128 KiB bulk copy at >= 64
+/// B/cycle, a 16 KiB multicast to 4 CTAs within 1.3x of one copy, and the unswizzled /
+/// 128B-swizzled ratio of an 8 KiB tile of 128-byte rows beside silicon's (the records'
+/// `tensor_swizzle.ptx` pair).
+fn tma_bench_targets(rs: &[hopsync_sim::bench::TmaResult]) {
+    let get = |n: &str| rs.iter().find(|r| r.case.name == n);
+    let recs = hopsync_sim::calib::read_records(Path::new(TMA_RECORDS)).unwrap_or_default();
+    let silicon = |prog: &str, fig: &str| recs.iter().filter(|r| r.program.ends_with(prog)).flat_map(|r| r.figures.iter().map(move |f| (r, f))).find(|(_, f)| f.name == fig).map(|(r, f)| (f.median, r.provenance.card()));
+    println!("\nTargets (issue 15 section 2):\n");
+    if let Some(r) = get("bulk_131072") {
+        let met = if r.bytes_per_cycle() >= 64.0 { "met" } else { "not met" };
+        println!("- 128 KiB bulk copy: {:.1} B/cycle (target >= 64: {met}; silicon moves 128 KiB in about 1,700 cycles, ~77 B/cycle)", r.bytes_per_cycle());
+    }
+    if let (Some(one), Some(mc)) = (get("bulk_16384"), get("bulk_16384_mc4")) {
+        let x = mc.latency as f64 / one.latency.max(1) as f64;
+        let met = if x <= 1.3 { "met" } else { "not met" };
+        let si = match (silicon("bulk_multicast.ptx", "bulk multicast 16 KiB to 4 CTAs"), silicon("bulk_copy.ptx", "bulk copy 16 KiB")) {
+            (Some((m, card)), Some((o, _))) => format!("silicon {m:.0} / {o:.0} = {:.2}x ({card})", m / o),
+            _ => format!("no silicon record in {TMA_RECORDS}"),
+        };
+        println!("- 16 KiB multicast to 4 CTAs / one copy: {} / {} = {x:.2}x (target <= 1.3x: {met}; {si})", mc.latency, one.latency);
+    }
+    if let (Some(none), Some(sw)) = (get("tile_32x64"), get("tile_32x64_128B")) {
+        let x = none.latency as f64 / sw.latency.max(1) as f64;
+        let none_fig = "tile 32x64 int32 (8192 B, 128 B rows), swizzle none";
+        let sw_fig = "tile 32x64 int32 (8192 B, 128 B rows), swizzle 128B";
+        let si = match (silicon("tensor_swizzle.ptx", none_fig), silicon("tensor_swizzle.ptx", sw_fig)) {
+            (Some((a, card)), Some((b, _))) => format!("silicon {a:.0} / {b:.0} = {:.2}x ({card})", a / b),
+            _ => format!("no silicon record in {TMA_RECORDS}"),
+        };
+        println!("- 8 KiB tile of 128-byte rows, unswizzled / 128B-swizzled: {} / {} = {x:.2}x ({si})", none.latency, sw.latency);
+    }
+}
+
+/// The TMA calibration figures ([`TMA_SILICON_PROGRAMS`]) on the RTL engine beside silicon's
+/// records (their programs run as `hopsync calibrate fidelity` runs them).
+fn tma_bench_silicon(sm: &hopsync_sim::SmConfig) {
+    use hopsync_sim::calib;
+    let recs = match calib::read_records(Path::new(TMA_RECORDS)) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("\n(no silicon table: {e}; run from the repository root)");
+            return;
+        }
+    };
+    let recs: Vec<_> = recs.into_iter().filter(|r| TMA_SILICON_PROGRAMS.iter().any(|p| r.program.ends_with(&format!("/{p}")))).collect();
+    if recs.is_empty() {
+        println!("\n(no silicon table: no TMA records in {TMA_RECORDS}; run from the repository root)");
+        return;
+    }
+    let rows = calib::fidelity::fidelity(&calib::Workload::new(recs, Path::new(".")), sm);
+    println!("\nTMA calibration figures, silicon beside the RTL engine ({TMA_RECORDS}; each figure as the program measures it, clock reads included):\n");
+    println!("| program | figure | card | silicon (cycles) | RTL (cycles) | RTL / silicon |");
+    println!("| --- | --- | --- | ---: | ---: | ---: |");
+    for r in &rows {
+        let (rtl, x) = match &r.rtl {
+            Ok(v) => (format!("{v:.1}"), format!("{:.2}x", v / r.silicon.max(1.0))),
+            Err(e) => (e.clone(), "-".into()),
+        };
+        let prog = r.program.rsplit('/').next().unwrap_or(&r.program);
+        println!("| `{prog}` | {} | {} | {:.1} | {rtl} | {x} |", r.figure, r.card, r.silicon);
+    }
 }

@@ -18,7 +18,7 @@
 //! complete_tx that completes its phase was in the unit's pipeline (gen seeds 1001623 --small,
 //! 1026960, 1020997 --large, ...): the MbarrierUnit now wakes a timed-out waiter as completed when
 //! the completion lands before it leaves, so its answer is what the word shows where the engine
-//! retires it (hdl/src/mbarrier_unit.rs
+//! retires it (hdl/src/mbarrier_unit/mod.rs
 //! `try_wait_timeout_racing_a_completion_answers_what_the_word_shows`); and a named-barrier count
 //! above the CTA (ub seed 1074980), which both engines now name `BarrierCountAboveCta` at issue.
 //!

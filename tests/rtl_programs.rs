@@ -399,6 +399,20 @@ fn rtl_shared_pipes_are_starvation_free() {
     assert!(r.cycles.unwrap() < 10_000, "the worker waited {} cycles for the pipe", r.cycles.unwrap());
 }
 
+/// The same inside one warp scheduler: four spinning warps of scheduler 0 (and twelve of the
+/// others) keep the global pipe booked while warp 16, on scheduler 0 too, waits to store before
+/// the arrive that frees them. A greedy-then-oldest scheduler handed the freed pipe to its greedy
+/// warp, which wanted it again right after each store: this program never finished (StepLimit
+/// at any bound; gen/gen_005.ptx instrumented by `gpu pack` livelocked the same way). The waiters
+/// of a scheduler now take the pipe in the order they found it busy.
+#[test]
+fn rtl_a_schedulers_warps_take_a_busy_pipe_in_turn() {
+    let prog = Program::load(&programs_dir().join("sched/same_scheduler_pipe_starvation.ptx")).unwrap();
+    let r = run_rtl(&prog, Config { max_steps: 200_000, ..Config::default() }, SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{:?} {:?}", r.findings.first().map(|f| f.to_string()), r.error);
+    assert!(r.cycles.unwrap() < 20_000, "the worker waited {} cycles for the pipe", r.cycles.unwrap());
+}
+
 /// Every program the committed GPU traces recorded, instrumented as `hopsync gpu pack` writes
 /// it (a trace store after every traced instruction, polls included), finishes on the RTL
 /// engine with the golden engine's outputs: instrumentation adds global-memory traffic, and the

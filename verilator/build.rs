@@ -160,10 +160,10 @@ fn main() {
         let sz = Sizes { mbar_words_log2: a, smem_beats_log2: sizes.smem_beats_log2, suspend_cycles: ENGINE_SUSPEND_CYCLES };
         let text = generate("mbarrier_unit", &sz).unwrap_or_else(|e| panic!("mbarrier_unit A={a}: {e}"));
         let taps = vec![
-            Port { name: "ram$write_enable".into(), width: 1, input: false },
-            Port { name: "ram$write_address".into(), width: a, input: false },
-            Port { name: "ram$write_data".into(), width: 64, input: false },
-            Port { name: "shadow$write_data".into(), width: 1, input: false },
+            Port { name: "exec$bank_we".into(), width: 1, input: false },
+            Port { name: "exec$bank_wa".into(), width: a, input: false },
+            Port { name: "exec$bank_wd".into(), width: 64, input: false },
+            Port { name: "exec$bank_wv".into(), width: 1, input: false },
         ];
         let text = make_public(&text, &taps);
         models.push((format!("mbarrier_unit_a{a}"), "mbarrier_unit", text, taps));

@@ -11,7 +11,8 @@
 //! Operand patterns are comma-separated positions, each a set of letters, `?` when optional:
 //! `d` destination register, `_` the sink `_`, `|` a `d|p` pair, `s` a source value (register,
 //! immediate, special register, symbol), `!` a negated predicate, `a` an address `[...]`,
-//! `v` a vector `{...}`, `t` a tensor operand `[tensorMap, {c0, ...}]`, `l` a label, `p` a
+//! `v` a vector `{...}`, `w` a vector of destination registers (ldmatrix's and mma's results: the
+//! timing model's scoreboard writes them), `t` a tensor operand `[tensorMap, {c0, ...}]`, `l` a label, `p` a
 //! parenthesized list `(a, b)` (call's return and argument lists), `f` a function name or a
 //! register holding a function's address (call's target).
 //! Alternative patterns are separated by ` / ` (`bar.sync a{, b}` versus
@@ -259,10 +260,10 @@ macro_rules! opcode_table {
             (Prefetchu, "prefetchu", "a", [req(&[L1])], 20),
             (Setmaxnreg, "setmaxnreg", "s", [req(&[Inc, Dec]), req(&[Sync]), req(&[Aligned]), req(&[U32])], 90),
             // ---- warp-level matrix instructions (PTX 9.7.14.5) ----
-            (Ldmatrix, "ldmatrix", "v,a", [req(&[Sync]), req(&[Aligned]), req(&[M8n8]), req(&[X1, X2, X4]), opt(&[Trans]), opt(SMEM_CTA), req(&[B16])], 75),
+            (Ldmatrix, "ldmatrix", "w,a", [req(&[Sync]), req(&[Aligned]), req(&[M8n8]), req(&[X1, X2, X4]), opt(&[Trans]), opt(SMEM_CTA), req(&[B16])], 75),
             (Stmatrix, "stmatrix", "a,v", [req(&[Sync]), req(&[Aligned]), req(&[M8n8]), req(&[X1, X2, X4]), opt(&[Trans]), opt(SMEM_CTA), req(&[B16])], 90),
             (Movmatrix, "movmatrix", "d,s", [req(&[Sync]), req(&[Aligned]), req(&[M8n8]), req(&[Trans]), req(&[B16])], 75),
-            (Mma, "mma", "v,v,v,v", [req(&[Sync]), req(&[Aligned]), req(MMA_SHAPES), opt(&[Row]), opt(&[Col]), opt(&[Satfinite]), req(MMA_ACC), req(MMA_IN), req(MMA_IN), req(MMA_ACC), opt(&[Xor, And]), opt(&[Popc])], 80),
+            (Mma, "mma", "w,v,v,v", [req(&[Sync]), req(&[Aligned]), req(MMA_SHAPES), opt(&[Row]), opt(&[Col]), opt(&[Satfinite]), req(MMA_ACC), req(MMA_IN), req(MMA_IN), req(MMA_ACC), opt(&[Xor, And]), opt(&[Popc])], 80),
             // ---- warpgroup matrix instructions (PTX 9.7.15.5) ----
             (WgmmaFence, "wgmma.fence", "", [req(&[Sync]), req(&[Aligned])], 90),
             (WgmmaCommitGroup, "wgmma.commit_group", "", [req(&[Sync]), req(&[Aligned])], 90),

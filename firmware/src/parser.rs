@@ -1484,7 +1484,7 @@ fn check_pattern(
             Operand::NotReg(_) => k.contains('!'),
             Operand::Imm(_) | Operand::FloatBits { .. } | Operand::Special(_) | Operand::Sym(_) => k.contains('s'),
             Operand::Addr { .. } => k.contains('a'),
-            Operand::Vector(_) => k.contains('v'),
+            Operand::Vector(_) => k.contains('v') || k.contains('w'),
             Operand::Tensor { .. } => k.contains('t'),
             Operand::Label(_) => k.contains('l'),
             Operand::Func(_) => k.contains('f') || k.contains('s'),

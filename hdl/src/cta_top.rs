@@ -33,7 +33,7 @@ use crate::named_barrier_unit::{
     WarpExit,
 };
 use crate::smem_port::{SmemPort, SmemReq, SmemResp, SmemWrite};
-use crate::tma_engine::{
+use crate::tma::{
     TmaCmd, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaSmemWrite,
 };
 use rust_hdl::prelude::*;
@@ -191,7 +191,7 @@ pub struct CtaTop<const A: usize, const S: usize> {
 
 /// Global requests the top's TMA engine keeps in flight: all its reorder-buffer tags (sm90.toml
 /// `[tma] read_tags`).
-pub const CTA_TMA_MAX_OUTSTANDING: u32 = crate::tma_engine::TMA_TAGS as u32;
+pub const CTA_TMA_MAX_OUTSTANDING: u32 = crate::tma::TMA_TAGS as u32;
 /// The top's TMA request bandwidth, bytes per cycle.
 pub const CTA_TMA_BYTES_PER_CYCLE: u32 = 32;
 

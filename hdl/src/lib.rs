@@ -10,5 +10,7 @@ pub mod fpga;
 pub mod mbarrier_unit;
 pub mod named_barrier_unit;
 pub mod smem_port;
-pub mod tma_engine;
+pub mod tma;
+/// The TMA engine's module under its former name (the crates that clock it import it so).
+pub use tma as tma_engine;
 pub mod verilog;

@@ -23,7 +23,7 @@
 //! The bank reads 0 where never written in the Rust model and the Verilator model; real shared
 //! memory starts undefined (the golden model flags such reads, not this unit).
 
-use crate::tma_engine::TmaData16;
+use crate::tma::TmaData16;
 use rust_hdl::prelude::*;
 
 /// A warp's shared-memory access: one 16-byte beat with byte enables.

@@ -12,7 +12,7 @@ use crate::cta_top::CtaTop;
 use crate::mbarrier_unit::MbarrierUnit;
 use crate::named_barrier_unit::NamedBarrierUnit;
 use crate::smem_port::SmemPort;
-use crate::tma_engine::TmaEngine;
+use crate::tma::TmaEngine;
 use crate::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING};
 use rust_hdl::prelude::*;
 use std::path::{Path, PathBuf};

@@ -234,6 +234,61 @@ fn needs_dynamic(bytes: u64) -> bool {
     bytes + 8 > hopsync_firmware::limits::MAX_STATIC_SMEM
 }
 
+/// The program of a bulk store of `bytes` from shared::cta to global memory (`red`: the
+/// reduction `cp.reduce.async.bulk .add.u32` instead), then commit_group and wait_group 0: the
+/// store is complete when its writes are acknowledged.
+fn store_program(bytes: u64, red: bool) -> String {
+    let op = if red { "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32" } else { "cp.async.bulk.global.shared::cta.bulk_group" };
+    let words = bytes / 4;
+    format!(
+        r#"//! description = "hopsync bench --tma: one {op} of {bytes} bytes"
+//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+{dynamic}//! [[buffer]]
+//! name = "dst"
+//! bytes = {bytes}
+//! [[param]]
+//! name = "dst_ptr"
+//! buffer = "dst"
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry bench_store(
+	.param .u64 dst_ptr
+)
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	{buf}
+	mov.u32 %r1, %tid.x;
+	setp.eq.u32 %p1, %r1, 0;
+	mov.u32 %r2, buf;
+	mov.u32 %r3, %r1;
+fill:
+	shl.b32 %r4, %r3, 2;
+	add.u32 %r4, %r4, %r2;
+	st.shared.u32 [%r4], %r3;
+	add.u32 %r3, %r3, 32;
+	setp.lt.u32 %p2, %r3, {words};
+	@%p2 bra fill;
+	fence.proxy.async.shared::cta;
+	bar.sync 0;
+	ld.param.u64 %rd1, [dst_ptr];
+	cvta.to.global.u64 %rd1, %rd1;
+	@%p1 {op} [%rd1], [buf], {bytes};
+	@%p1 cp.async.bulk.commit_group;
+	@%p1 cp.async.bulk.wait_group 0;
+	ret;
+}}
+"#,
+        dynamic = dynamic_manifest(bytes),
+        buf = buffer_decl(bytes, 128),
+    )
+}
+
 /// The program of a tiled tensor copy of a box `box_dim` (dimension 0 innermost) of f32
 /// elements out of a tensor twice the box in every dimension, with `swizzle` ("none", "32B",
 /// "64B", "128B").
@@ -308,10 +363,11 @@ wait:
     )
 }
 
-/// The TMA cases: bulk copies from 16 B to 200 KB, multicast, and tile shapes.
+/// The TMA cases: bulk copies from 16 B to 200 KB, multicast, tile shapes (an unswizzled and a
+/// 128B-swizzled tile of 128-byte rows among them), bulk stores and reductions to global memory.
 pub fn tma_cases() -> Vec<TmaCase> {
     let mut v = Vec::new();
-    for bytes in [16u64, 64, 256, 1024, 4096, 16384, 65536, 204800] {
+    for bytes in [16u64, 64, 256, 1024, 4096, 16384, 65536, 131072, 204800] {
         v.push(TmaCase { name: format!("bulk_{bytes}"), what: format!("cp.async.bulk {bytes} B"), bytes, ctas: 1, program: bulk_program(bytes, 1) });
     }
     for ctas in [2u32, 4] {
@@ -323,6 +379,8 @@ pub fn tma_cases() -> Vec<TmaCase> {
         (&[4, 64], "none"),
         (&[32, 8], "none"),
         (&[64, 64], "none"),
+        (&[32, 64], "none"),
+        (&[32, 64], "128B"),
         (&[32, 128], "128B"),
         (&[16, 256], "64B"),
         (&[256, 64], "none"),
@@ -334,6 +392,10 @@ pub fn tma_cases() -> Vec<TmaCase> {
         let shape = b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x");
         let sw = if *swz == "none" { String::new() } else { format!(", swizzle {swz}") };
         v.push(TmaCase { name: format!("tile_{shape}{}", if *swz == "none" { String::new() } else { format!("_{swz}") }), what: format!("cp.async.bulk.tensor.{}d f32 box {shape}{sw}", b.len()), bytes, ctas: 1, program: tile_program(b, swz) });
+    }
+    for bytes in [4096u64, 16384] {
+        v.push(TmaCase { name: format!("store_{bytes}"), what: format!("cp.async.bulk.global.shared::cta {bytes} B + wait_group 0"), bytes, ctas: 1, program: store_program(bytes, false) });
+        v.push(TmaCase { name: format!("reduce_{bytes}"), what: format!("cp.reduce.async.bulk .add.u32 {bytes} B + wait_group 0"), bytes, ctas: 1, program: store_program(bytes, true) });
     }
     v
 }
@@ -357,7 +419,7 @@ pub fn tma_bench(sm: &SmConfig, cases: Vec<TmaCase>) -> Result<Vec<TmaResult>, S
         let mut done = 0;
         for ev in e.take_events() {
             match ev {
-                Event::Retire { cycle, rec } if issue.is_none() && rec.mask != 0 && matches!(body[rec.pc as usize].op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor) => issue = Some(cycle),
+                Event::Retire { cycle, rec } if issue.is_none() && rec.mask != 0 && matches!(body[rec.pc as usize].op, Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulk) => issue = Some(cycle),
                 Event::TmaComplete { cycle, .. } => done = done.max(cycle),
                 _ => {}
             }
@@ -397,5 +459,20 @@ mod tests {
         assert!(bound >= 16.0, "sm90.toml [tma] read_tags too few for 16 B/cycle: {bound}");
         let r = rs.iter().find(|r| r.case.name == "bulk_65536").unwrap();
         assert!(r.bytes_per_cycle() <= bound && r.bytes_per_cycle() > bound * 0.85, "{} vs {bound}", r.bytes_per_cycle());
+    }
+
+    /// A bulk store (and its reduction) is complete once its last write is acknowledged: at
+    /// least the write acknowledgement after issue, longer for more bytes.
+    #[test]
+    fn tma_bench_stores_and_reductions_wait_for_their_acknowledgements() {
+        let sm = SmConfig::sm90();
+        let names = ["store_4096", "store_16384", "reduce_4096"];
+        let cases: Vec<TmaCase> = tma_cases().into_iter().filter(|c| names.contains(&c.name.as_str())).collect();
+        assert_eq!(cases.len(), 3);
+        let rs = tma_bench(&sm, cases).expect("every store case runs ok");
+        let lat = |n: &str| rs.iter().find(|r| r.case.name == n).map(|r| r.latency).unwrap();
+        assert!(lat("store_4096") >= sm.global.write_ack_cycles, "{}", lat("store_4096"));
+        assert!(lat("store_16384") > lat("store_4096"));
+        assert!(lat("reduce_4096") >= sm.global.write_ack_cycles);
     }
 }

@@ -61,8 +61,10 @@ pub struct Latency {
     pub div: u64,
     /// Warp-wide operations.
     pub warp_op: u64,
-    /// Special-register reads.
+    /// Special-register reads (S2R).
     pub sreg: u64,
+    /// `%clock` / `%clock64` reads (CS2R: faster than the other special registers).
+    pub clock: u64,
     /// ld.param.
     pub param: u64,
     /// Local memory.
@@ -84,6 +86,8 @@ pub struct Latency {
 pub struct Wgmma {
     /// Cycles from the end of a wgmma's occupancy to its completion.
     pub pipeline_cycles: u64,
+    /// The least a wgmma occupies its tensor core, however narrow.
+    pub min_cycles: u64,
     /// Occupancy per 8 columns of an f16/bf16 (k16) wgmma.
     pub f16_cycles_per_n8: u64,
     /// Occupancy per 8 columns of a tf32 (k8) wgmma.
@@ -127,8 +131,13 @@ pub struct Global {
     pub l1_latency: u64,
     /// L1 data cache capacity (bytes; sm_90: 256 KiB shared with shared memory).
     pub l1_bytes: u64,
-    /// Bytes per cycle of the SM's path.
+    /// Bytes per cycle of the SM's path (reads: loads, atomics, cp.async).
     pub bytes_per_cycle: u64,
+    /// Bytes per cycle the SM's path takes for plain stores.
+    pub store_bytes_per_cycle: u64,
+    /// Sectors one warp may have in flight to L2 (loads, stores, atomics; not cp.async): a sector
+    /// beyond them is sent when the warp's earliest one completes.
+    pub warp_inflight_sectors: u64,
     /// Sector size.
     pub sector_bytes: u64,
     /// Booking horizon of the pipe before MemoryThrottle.
@@ -190,7 +199,7 @@ pub struct Sync {
 }
 
 /// The TMA engine (one per SM): bulk and tensor copies, their global-memory traffic and
-/// shared-memory writes (PTX 9.7.9.25; the unit's structure is hdl/src/tma_engine.rs).
+/// shared-memory writes (PTX 9.7.9.25; the unit's structure is hdl/src/tma/).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tma {

@@ -2,7 +2,7 @@
 //! memory cost models (shared-memory bank conflicts, global sectors).
 
 use crate::config::SmConfig;
-use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand};
+use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand, Sreg};
 use hopsync_cosim::exec::MbarFamily;
 use hopsync_firmware::Opcode;
 
@@ -75,13 +75,13 @@ fn regs_of(op: &Operand, out: &mut Vec<u32>) {
 }
 
 /// Whether operand 0 of `i` is a destination: the row's pattern that fits the operand count has
-/// `d` or `|` in its first position.
+/// `d`, `|` or `w` (a vector of destinations) in its first position.
 fn first_is_dest(i: &Instr) -> bool {
     let n = i.operands.len();
     for alt in i.op.spec().patterns() {
         let req = alt.iter().filter(|s| !s.optional).count();
         if n >= req && n <= alt.len() {
-            return alt.first().is_some_and(|s| s.kinds.contains('d') || s.kinds.contains('|'));
+            return alt.first().is_some_and(|s| s.kinds.contains('d') || s.kinds.contains('|') || s.kinds.contains('w'));
         }
     }
     false
@@ -262,11 +262,10 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         LatencyKind::Misc => l.misc,
         LatencyKind::Arith => typed(l.alu),
     };
-    let sreg = i.operands.iter().any(|o| matches!(o, Operand::Special(_)));
-    if sreg {
-        base.max(l.sreg)
-    } else {
-        base
+    let sreg = |s: &Sreg| if matches!(s, Sreg::Clock | Sreg::Clock64) { l.clock } else { l.sreg };
+    match i.operands.iter().filter_map(|o| if let Operand::Special(s) = o { Some(sreg(s)) } else { None }).max() {
+        Some(s) => base.max(s),
+        None => base,
     }
 }
 
@@ -281,7 +280,7 @@ pub fn tma_rate(c: &SmConfig) -> f64 {
 /// 16-byte beats the TMA engine spends on a transfer given as pieces (source address, None for
 /// out-of-bounds fill; bytes) in box order: pieces whose sources are contiguous form one row; a
 /// row takes one beat per 16 bytes, plus one when its source does not start 16-byte aligned
-/// (the RTL's realigner, hdl/src/tma_engine.rs "BA Y"). Fill pieces join the row they extend.
+/// (the RTL's realigner, hdl/src/tma/ba_y.rs). Fill pieces join the row they extend.
 pub fn tma_beats(pieces: impl Iterator<Item = (Option<u64>, u64)>) -> u64 {
     let mut beats = 0;
     let mut row: Option<(Option<u64>, u64, u64)> = None; // (start, next source address, bytes)

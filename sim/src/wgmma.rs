@@ -4,15 +4,16 @@
 //! tensor core, which runs the `wgmma.mma_async`s issued to it in issue order. A wgmma of `N`
 //! columns occupies it `N / 8 * cycles_per_n8` cycles (its family's constant in
 //! `sim/configs/sm90.toml [wgmma]`: each warp's 16 x N x K slice at the SMSP's dense
-//! multiply-add rate) and completes `pipeline_cycles` after its occupancy ends. The issuing warp
+//! multiply-add rate), at least `min_cycles` (a narrow wgmma does not stream faster than that),
+//! and completes `pipeline_cycles` after its occupancy ends. The issuing warp
 //! goes on issuing; `wgmma.commit_group` closes the warp's open group (its completion: that of
 //! its last wgmma, or the commit's cycle when empty), and `wgmma.wait_group N` holds the warp
 //! until every group but the N most recent has completed. The accumulator registers are not on
 //! the scoreboard (timing.rs gives `wgmma.mma_async` no destinations): the wait orders them, and
 //! chained wgmmas into the same accumulator stream through the tensor core back to back.
 //!
-//! The constants are assumed until `firmware/programs/calibration/wgmma.ptx` measures them on
-//! silicon (`hopsync calibrate`).
+//! The constants are set from `firmware/programs/calibration/wgmma.ptx` on silicon (sm90.toml
+//! names the figures).
 
 use crate::config::{SmConfig, Wgmma};
 use hopsync_firmware::ir::Instr;
@@ -48,7 +49,7 @@ pub fn occupancy(cfg: &Wgmma, family: Family, n: u32) -> u64 {
         Family::B1 => cfg.b1_cycles_per_n8,
         Family::F64 => cfg.f16_cycles_per_n8,
     };
-    (n as u64).div_ceil(8) * per
+    ((n as u64).div_ceil(8) * per).max(cfg.min_cycles)
 }
 
 /// Cycles from a wgmma's start on the tensor core to its completion.

@@ -71,7 +71,9 @@ fn latencies_come_from_the_config() {
     let mut slow = SmConfig::sm90();
     slow.latency.sreg += 100;
     assert_eq!(cycles(&p, slow), base + 100, "one %tid read on the critical path");
-    let toml = hopsync_sim::config::SM90_TOML.replace("sreg = 20", "sreg = 70");
+    let sreg = format!("\nsreg = {}\n", SmConfig::sm90().latency.sreg);
+    let toml = hopsync_sim::config::SM90_TOML.replace(&sreg, &format!("\nsreg = {}\n", SmConfig::sm90().latency.sreg + 50));
+    assert_ne!(toml, hopsync_sim::config::SM90_TOML, "sm90.toml sets latency.sreg on a line of its own");
     let parsed = SmConfig::parse(&toml).unwrap();
     assert_eq!(cycles(&p, parsed), base + 50);
 }

@@ -12,7 +12,7 @@
 //! Models: the named- and cluster-barrier units are the lockstep models (they have no size
 //! parameter); the MbarrierUnit is built at each bank size the engine uses (2^9, 2^12, 2^15
 //! words) with sm90.toml's try_wait limit ([`ENGINE_SUSPEND_CYCLES`]), its bank write port made
-//! readable (`ram$write_enable`, `ram$write_address`, `ram$write_data`, `shadow$write_data`).
+//! readable (`exec$bank_we`, `exec$bank_wa`, `exec$bank_wd`, `exec$bank_wv`).
 //! The TmaEngine is built at sm90.toml's parameters ([`ENGINE_TMA_READ_TAGS`] read tags,
 //! [`ENGINE_TMA_BYTES_PER_CYCLE`] bytes per cycle: the lockstep model when those are its own).
 //!
@@ -448,7 +448,7 @@ struct VMbar {
 
 impl VMbar {
     fn new(m: Model, a: usize) -> VMbar {
-        let taps = ["ram$write_enable", "ram$write_address", "ram$write_data", "shadow$write_data"]
+        let taps = ["exec$bank_we", "exec$bank_wa", "exec$bank_wd", "exec$bank_wv"]
             .map(|n| m.tap(n));
         let u = VUnit::new(m, |m| (MbarIn::new(m), MbarOut::new(m)));
         let mut v = VMbar { u, taps, a };

@@ -143,7 +143,7 @@ impl<'p> Engine<'p> {
                     self.asyncs[k].queued = true;
                     let q = Queued { at: now + self.cfg.tma.complete_tx_cycles, req, tag: Tag::Async { seq } };
                     // The local complete-tx takes the unit's async-copy port; a remote CTA's, its
-                    // cluster port (hdl/src/tma_engine.rs `mbar_remote`).
+                    // cluster port (hdl/src/tma/cpl.rs `mbar_remote`).
                     if c == at.0 {
                         self.ctas[c as usize].mbar.tma_q.push_back(q);
                     } else {

@@ -41,60 +41,97 @@ impl MemPipes {
 /// A warp stalls with MemoryThrottle while the pipe is booked more than `queue_cycles` ahead.
 /// When the pipe has room again, the scheduler that has waited longest takes it first: the others
 /// yield to it (sm_90's sub-partitions queue their memory instructions separately and the shared
-/// stage takes them in turn, so no sub-partition is kept out for good). An uncontended pipe
-/// behaves as a plain booking. Before, the freed pipe went to whichever scheduler looked first,
-/// which starved the others (firmware/programs/sched/global_pipe_starvation.ptx never finished).
+/// stage takes them in turn, so no sub-partition is kept out for good). Within a scheduler the
+/// warps that found the pipe busy take it in the order they found it busy: the greedy warp of a
+/// greedy-then-oldest scheduler, which wants the pipe again right after each access, cannot take
+/// it from a warp that waited before it again and again.
+/// An uncontended pipe behaves as a plain booking. Before, the freed pipe went to whichever
+/// scheduler (then whichever warp) looked first, which starved the others
+/// (firmware/programs/sched/global_pipe_starvation.ptx and same_scheduler_pipe_starvation.ptx
+/// never finished).
 #[derive(Debug, Clone, Default)]
 pub(super) struct PipeBooking {
     /// The pipe is booked until this cycle.
     pub(super) free: u64,
-    /// Per scheduler: since when a warp of it has been throttled on this pipe without getting it.
-    waiting_since: Vec<Option<u64>>,
+    /// Per scheduler: its warps throttled on this pipe that have not had it yet, in the order they
+    /// were first throttled (at most the scheduler's warps).
+    waiting: Vec<Vec<PipeWaiter>>,
+}
+
+/// A warp throttled on a pipe that has not had it yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PipeWaiter {
+    /// The cycle it was first throttled.
+    since: u64,
+    /// Its warp index in the CTA.
+    warp: usize,
 }
 
 impl PipeBooking {
     fn new(schedulers: usize) -> PipeBooking {
-        PipeBooking { free: 0, waiting_since: vec![None; schedulers.max(1)] }
+        PipeBooking { free: 0, waiting: vec![Vec::new(); schedulers.max(1)] }
     }
 
-    /// Whether an access of scheduler `sched` must wait at cycle `now`: the pipe is booked more
-    /// than `queue` cycles ahead, or another scheduler has waited for it longer (ties: the lower
-    /// scheduler). `register`: a throttled scheduler starts waiting now (false for what a probe
-    /// looks at after the scheduler issued, so observing changes nothing).
-    pub(super) fn throttled(&mut self, now: u64, queue: u64, sched: usize, register: bool) -> bool {
-        let n = self.waiting_since.len();
-        let s = sched % n;
-        let mine = self.waiting_since[s];
-        let yields = self.waiting_since.iter().enumerate().any(|(o, w)| match (w, mine) {
-            (Some(t), Some(m)) => o != s && (*t < m || (*t == m && o < s)),
-            (Some(_), None) => true,
+    /// Whether an access of warp `warp` (on scheduler `warp` mod the schedulers) must wait at
+    /// cycle `now`: the pipe is booked more than `queue` cycles ahead, a warp of its scheduler
+    /// waited for it before this one, or another scheduler's first waiter has waited longer (ties:
+    /// the lower scheduler). `register`: a throttled warp joins its scheduler's waiters now (false
+    /// for what a probe looks at after the scheduler issued, so observing changes nothing).
+    pub(super) fn throttled(&mut self, now: u64, queue: u64, warp: usize, register: bool) -> bool {
+        let n = self.waiting.len();
+        let s = warp % n;
+        let first = self.waiting[s].first().copied();
+        let behind_own = first.is_some_and(|f| f.warp != warp);
+        let yields = self.waiting.iter().enumerate().any(|(o, q)| match (q.first(), first) {
+            (Some(t), Some(m)) => o != s && (t.since < m.since || (t.since == m.since && o < s)),
+            (Some(_), None) => o != s,
             (None, _) => false,
         });
-        let throttled = self.free > now + queue || yields;
-        if throttled && register && mine.is_none() {
-            self.waiting_since[s] = Some(now);
+        let throttled = self.free > now + queue || behind_own || yields;
+        if throttled && register && !self.waiting[s].iter().any(|m| m.warp == warp) {
+            self.waiting[s].push(PipeWaiter { since: now, warp });
         }
         throttled
     }
 
-    /// Scheduler `sched` issued the instruction it waited for (an access that moves no bytes,
-    /// all lanes' guards false, books nothing): it waits no more.
-    pub(super) fn issued(&mut self, sched: usize) {
-        let n = self.waiting_since.len();
-        self.waiting_since[sched % n] = None;
+    /// Warp `warp` issued the instruction it waited for (an access that moves no bytes, all
+    /// lanes' guards false, books nothing): it waits no more.
+    pub(super) fn issued(&mut self, warp: usize) {
+        let n = self.waiting.len();
+        self.waiting[warp % n].retain(|m| m.warp != warp);
     }
 
-    /// Books `occ` cycles for an access of scheduler `sched` (None: an access that comes from no
+    /// Books `occ` cycles for an access of warp `warp` (None: an access that comes from no
     /// scheduler, such as the TMA engine's beats) issued at `now`; returns its start.
-    pub(super) fn book(&mut self, now: u64, occ: u64, sched: Option<usize>) -> u64 {
+    pub(super) fn book(&mut self, now: u64, occ: u64, warp: Option<usize>) -> u64 {
         let start = now.max(self.free);
         self.free = start + occ;
-        if let Some(s) = sched {
-            let n = self.waiting_since.len();
-            self.waiting_since[s % n] = None;
+        if let Some(w) = warp {
+            self.issued(w);
         }
         start
     }
+}
+
+/// The cycle a warp's access of `n` sectors has sent its last one, from `now`: with `limit`
+/// sectors in flight per warp, each sector beyond them waits for the warp's earliest completion
+/// (`inflight`: the completions of the warp's sectors still in flight, drained as they are used).
+fn warp_window(inflight: &mut std::collections::BinaryHeap<std::cmp::Reverse<u64>>, now: u64, n: u64, limit: u64) -> u64 {
+    while inflight.peek().is_some_and(|r| r.0 <= now) {
+        inflight.pop();
+    }
+    let mut t = now;
+    let mut free = limit.max(1).saturating_sub(inflight.len() as u64);
+    for _ in 0..n {
+        if free == 0 {
+            if let Some(std::cmp::Reverse(d)) = inflight.pop() {
+                t = t.max(d);
+            }
+        } else {
+            free -= 1;
+        }
+    }
+    t
 }
 
 /// The sectors held by an SM's L1 data cache: timing only (the golden model's memory is the data).
@@ -231,7 +268,7 @@ impl<'p> Engine<'p> {
         }
         let pipe = if class == Class::CpAsync { Pipe::Global } else { self.pipe_of(c, places.first().copied()) };
         let cfg = self.cfg.clone();
-        let sched = Some(w as usize % cfg.issue.schedulers.max(1) as usize);
+        let sched = Some(w as usize);
         let cs = &mut self.ctas[c as usize];
         let (ready, done) = match pipe {
             Pipe::Smem => {
@@ -261,14 +298,26 @@ impl<'p> Engine<'p> {
                 } else if class == Class::Mem && !inf.load {
                     cs.mem.l1.invalidate(&sectors);
                 }
-                let bytes = sectors.len().max(1) as u64 * sb;
-                let occ = bytes.div_ceil(cfg.global.bytes_per_cycle);
-                let start = cs.mem.global.book(now, occ, sched);
-                let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
+                let n = sectors.len().max(1) as u64;
                 // a plain store is complete at its acknowledgement; loads, atomics and cp.async
-                // reads take the round trip
+                // reads take the round trip. Writes leave the SM slower than reads come in.
                 let store = class == Class::Mem && !inf.load && !inf.atomic;
-                (start + occ + lat, start + occ + if store { cfg.global.write_ack_cycles } else { lat })
+                let rate = if store { cfg.global.store_bytes_per_cycle } else { cfg.global.bytes_per_cycle };
+                let occ = (n * sb).div_ceil(rate.max(1));
+                let start = cs.mem.global.book(now, occ, sched);
+                // A warp's own sectors in flight are limited (not cp.async's, which the LSU's
+                // asynchronous path sends): the last sector leaves when enough earlier ones of the
+                // warp have completed, and the access is done after both it and the SM's path.
+                let windowed = class == Class::Mem;
+                let sent = if windowed { warp_window(&mut cs.warps[w as usize].gmem_inflight, now, n, cfg.global.warp_inflight_sectors) } else { now };
+                let end = (start + occ).max(sent);
+                let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
+                let (ready, done) = (end + lat, end + if store { cfg.global.write_ack_cycles } else { lat });
+                if windowed {
+                    let q = &mut cs.warps[w as usize].gmem_inflight;
+                    q.extend((0..n).map(|_| std::cmp::Reverse(done)));
+                }
+                (ready, done)
             }
             Pipe::Dsmem => {
                 let bytes = (places.len() * size) as u64;

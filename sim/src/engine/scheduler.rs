@@ -29,12 +29,15 @@ pub(super) struct WarpState {
     pub(super) writes_done: u64,
     /// The instruction (pc, lane group) whose memory-ordering wait has been served: it issues next.
     pub(super) ordered: Option<(u32, u32)>,
+    /// When each of the warp's global sectors in flight completes (at most
+    /// `global.warp_inflight_sectors`; the earliest first).
+    pub(super) gmem_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
 }
 
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None }
+        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default() }
     }
 }
 

@@ -651,7 +651,7 @@ impl<'p> Engine<'p> {
         let t = &cfg.tma;
         // The engine moves 16-byte beats along rows: a row (a run of source-contiguous pieces)
         // of n bytes takes ceil(n / 16) beats, one more when it does not start on a 16-byte
-        // boundary (hdl/src/tma_engine.rs "Throughput").
+        // boundary (hdl/src/tma/mod.rs "Throughput").
         let beats = match &op {
             TmaOp::ToShared { pieces, .. } => timing::tma_beats(pieces.iter().map(|p| (p.src.map(|s| self.m_addr(s)), p.len as u64))),
             TmaOp::ToGlobal { .. } => 0,

@@ -19,6 +19,10 @@
 //!   word is computed and written back, its response, fault and wake-table updates are
 //!   registered.
 //!
+//! [`MbarrierUnit`] only wires one block per stage: [`arbiter::MbarArbiter`] (stage 0),
+//! [`exec::MbarExec`] (stage 1: the bank, the bypass and the registers) with its combinational
+//! word operation [`word::MbarWordOp`], and the waiter table [`waiters::MbarWaiters`].
+//!
 //! The RAM returns the OLD value when one edge both writes and reads the same word, so the word
 //! written at the edge that started stage 1 is forwarded from a bypass register (`last_word`);
 //! the hit flag (`s1_fwd`) is computed in stage 0 so the forward mux is one level deep. Stage 1
@@ -100,9 +104,18 @@
 
 use rust_hdl::prelude::*;
 
+pub mod arbiter;
+pub mod exec;
+pub mod waiters;
+pub mod word;
+
+use arbiter::MbarArbiter;
+use exec::MbarExec;
+use waiters::MbarWaiters;
+
 /// Warps per CTA (1024 threads / 32): one waiter entry per warp.
 pub const MBARRIER_WAITERS: usize = 32;
-// The wake priority loop in `update` names the last entry as the literal 31.
+// The wake priority loop of `waiters::MbarWaiters` names the last entry as the literal 31.
 const _: () = assert!(MBARRIER_WAITERS == 32);
 
 /// One mbarrier object in sm_90's encoding (docs/MBARRIER_ENCODING.md), packed LSB-first: the
@@ -318,7 +331,8 @@ pub struct MbarrierFault {
     pub warp: Bits<5>,
 }
 
-/// The mbarrier unit with a bank of `2^A` shared-memory words (1 <= A <= 16).
+/// The mbarrier unit with a bank of `2^A` shared-memory words (1 <= A <= 16): it only wires
+/// its three stage blocks.
 #[derive(LogicBlock)]
 pub struct MbarrierUnit<const A: usize> {
     /// the SM clock
@@ -348,160 +362,12 @@ pub struct MbarrierUnit<const A: usize> {
     /// simulation-assertion finding
     pub fault: Signal<Out, MbarrierFault>,
 
-    /// system-dependent suspend-time limit of try_wait, in cycles
-    default_suspend_cycles: Constant<Bits<32>>,
-    /// word-index bits at or above A (set: beyond the bank)
-    word_hi_mask: Constant<Bits<16>>,
-
-    /// the shared-memory words holding the mbarrier objects
-    ram: RAM<MbarrierWord, A>,
-    /// shadow valid bit per word (simulation assertions only; DESIGN.md "shadow set")
-    shadow: RAM<bool, A>,
-    /// the port with the highest arbitration priority this cycle (round robin)
-    rr: DFF<MbarrierSource>,
-    /// stage 1 holds an operation
-    s1_valid: DFF<bool>,
-    /// stage 1 request
-    s1_req: DFF<MbarrierReq>,
-    /// stage 1 request's port
-    s1_src: DFF<MbarrierSource>,
-    /// stage 1 reads the word written at the edge that started it: take `last_word`
-    s1_fwd: DFF<bool>,
-    /// the word written at the last edge (bypass for the RAM's old-value read)
-    last_word: DFF<MbarrierWord>,
-    /// the shadow valid bit written at the last edge
-    last_valid: DFF<bool>,
-    /// a phase completed in stage 1 last cycle (applied to the waiter table now)
-    cpl_valid: DFF<bool>,
-    /// {completed phase parity, word index} of that completion
-    cpl_tag: DFF<Bits<17>>,
-    /// free-running cycle counter (waiter deadlines)
-    now: DFF<Bits<32>>,
-    /// response register
-    resp_q: DFF<MbarrierResp>,
-    /// wake-event register
-    wake_q: DFF<MbarrierWake>,
-    /// fault register
-    fault_q: DFF<MbarrierFault>,
-    /// waiter table: entry state, per warp
-    waiter_state: [DFF<WaiterState>; MBARRIER_WAITERS],
-    /// waiter table: {awaited phase parity, word index}, per warp
-    waiter_tag: [DFF<Bits<17>>; MBARRIER_WAITERS],
-    /// waiter table: cycle at which the suspend-time limit expires, per warp
-    waiter_deadline: [DFF<Bits<32>>; MBARRIER_WAITERS],
-
-    // ---- stage 0 temporaries
-    /// an operation is accepted this cycle
-    acc_valid: Signal<Local, bool>,
-    /// the accepted request
-    acc_req: Signal<Local, MbarrierReq>,
-    /// its port
-    acc_src: Signal<Local, MbarrierSource>,
-    /// its word index
-    acc_word: Signal<Local, Bits<16>>,
-    /// the local port wins arbitration
-    grant_local: Signal<Local, bool>,
-    /// the TMA port wins arbitration
-    grant_tma: Signal<Local, bool>,
-    /// the cluster port wins arbitration
-    grant_cluster: Signal<Local, bool>,
-
-    // ---- stage 1 temporaries
-    /// the word before the operation (RAM or forwarded)
-    cur_q: Signal<Local, MbarrierWord>,
-    /// the word's shadow valid bit before the operation
-    cur_valid_q: Signal<Local, bool>,
-    /// the request's token
-    tok: Signal<Local, MbarrierWord>,
-    /// arrive-on count, added to `P` (0 when the op does not arrive)
-    arrive_c: Signal<Local, Bits<20>>,
-    /// expected-count decrement of arrive_drop, added to `E` (0 otherwise)
-    drop_c: Signal<Local, Bits<20>>,
-    /// change of `F` = -tx: -txCount (expect-tx), +txCount (complete-tx), 0; 23-bit two's
-    /// complement
-    f_delta: Signal<Local, Bits<23>>,
-    /// arrive-on family (arrive, arrive_drop and their forms)
-    is_arrive: Signal<Local, bool>,
-    /// the op's count operand must lie in 1..=2^20-1
-    uses_count: Signal<Local, bool>,
-    /// the op changes tx-count by its txCount operand
-    uses_tx: Signal<Local, bool>,
-    /// the op may complete the phase (arrive-on, expect-tx, complete-tx; silicon)
-    may_complete: Signal<Local, bool>,
-    /// .noComplete form
-    no_complete: Signal<Local, bool>,
-    /// mbarrier.init
-    is_init: Signal<Local, bool>,
-    /// mbarrier.inval
-    is_inval: Signal<Local, bool>,
-    /// cp.async.mbarrier.arrive (pending + 1)
-    is_cp_inc: Signal<Local, bool>,
-    /// test_wait / try_wait with a token
-    is_wait_token: Signal<Local, bool>,
-    /// test_wait / try_wait .parity
-    is_wait_parity: Signal<Local, bool>,
-    /// try_wait (may suspend)
-    is_try: Signal<Local, bool>,
-    /// the op touches the word (all but pending_count)
-    touches_word: Signal<Local, bool>,
-    /// the op is allowed on .shared::cluster (remote ports)
-    remote_ok: Signal<Local, bool>,
-    /// count operand in range
-    count_ok: Signal<Local, bool>,
-    /// txCount operand >= 2^21: the resulting tx-count is out of range whatever the word
-    tx_big: Signal<Local, bool>,
-    /// word index beyond the bank
-    word_oob: Signal<Local, bool>,
-    /// suspend-time limit of this try_wait
-    hint_cycles: Signal<Local, Bits<32>>,
-    /// `E` of init: (2^20 - count) mod 2^20 (also its `P`)
-    init_c: Signal<Local, Bits<20>>,
-    /// `F` after the op (sign-extended `F` + f_delta), 23-bit two's complement; -tx-count
-    f23: Signal<Local, Bits<23>>,
-    /// `P` + arrive count, 21 bits (> 2^20: the count exceeds the pending arrivals)
-    p21: Signal<Local, Bits<21>>,
-    /// `E` + drop count, 21 bits (>= 2^20: expected would reach zero or below)
-    e21: Signal<Local, Bits<21>>,
-    /// `P` after the op, before a phase completion reloads it
-    p_next: Signal<Local, Bits<20>>,
-    /// the arrive count exceeds the pending arrivals (`P == 0`, or `P + count > 2^20`)
-    pend_under: Signal<Local, bool>,
-    /// arrive_drop would take the expected count to zero or below (`E == 0`, or `E + c >= 2^20`)
-    drop_bad: Signal<Local, bool>,
-    /// f23 within -(2^20-1)..=2^20-1
-    tx_range_ok: Signal<Local, bool>,
-    /// pending and tx both reach zero (`P == 0 && F == 0`)
-    reaches_zero: Signal<Local, bool>,
-    /// `F` of the token: bits 21..=31 cleared (they lie in the token's zero low half)
-    tok_f: Signal<Local, Bits<21>>,
-    /// the token of the word before the op: its bits 32..=63, low half zero
-    tok_word: Signal<Local, MbarrierWord>,
-    /// pending_count of the request's token: 2^20 - token[43..=62]
-    pend_cnt: Signal<Local, Bits<32>>,
-    /// the finding of this op
-    finding: Signal<Local, MbarrierFinding>,
-    /// waitComplete of this op
-    wait_complete: Signal<Local, bool>,
-    /// this op completes the current phase (before the finding gate)
-    complete: Signal<Local, bool>,
-    /// this op suspends its warp (try_wait, phase incomplete)
-    suspend: Signal<Local, bool>,
-    /// deadline of a new waiter
-    ins_deadline: Signal<Local, Bits<32>>,
-    /// {current phase parity, word index}
-    cur_tag: Signal<Local, Bits<17>>,
-    /// the word after the op
-    word_d: Signal<Local, MbarrierWord>,
-    /// the shadow valid bit after the op
-    valid_d: Signal<Local, bool>,
-
-    // ---- wake emission temporaries
-    /// some entry has a wake event pending
-    wake_any: Signal<Local, bool>,
-    /// lowest such warp
-    wake_warp: Signal<Local, Bits<5>>,
-    /// its event is a completion wake
-    wake_cpl: Signal<Local, bool>,
+    /// stage 0: the round-robin arbiter
+    arb: MbarArbiter,
+    /// stage 1: the bank and the read-modify-write
+    exec: MbarExec<A>,
+    /// the waiter table
+    waiters: MbarWaiters,
 }
 
 impl<const A: usize> MbarrierUnit<A> {
@@ -514,7 +380,6 @@ impl<const A: usize> MbarrierUnit<A> {
             (1..=16).contains(&A),
             "the bank holds 2^A words, 1 <= A <= 16"
         );
-        let hi_mask: u64 = 0xFFFF & !((1u64 << A) - 1);
         Self {
             clock: Default::default(),
             local_req: Default::default(),
@@ -529,495 +394,48 @@ impl<const A: usize> MbarrierUnit<A> {
             resp: Default::default(),
             wake: Default::default(),
             fault: Default::default(),
-            default_suspend_cycles: Constant::new((default_suspend_cycles as u64).into()),
-            word_hi_mask: Constant::new(hi_mask.into()),
-            ram: (0..(1usize << A)).map(|_| MbarrierWord::default()).into(),
-            shadow: (0..(1usize << A)).map(|_| false).into(),
-            rr: Default::default(),
-            s1_valid: Default::default(),
-            s1_req: Default::default(),
-            s1_src: Default::default(),
-            s1_fwd: Default::default(),
-            last_word: Default::default(),
-            last_valid: Default::default(),
-            cpl_valid: Default::default(),
-            cpl_tag: Default::default(),
-            now: Default::default(),
-            resp_q: Default::default(),
-            wake_q: Default::default(),
-            fault_q: Default::default(),
-            waiter_state: std::array::from_fn(|_| Default::default()),
-            waiter_tag: std::array::from_fn(|_| Default::default()),
-            waiter_deadline: std::array::from_fn(|_| Default::default()),
-            acc_valid: Default::default(),
-            acc_req: Default::default(),
-            acc_src: Default::default(),
-            acc_word: Default::default(),
-            grant_local: Default::default(),
-            grant_tma: Default::default(),
-            grant_cluster: Default::default(),
-            cur_q: Default::default(),
-            cur_valid_q: Default::default(),
-            tok: Default::default(),
-            arrive_c: Default::default(),
-            drop_c: Default::default(),
-            f_delta: Default::default(),
-            is_arrive: Default::default(),
-            uses_count: Default::default(),
-            uses_tx: Default::default(),
-            may_complete: Default::default(),
-            no_complete: Default::default(),
-            is_init: Default::default(),
-            is_inval: Default::default(),
-            is_cp_inc: Default::default(),
-            is_wait_token: Default::default(),
-            is_wait_parity: Default::default(),
-            is_try: Default::default(),
-            touches_word: Default::default(),
-            remote_ok: Default::default(),
-            count_ok: Default::default(),
-            tx_big: Default::default(),
-            word_oob: Default::default(),
-            hint_cycles: Default::default(),
-            init_c: Default::default(),
-            f23: Default::default(),
-            p21: Default::default(),
-            e21: Default::default(),
-            p_next: Default::default(),
-            pend_under: Default::default(),
-            drop_bad: Default::default(),
-            tok_f: Default::default(),
-            tok_word: Default::default(),
-            pend_cnt: Default::default(),
-            tx_range_ok: Default::default(),
-            reaches_zero: Default::default(),
-            finding: Default::default(),
-            wait_complete: Default::default(),
-            complete: Default::default(),
-            suspend: Default::default(),
-            ins_deadline: Default::default(),
-            cur_tag: Default::default(),
-            word_d: Default::default(),
-            valid_d: Default::default(),
-            wake_any: Default::default(),
-            wake_warp: Default::default(),
-            wake_cpl: Default::default(),
+            arb: Default::default(),
+            exec: MbarExec::new(default_suspend_cycles),
+            waiters: Default::default(),
         }
+    }
+
+    /// The word and shadow valid bit the last operation wrote (the bypass registers), for the
+    /// tests.
+    #[cfg(test)]
+    pub(crate) fn last_write(&self) -> (MbarrierWord, bool) {
+        self.exec.last_write()
     }
 }
 
 impl<const A: usize> Logic for MbarrierUnit<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, rr, s1_valid, s1_req, s1_src, s1_fwd, last_word, last_valid, cpl_valid,
-            cpl_tag, now, resp_q, wake_q, fault_q
-        );
-        self.ram.read_clock.next = self.clock.val();
-        self.ram.write_clock.next = self.clock.val();
-        self.shadow.read_clock.next = self.clock.val();
-        self.shadow.write_clock.next = self.clock.val();
-        self.now.d.next = self.now.q.val() + 1;
-
-        // ---- stage 0: round-robin arbitration; rr names the port with top priority.
-        self.grant_local.next = false;
-        self.grant_tma.next = false;
-        self.grant_cluster.next = false;
-        match self.rr.q.val() {
-            MbarrierSource::Local => {
-                if self.local_valid.val() {
-                    self.grant_local.next = true;
-                } else if self.tma_valid.val() {
-                    self.grant_tma.next = true;
-                } else if self.cluster_valid.val() {
-                    self.grant_cluster.next = true;
-                }
-            }
-            MbarrierSource::Tma => {
-                if self.tma_valid.val() {
-                    self.grant_tma.next = true;
-                } else if self.cluster_valid.val() {
-                    self.grant_cluster.next = true;
-                } else if self.local_valid.val() {
-                    self.grant_local.next = true;
-                }
-            }
-            _ => {
-                if self.cluster_valid.val() {
-                    self.grant_cluster.next = true;
-                } else if self.local_valid.val() {
-                    self.grant_local.next = true;
-                } else if self.tma_valid.val() {
-                    self.grant_tma.next = true;
-                }
-            }
-        }
-        self.local_ready.next = self.grant_local.val();
-        self.tma_ready.next = self.grant_tma.val();
-        self.cluster_ready.next = self.grant_cluster.val();
-        self.acc_valid.next =
-            self.local_valid.val() || self.tma_valid.val() || self.cluster_valid.val();
-        self.acc_req.next = self.local_req.val();
-        self.acc_src.next = MbarrierSource::Local;
-        self.acc_word.next = self.local_req.val().word;
-        if self.grant_local.val() {
-            self.rr.d.next = MbarrierSource::Tma;
-        }
-        if self.grant_tma.val() {
-            self.acc_req.next = self.tma_req.val();
-            self.acc_src.next = MbarrierSource::Tma;
-            self.acc_word.next = self.tma_req.val().word;
-            self.rr.d.next = MbarrierSource::Cluster;
-        }
-        if self.grant_cluster.val() {
-            self.acc_req.next = self.cluster_req.val();
-            self.acc_src.next = MbarrierSource::Cluster;
-            self.acc_word.next = self.cluster_req.val().word;
-            self.rr.d.next = MbarrierSource::Local;
-        }
-        self.ram.read_address.next = bit_cast::<A, 16>(self.acc_word.val());
-        self.shadow.read_address.next = bit_cast::<A, 16>(self.acc_word.val());
-        self.s1_valid.d.next = self.acc_valid.val();
-        self.s1_req.d.next = self.acc_req.val();
-        self.s1_src.d.next = self.acc_src.val();
-        // Stage 1 writes its word at the edge where this op's read happens, and the RAM then
-        // returns the old value: forward (compare RAM addresses, so aliases stay exact).
-        self.s1_fwd.d.next = self.s1_valid.q.val()
-            && (bit_cast::<A, 16>(self.s1_req.q.val().word)
-                == bit_cast::<A, 16>(self.acc_word.val()));
-
-        // ---- stage 1, level 1: old word, operand checks, op decode.
-        self.cur_q.next = self.ram.read_data.val();
-        self.cur_valid_q.next = self.shadow.read_data.val();
-        if self.s1_fwd.q.val() {
-            self.cur_q.next = self.last_word.q.val();
-            self.cur_valid_q.next = self.last_valid.q.val();
-        }
-        self.tok.next = self.s1_req.q.val().token;
-        self.count_ok.next =
-            (self.s1_req.q.val().count != 0) && (self.s1_req.q.val().count < 0x10_0000);
-        self.tx_big.next = self.s1_req.q.val().tx_count >= 0x20_0000;
-        self.word_oob.next = (self.s1_req.q.val().word & self.word_hi_mask.val()) != 0;
-        self.hint_cycles.next = self.default_suspend_cycles.val();
-        if self.s1_req.q.val().has_suspend_time_hint {
-            self.hint_cycles.next = self.s1_req.q.val().suspend_time_hint;
-        }
-        self.init_c.next = bits::<20>(0) - bit_cast::<20, 32>(self.s1_req.q.val().count);
-        self.arrive_c.next = 0.into();
-        self.drop_c.next = 0.into();
-        self.f_delta.next = 0.into();
-        self.is_arrive.next = false;
-        self.uses_count.next = false;
-        self.uses_tx.next = false;
-        self.may_complete.next = false;
-        self.no_complete.next = false;
-        self.is_init.next = false;
-        self.is_inval.next = false;
-        self.is_cp_inc.next = false;
-        self.is_wait_token.next = false;
-        self.is_wait_parity.next = false;
-        self.is_try.next = false;
-        self.touches_word.next = true;
-        self.remote_ok.next = false;
-        match self.s1_req.q.val().op {
-            MbarrierOp::Init => {
-                self.uses_count.next = true;
-                self.is_init.next = true;
-            }
-            MbarrierOp::Inval => {
-                self.is_inval.next = true;
-            }
-            MbarrierOp::Arrive => {
-                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
-                self.is_arrive.next = true;
-                self.uses_count.next = true;
-                self.may_complete.next = true;
-                self.remote_ok.next = true;
-            }
-            MbarrierOp::ArriveNoComplete => {
-                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
-                self.is_arrive.next = true;
-                self.uses_count.next = true;
-                self.may_complete.next = true;
-                self.no_complete.next = true;
-            }
-            MbarrierOp::ArriveExpectTx => {
-                // PTX 9.7.13.15.13: with .expect_tx the arrive count is 1, expect-tx first
-                // (F -= txCount, then P += 1).
-                self.arrive_c.next = 1.into();
-                self.f_delta.next =
-                    bits::<23>(0) - bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
-                self.is_arrive.next = true;
-                self.uses_tx.next = true;
-                self.may_complete.next = true;
-                self.remote_ok.next = true;
-            }
-            MbarrierOp::ArriveDrop => {
-                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
-                self.drop_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
-                self.is_arrive.next = true;
-                self.uses_count.next = true;
-                self.may_complete.next = true;
-                self.remote_ok.next = true;
-            }
-            MbarrierOp::ArriveDropNoComplete => {
-                self.arrive_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
-                self.drop_c.next = bit_cast::<20, 32>(self.s1_req.q.val().count);
-                self.is_arrive.next = true;
-                self.uses_count.next = true;
-                self.may_complete.next = true;
-                self.no_complete.next = true;
-            }
-            MbarrierOp::ArriveDropExpectTx => {
-                self.arrive_c.next = 1.into();
-                self.drop_c.next = 1.into();
-                self.f_delta.next =
-                    bits::<23>(0) - bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
-                self.is_arrive.next = true;
-                self.uses_tx.next = true;
-                self.may_complete.next = true;
-                self.remote_ok.next = true;
-            }
-            MbarrierOp::ExpectTx => {
-                // F -= txCount; silicon checks phase completion after expect-tx too
-                // (docs/MBARRIER_ENCODING.md; golden model alike).
-                self.f_delta.next =
-                    bits::<23>(0) - bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
-                self.uses_tx.next = true;
-                self.may_complete.next = true;
-                self.remote_ok.next = true;
-            }
-            MbarrierOp::CompleteTx => {
-                // F += txCount
-                self.f_delta.next = bit_cast::<23, 32>(self.s1_req.q.val().tx_count);
-                self.uses_tx.next = true;
-                self.may_complete.next = true;
-                self.remote_ok.next = true;
-            }
-            MbarrierOp::TestWait => {
-                self.is_wait_token.next = true;
-            }
-            MbarrierOp::TestWaitParity => {
-                self.is_wait_parity.next = true;
-            }
-            MbarrierOp::TryWait => {
-                self.is_wait_token.next = true;
-                self.is_try.next = true;
-            }
-            MbarrierOp::TryWaitParity => {
-                self.is_wait_parity.next = true;
-                self.is_try.next = true;
-            }
-            MbarrierOp::PendingCount => {
-                // pure on the token: no word, no word checks
-                self.touches_word.next = false;
-            }
-            _ => {
-                self.is_cp_inc.next = true;
-            }
-        }
-
-        // ---- stage 1, level 2: new fields in widened arithmetic (sized Locals, so the Rust
-        // simulation and the Verilog agree on every compare below), token, pending_count.
-        self.f23.next = bit_cast::<23, 21>(self.cur_q.val().tx_negated) + self.f_delta.val();
-        if self.cur_q.val().tx_negated >= 0x10_0000 {
-            // sign-extend the 21-bit F
-            self.f23.next =
-                bit_cast::<23, 21>(self.cur_q.val().tx_negated) + self.f_delta.val() + 0x60_0000;
-        }
-        self.p21.next = bit_cast::<21, 20>(self.cur_q.val().pending_complement)
-            + bit_cast::<21, 20>(self.arrive_c.val());
-        self.e21.next = bit_cast::<21, 20>(self.cur_q.val().expected_complement)
-            + bit_cast::<21, 20>(self.drop_c.val());
-        self.ins_deadline.next = self.now.q.val() + self.hint_cycles.val() + 1;
-        self.cur_tag.next = bit_cast::<17, 16>(self.s1_req.q.val().word);
-        if self.cur_q.val().phase_parity {
-            self.cur_tag.next = bit_cast::<17, 16>(self.s1_req.q.val().word) | 0x1_0000;
-        }
-        self.tok_f.next = self.cur_q.val().tx_negated & 0x1F_F800;
-        self.pend_cnt.next =
-            bits::<32>(0x10_0000) - bit_cast::<32, 20>(self.tok.val().pending_complement);
-
-        // ---- stage 1, level 3: range checks, next P, completion condition (PTX 9.7.13.15.6).
-        self.tx_range_ok.next = (self.f23.val().get_bits::<3>(20) == 0)
-            || ((self.f23.val().get_bits::<3>(20) == 7) && (self.f23.val().get_bits::<20>(0) != 0));
-        // count > pending: pending is 0 when P == 0, else 2^20 - P
-        self.pend_under.next =
-            (self.cur_q.val().pending_complement == 0) || (self.p21.val() > 0x10_0000);
-        // count >= expected: expected is 0 when E == 0, else 2^20 - E
-        self.drop_bad.next = (self.drop_c.val() != 0)
-            && ((self.cur_q.val().expected_complement == 0) || self.e21.val().get_bit(20));
-        self.p_next.next = bit_cast::<20, 21>(self.p21.val());
-        if self.is_cp_inc.val() {
-            // pending + 1
-            self.p_next.next = self.cur_q.val().pending_complement - 1;
-        }
-        self.tok_word.next = self.cur_q.val();
-        self.tok_word.next.bit0 = false;
-        self.tok_word.next.expected_complement = 0.into();
-        self.tok_word.next.tx_negated = self.tok_f.val();
-
-        // ---- stage 1, level 4: findings in the golden model's order, waitComplete.
-        self.reaches_zero.next = (self.p_next.val() == 0) && (self.f23.val() == 0);
-        self.finding.next = MbarrierFinding::NoFinding;
-        if self.touches_word.val() && self.word_oob.val() {
-            self.finding.next = MbarrierFinding::MbarrierNotShared;
-        } else if (self.s1_src.q.val() != MbarrierSource::Local) && !self.remote_ok.val() {
-            self.finding.next = MbarrierFinding::MbarrierClusterAddressUnsupported;
-        } else if self.touches_word.val() && !self.is_init.val() && !self.cur_valid_q.val() {
-            self.finding.next = MbarrierFinding::MbarrierUninitialized;
-        } else if self.is_init.val() && self.cur_valid_q.val() {
-            self.finding.next = MbarrierFinding::MbarrierInitOnValid;
-        } else if self.uses_count.val() && !self.count_ok.val() {
-            self.finding.next = MbarrierFinding::MbarrierCountOutOfRange;
-        } else if self.uses_tx.val() && (self.tx_big.val() || !self.tx_range_ok.val()) {
-            self.finding.next = MbarrierFinding::MbarrierTxCountOutOfRange;
-        } else if self.is_arrive.val() && self.pend_under.val() {
-            self.finding.next = MbarrierFinding::MbarrierPendingUnderflow;
-        } else if self.is_arrive.val() && self.drop_bad.val() {
-            self.finding.next = MbarrierFinding::MbarrierCountOutOfRange;
-        } else if self.is_cp_inc.val() && (self.cur_q.val().pending_complement == 1) {
-            // the increment would take pending_arrivals past 2^20-1 (PTX 9.7.13.15.15)
-            self.finding.next = MbarrierFinding::MbarrierCountOutOfRange;
-        } else if self.no_complete.val() && self.reaches_zero.val() {
-            self.finding.next = MbarrierFinding::MbarrierNoCompleteCompleted;
-        }
-        self.wait_complete.next = false;
-        if self.is_wait_token.val() {
-            // silicon compares the token's bit 63 with the current parity, nothing else
-            self.wait_complete.next = self.cur_q.val().phase_parity != self.tok.val().phase_parity;
-        }
-        if self.is_wait_parity.val() {
-            // the phase with that parity completed when the current parity differs
-            self.wait_complete.next =
-                self.cur_q.val().phase_parity != self.s1_req.q.val().phase_parity;
-        }
-        self.complete.next = self.may_complete.val() && self.reaches_zero.val();
-
-        // ---- stage 1, level 5: next word, write-back, response, fault, waiter insert.
-        self.word_d.next = self.cur_q.val();
-        self.valid_d.next = self.cur_valid_q.val();
-        if self.finding.val() == MbarrierFinding::NoFinding {
-            if self.is_init.val() {
-                // silicon: lo32 = (2^20-c) << 1, hi32 = (2^20-c) << 11
-                self.word_d.next.bit0 = false;
-                self.word_d.next.expected_complement = self.init_c.val();
-                self.word_d.next.tx_negated = 0.into();
-                self.word_d.next.bit42 = false;
-                self.word_d.next.pending_complement = self.init_c.val();
-                self.word_d.next.phase_parity = false;
-                self.valid_d.next = true;
-            }
-            if self.is_inval.val() {
-                // silicon writes its cached state back: the word is unchanged
-                self.valid_d.next = false;
-            }
-            if self.is_arrive.val() || self.uses_tx.val() || self.is_cp_inc.val() {
-                self.word_d.next.pending_complement = self.p_next.val();
-                self.word_d.next.expected_complement = bit_cast::<20, 21>(self.e21.val());
-                self.word_d.next.tx_negated = bit_cast::<21, 23>(self.f23.val());
-                if self.complete.val() {
-                    // phase transition: parity flips, pending reloads from expected (P = E)
-                    self.word_d.next.pending_complement = bit_cast::<20, 21>(self.e21.val());
-                    self.word_d.next.phase_parity = !self.cur_q.val().phase_parity;
-                }
-            }
-        }
-        self.suspend.next = self.s1_valid.q.val()
-            && self.is_try.val()
-            && (self.s1_src.q.val() == MbarrierSource::Local)
-            && (self.finding.val() == MbarrierFinding::NoFinding)
-            && !self.wait_complete.val();
-        // Every op writes its word back (unchanged when it does not modify it), so the
-        // forward above needs no write-enable term.
-        self.ram.write_address.next = bit_cast::<A, 16>(self.s1_req.q.val().word);
-        self.ram.write_data.next = self.word_d.val();
-        self.ram.write_enable.next = self.s1_valid.q.val();
-        self.shadow.write_address.next = bit_cast::<A, 16>(self.s1_req.q.val().word);
-        self.shadow.write_data.next = self.valid_d.val();
-        self.shadow.write_enable.next = self.s1_valid.q.val();
-        self.last_word.d.next = self.word_d.val();
-        self.last_valid.d.next = self.valid_d.val();
-        self.cpl_valid.d.next = self.s1_valid.q.val()
-            && self.complete.val()
-            && (self.finding.val() == MbarrierFinding::NoFinding);
-        self.cpl_tag.d.next = self.cur_tag.val();
-        self.resp_q.d.next.valid =
-            self.s1_valid.q.val() && (self.s1_src.q.val() == MbarrierSource::Local);
-        self.resp_q.d.next.warp = self.s1_req.q.val().warp;
-        self.resp_q.d.next.state = self.tok_word.val();
-        self.resp_q.d.next.wait_complete =
-            self.wait_complete.val() && (self.finding.val() == MbarrierFinding::NoFinding);
-        self.resp_q.d.next.suspended = self.suspend.val();
-        self.resp_q.d.next.pending_count = self.pend_cnt.val();
-        self.fault_q.d.next.valid =
-            self.s1_valid.q.val() && (self.finding.val() != MbarrierFinding::NoFinding);
-        self.fault_q.d.next.kind = self.finding.val();
-        self.fault_q.d.next.word = self.s1_req.q.val().word;
-        self.fault_q.d.next.source = self.s1_src.q.val();
-        self.fault_q.d.next.warp = self.s1_req.q.val().warp;
-
-        // ---- waiter table. One wake event per cycle, lowest warp first: the loop visits
-        // warps 31..0 (31 = MBARRIER_WAITERS - 1) and the last match wins. A timed-out entry
-        // whose phase completed since its deadline (in the table, or last cycle's completion
-        // that is not in it yet) leaves as woken by completion: every write before this
-        // edge's is visible when the wake is seen, so the try_wait answers what the word said
-        // then (the SM engine retires the wake before this edge's stage-1 write, and the
-        // golden model executes the try_wait there; gen seed 1026960).
-        self.wake_any.next = false;
-        self.wake_warp.next = 0.into();
-        self.wake_cpl.next = false;
-        for i in 0..MBARRIER_WAITERS {
-            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByCompletion {
-                self.wake_any.next = true;
-                self.wake_warp.next = (31 - i).to_bits();
-                self.wake_cpl.next = true;
-            }
-            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByTimeout {
-                self.wake_any.next = true;
-                self.wake_warp.next = (31 - i).to_bits();
-                self.wake_cpl.next = self.cpl_valid.q.val()
-                    && (self.waiter_tag[31 - i].q.val() == self.cpl_tag.q.val());
-            }
-        }
-        self.wake_q.d.next.valid = self.wake_any.val();
-        self.wake_q.d.next.warp = self.wake_warp.val();
-        self.wake_q.d.next.completed = self.wake_cpl.val();
-        for i in 0..MBARRIER_WAITERS {
-            self.waiter_state[i].clock.next = self.clock.val();
-            self.waiter_tag[i].clock.next = self.clock.val();
-            self.waiter_deadline[i].clock.next = self.clock.val();
-            self.waiter_state[i].d.next = self.waiter_state[i].q.val();
-            self.waiter_tag[i].d.next = self.waiter_tag[i].q.val();
-            self.waiter_deadline[i].d.next = self.waiter_deadline[i].q.val();
-            if self.waiter_state[i].q.val() == WaiterState::Waiting {
-                // last cycle's completion names {completed phase parity, word}; it wins over
-                // a timeout in the same cycle
-                if self.cpl_valid.q.val() && (self.waiter_tag[i].q.val() == self.cpl_tag.q.val()) {
-                    self.waiter_state[i].d.next = WaiterState::WokenByCompletion;
-                } else if self.waiter_deadline[i].q.val() == self.now.q.val() {
-                    self.waiter_state[i].d.next = WaiterState::WokenByTimeout;
-                }
-            }
-            // a completion while the timed-out entry waits for its turn to leave wins
-            if (self.waiter_state[i].q.val() == WaiterState::WokenByTimeout)
-                && self.cpl_valid.q.val()
-                && (self.waiter_tag[i].q.val() == self.cpl_tag.q.val())
-            {
-                self.waiter_state[i].d.next = WaiterState::WokenByCompletion;
-            }
-            if self.wake_any.val() && (self.wake_warp.val().index() == i) {
-                self.waiter_state[i].d.next = WaiterState::Idle;
-            }
-            if self.suspend.val() && (self.s1_req.q.val().warp.index() == i) {
-                self.waiter_state[i].d.next = WaiterState::Waiting;
-                self.waiter_tag[i].d.next = self.cur_tag.val();
-                self.waiter_deadline[i].d.next = self.ins_deadline.val();
-            }
-        }
-        self.resp.next = self.resp_q.q.val();
-        self.wake.next = self.wake_q.q.val();
-        self.fault.next = self.fault_q.q.val();
+        self.arb.clock.next = self.clock.val();
+        self.exec.clock.next = self.clock.val();
+        self.waiters.clock.next = self.clock.val();
+        self.arb.local_req.next = self.local_req.val();
+        self.arb.local_valid.next = self.local_valid.val();
+        self.local_ready.next = self.arb.local_ready.val();
+        self.arb.tma_req.next = self.tma_req.val();
+        self.arb.tma_valid.next = self.tma_valid.val();
+        self.tma_ready.next = self.arb.tma_ready.val();
+        self.arb.cluster_req.next = self.cluster_req.val();
+        self.arb.cluster_valid.next = self.cluster_valid.val();
+        self.cluster_ready.next = self.arb.cluster_ready.val();
+        self.exec.acc_valid.next = self.arb.acc_valid.val();
+        self.exec.acc_req.next = self.arb.acc_req.val();
+        self.exec.acc_src.next = self.arb.acc_src.val();
+        self.exec.acc_word.next = self.arb.acc_word.val();
+        self.waiters.suspend.next = self.exec.suspend.val();
+        self.waiters.susp_warp.next = self.exec.susp_warp.val();
+        self.waiters.susp_tag.next = self.exec.susp_tag.val();
+        self.waiters.susp_hint.next = self.exec.susp_hint.val();
+        self.waiters.complete.next = self.exec.complete.val();
+        self.waiters.cpl_tag.next = self.exec.cpl_tag.val();
+        self.resp.next = self.exec.resp.val();
+        self.wake.next = self.waiters.wake.val();
+        self.fault.next = self.exec.fault.val();
     }
 }
 
@@ -1199,7 +617,7 @@ mod tests {
         /// The word the last executed op left (the bypass register holds the word written at
         /// the last edge): read right after `exec` / `ok` / `finding`.
         fn last_word(&self) -> u64 {
-            self.uut.last_word.q.val().to_u64()
+            self.uut.last_write().0.to_u64()
         }
 
         /// The whole word at index `w`, read without changing it: a pending_count op reads the
@@ -2615,7 +2033,7 @@ mod tests {
             // the whole word (and shadow bit) written back by stage 1, bit-exact
             if let Some((r, w, v)) = want_word {
                 assert_eq!(
-                    (tb.uut.last_word.q.val().to_u64(), tb.uut.last_valid.q.val()),
+                    (tb.uut.last_write().0.to_u64(), tb.uut.last_write().1),
                     (w, v),
                     "{}: word after {:?}",
                     ctx(),

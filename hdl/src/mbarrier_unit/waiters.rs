@@ -1,0 +1,135 @@
+//! MbarWaiters: the mbarrier unit's waiter table: one entry per warp suspended in try_wait
+//! (PTX 9.7.13.15.16), woken by the completion of its phase or by its time limit.
+//!
+//! # Ports
+//!
+//! - `suspend` / `susp_warp` / `susp_tag` / `susp_hint` (in): stage 1 suspends a warp this
+//!   cycle, awaiting the phase {parity, word} `susp_tag`, for at most `susp_hint` cycles.
+//! - `complete` / `cpl_tag` (in): stage 1 completes a phase this cycle; it is registered and
+//!   applied to the table the next cycle.
+//! - `wake`: at most one wake event per cycle (registered), lowest warp first.
+//!
+//! # Behaviour
+//!
+//! Entry (state, {awaited phase parity, word}, deadline). A completion of the awaited phase
+//! wakes it (and wins over a timeout in the same cycle); the free-running cycle counter reaching
+//! `now + hint + 1` of its suspension times it out. A timed-out entry whose phase completes
+//! before it leaves (in the table, or last cycle's completion that is not in it yet) leaves as
+//! woken by completion: every write before this edge's is visible when the wake is seen, so the
+//! try_wait answers what the word said then (the SM engine retires the wake before this edge's
+//! stage-1 write, and the golden model executes the try_wait there; gen seed 1026960). Timing
+//! (cycle k = the try_wait's acceptance): timeout wake at k + 3 + hint at the earliest,
+//! completion wake at j + 3 for the completing op accepted at j. Assumption: a warp has at most
+//! one try_wait outstanding; a new one of the same warp replaces its entry.
+
+use super::{MbarrierWake, WaiterState, MBARRIER_WAITERS};
+use rust_hdl::prelude::*;
+
+/// The waiter table.
+#[derive(LogicBlock, Default)]
+pub struct MbarWaiters {
+    /// the SM clock
+    pub clock: Signal<In, Clock>,
+    /// stage 1 suspends a warp
+    pub suspend: Signal<In, bool>,
+    /// that warp
+    pub susp_warp: Signal<In, Bits<5>>,
+    /// {awaited phase parity, word index}
+    pub susp_tag: Signal<In, Bits<17>>,
+    /// its suspend-time limit, cycles
+    pub susp_hint: Signal<In, Bits<32>>,
+    /// stage 1 completes a phase
+    pub complete: Signal<In, bool>,
+    /// {completed phase parity, word index}
+    pub cpl_tag: Signal<In, Bits<17>>,
+    /// wake event (registered)
+    pub wake: Signal<Out, MbarrierWake>,
+
+    /// a phase completed last cycle (applied to the table now)
+    cpl_valid: DFF<bool>,
+    /// {completed phase parity, word index} of that completion
+    cpl_q: DFF<Bits<17>>,
+    /// free-running cycle counter (deadlines)
+    now: DFF<Bits<32>>,
+    /// wake-event register
+    wake_q: DFF<MbarrierWake>,
+    /// entry state, per warp
+    waiter_state: [DFF<WaiterState>; MBARRIER_WAITERS],
+    /// {awaited phase parity, word index}, per warp
+    waiter_tag: [DFF<Bits<17>>; MBARRIER_WAITERS],
+    /// cycle at which the suspend-time limit expires, per warp
+    waiter_deadline: [DFF<Bits<32>>; MBARRIER_WAITERS],
+    /// deadline of a new entry
+    ins_deadline: Signal<Local, Bits<32>>,
+    /// some entry has a wake event pending
+    wake_any: Signal<Local, bool>,
+    /// lowest such warp
+    wake_warp: Signal<Local, Bits<5>>,
+    /// its event is a completion wake
+    wake_cpl: Signal<Local, bool>,
+}
+
+impl Logic for MbarWaiters {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, cpl_valid, cpl_q, now, wake_q);
+        self.now.d.next = self.now.q.val() + 1;
+        self.cpl_valid.d.next = self.complete.val();
+        self.cpl_q.d.next = self.cpl_tag.val();
+        self.ins_deadline.next = self.now.q.val() + self.susp_hint.val() + 1;
+        // one wake event per cycle, lowest warp first: the loop visits warps 31..0
+        // (31 = MBARRIER_WAITERS - 1) and the last match wins
+        self.wake_any.next = false;
+        self.wake_warp.next = 0.into();
+        self.wake_cpl.next = false;
+        for i in 0..MBARRIER_WAITERS {
+            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByCompletion {
+                self.wake_any.next = true;
+                self.wake_warp.next = (31 - i).to_bits();
+                self.wake_cpl.next = true;
+            }
+            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByTimeout {
+                self.wake_any.next = true;
+                self.wake_warp.next = (31 - i).to_bits();
+                self.wake_cpl.next = self.cpl_valid.q.val()
+                    && (self.waiter_tag[31 - i].q.val() == self.cpl_q.q.val());
+            }
+        }
+        self.wake_q.d.next.valid = self.wake_any.val();
+        self.wake_q.d.next.warp = self.wake_warp.val();
+        self.wake_q.d.next.completed = self.wake_cpl.val();
+        for i in 0..MBARRIER_WAITERS {
+            self.waiter_state[i].clock.next = self.clock.val();
+            self.waiter_tag[i].clock.next = self.clock.val();
+            self.waiter_deadline[i].clock.next = self.clock.val();
+            self.waiter_state[i].d.next = self.waiter_state[i].q.val();
+            self.waiter_tag[i].d.next = self.waiter_tag[i].q.val();
+            self.waiter_deadline[i].d.next = self.waiter_deadline[i].q.val();
+            if self.waiter_state[i].q.val() == WaiterState::Waiting {
+                // last cycle's completion names {completed phase parity, word}; it wins over
+                // a timeout in the same cycle
+                if self.cpl_valid.q.val() && (self.waiter_tag[i].q.val() == self.cpl_q.q.val()) {
+                    self.waiter_state[i].d.next = WaiterState::WokenByCompletion;
+                } else if self.waiter_deadline[i].q.val() == self.now.q.val() {
+                    self.waiter_state[i].d.next = WaiterState::WokenByTimeout;
+                }
+            }
+            // a completion while the timed-out entry waits for its turn to leave wins
+            if (self.waiter_state[i].q.val() == WaiterState::WokenByTimeout)
+                && self.cpl_valid.q.val()
+                && (self.waiter_tag[i].q.val() == self.cpl_q.q.val())
+            {
+                self.waiter_state[i].d.next = WaiterState::WokenByCompletion;
+            }
+            if self.wake_any.val() && (self.wake_warp.val().index() == i) {
+                self.waiter_state[i].d.next = WaiterState::Idle;
+            }
+            if self.suspend.val() && (self.susp_warp.val().index() == i) {
+                self.waiter_state[i].d.next = WaiterState::Waiting;
+                self.waiter_tag[i].d.next = self.susp_tag.val();
+                self.waiter_deadline[i].d.next = self.ins_deadline.val();
+            }
+        }
+        self.wake.next = self.wake_q.q.val();
+    }
+}

@@ -1,0 +1,322 @@
+//! TmaRealign (BA stage Y): the slot in Y gets its bytes: it realigns the input stream to the
+//! output unit, fills OOB bytes, and hands the result to the output buffer (loads, shared::cta
+//! -> shared::cluster beats) or packs it into sector writes for the write buffer (stores).
+//!
+//! # Ports
+//!
+//! - `y` (in): the slot in stage Y ([`crate::tma::ba_x::TmaSlotIter`]).
+//! - `smem_rd_data` (in): a store's shared-memory beat (read at the edge that moved the slot
+//!   into Y); `rob_lo` / `rob_hi` (in): a load's reorder-buffer sector (read at that edge), of
+//!   which `y.half` selects the chunk.
+//! - `ob_push` / `ob_entry`: a beat (or only a job's end marker, for complete_tx) for the output
+//!   buffer; `wb_push` / `wb_entry`: a sector write (or only an op's end marker) for the write
+//!   buffer. Stage X never moves a slot whose output buffer is full.
+//! - `rd_done` / `rd_grp`: a store op's last slot is in Y (its shared-memory reads are done:
+//!   what `wait_group.read` waits for) and its bulk-group slot; `store_last`: a store-direction
+//!   job's last slot is in Y (S2S included: the decoder holds a refused store's group update).
+//!
+//! # Behaviour
+//!
+//! A global row starts at `coords[0] * elementSize mod 16`, so a 16-byte output unit is a window
+//! of two input chunks: [`TmaAlign`] takes bytes `off..off+16` of {this chunk, the previous one}
+//! and replaces the bytes outside the slot's mask by the fill (zero, or the NaN pattern of
+//! `NAN_REQUEST_ZERO_FMA`). The sector packer holds the low half of a 32-byte sector until its
+//! high half (or the row's last chunk) comes: a write carries the in-bounds bytes of one sector
+//! as its byte mask.
+
+use super::types::*;
+use rust_hdl::prelude::*;
+
+/// BA stage Y.
+#[derive(LogicBlock)]
+pub struct TmaRealign {
+    /// the SM clock
+    pub clock: Signal<In, Clock>,
+    /// the slot in Y
+    pub y: Signal<In, TmaSlot>,
+    /// a store's shared-memory beat
+    pub smem_rd_data: Signal<In, TmaData16>,
+    /// a load's sector, bytes 0..=15
+    pub rob_lo: Signal<In, TmaData16>,
+    /// bytes 16..=31
+    pub rob_hi: Signal<In, TmaData16>,
+    /// an output-buffer entry
+    pub ob_push: Signal<Out, bool>,
+    /// that entry
+    pub ob_entry: Signal<Out, TmaObEntry>,
+    /// a write-buffer entry
+    pub wb_push: Signal<Out, bool>,
+    /// that entry
+    pub wb_entry: Signal<Out, TmaWbEntry>,
+    /// that entry is its op's last (kept beside the entry: the issuer takes the entry whole)
+    pub wb_last: Signal<Out, bool>,
+    /// a store op's reads are done
+    pub rd_done: Signal<Out, bool>,
+    /// its bulk-group slot
+    pub rd_grp: Signal<Out, Bits<4>>,
+    /// a store-direction job's last slot is in Y
+    pub store_last: Signal<Out, bool>,
+
+    /// 16 zero bytes
+    zero16: Constant<TmaData16>,
+    /// realigner / OOB filler
+    align: TmaAlign,
+    /// the previous slot's input bytes
+    y_prev: DFF<TmaData16>,
+    /// packer: a low half is held
+    pk_vld: DFF<bool>,
+    /// its bytes
+    pk_data: DFF<TmaData16>,
+    /// its mask
+    pk_mask: DFF<Bits<16>>,
+}
+
+impl Default for TmaRealign {
+    fn default() -> Self {
+        Self {
+            clock: Default::default(),
+            y: Default::default(),
+            smem_rd_data: Default::default(),
+            rob_lo: Default::default(),
+            rob_hi: Default::default(),
+            ob_push: Default::default(),
+            ob_entry: Default::default(),
+            wb_push: Default::default(),
+            wb_entry: Default::default(),
+            wb_last: Default::default(),
+            rd_done: Default::default(),
+            rd_grp: Default::default(),
+            store_last: Default::default(),
+            zero16: Constant::new(TmaData16::default()),
+            align: Default::default(),
+            y_prev: Default::default(),
+            pk_vld: Default::default(),
+            pk_data: Default::default(),
+            pk_mask: Default::default(),
+        }
+    }
+}
+
+impl Logic for TmaRealign {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, y_prev, pk_vld, pk_data, pk_mask);
+        self.align.prev.next = self.y_prev.q.val();
+        self.align.off.next = self.y.val().off;
+        self.align.mask.next = self.y.val().mask;
+        self.align.fill.next = self.y.val().fill;
+        if self.y.val().store {
+            self.align.cur.next = self.smem_rd_data.val();
+        } else if self.y.val().half {
+            self.align.cur.next = self.rob_hi.val();
+        } else {
+            self.align.cur.next = self.rob_lo.val();
+        }
+        if self.y.val().valid {
+            if self.y.val().store {
+                self.y_prev.d.next = self.smem_rd_data.val();
+            } else if self.y.val().half {
+                self.y_prev.d.next = self.rob_hi.val();
+            } else {
+                self.y_prev.d.next = self.rob_lo.val();
+            }
+        }
+        // loads and S2S beats go to OB: the beat, or only the job's end marker
+        self.ob_push.next = self.y.val().valid
+            && (!self.y.val().store || self.y.val().s2s)
+            && (self.y.val().emit || self.y.val().jlast);
+        self.ob_entry.next.data_valid = self.y.val().emit;
+        self.ob_entry.next.addr = self.y.val().addr;
+        self.ob_entry.next.data = self.align.out.val();
+        self.ob_entry.next.ctam = self.y.val().ctam;
+        self.ob_entry.next.jlast = self.y.val().jlast;
+        self.ob_entry.next.word = self.y.val().word;
+        self.ob_entry.next.tx = self.y.val().tx;
+        self.ob_entry.next.red_op = self.y.val().red_op;
+        self.ob_entry.next.red_type = self.y.val().red_type;
+        // the sector packer (stores)
+        self.wb_push.next = false;
+        self.wb_entry.next.write = false;
+        self.wb_entry.next.addr_lo = self.y.val().ca_lo & 0xFFFF_FFE0_u64;
+        self.wb_entry.next.addr_hi = self.y.val().ca_hi;
+        self.wb_entry.next.data_lo = self.align.out.val();
+        self.wb_entry.next.data_hi = self.zero16.val();
+        self.wb_entry.next.mask_lo = self.y.val().mask;
+        self.wb_entry.next.mask_hi = 0.into();
+        self.wb_entry.next.grp = self.y.val().grp;
+        self.wb_entry.next.red_op = self.y.val().red_op;
+        self.wb_entry.next.red_type = self.y.val().red_type;
+        self.wb_last.next = self.y.val().jlast;
+        self.rd_done.next = self.y.val().valid
+            && self.y.val().store
+            && !self.y.val().s2s
+            && self.y.val().jlast;
+        if self.y.val().valid && self.y.val().store && !self.y.val().s2s {
+            if self.y.val().emit {
+                if !self.y.val().par {
+                    if self.y.val().ulast {
+                        self.wb_entry.next.write = true;
+                        self.wb_push.next = true;
+                    } else {
+                        self.pk_vld.d.next = true;
+                        self.pk_data.d.next = self.align.out.val();
+                        self.pk_mask.d.next = self.y.val().mask;
+                    }
+                } else {
+                    self.wb_entry.next.write = true;
+                    self.wb_push.next = true;
+                    self.wb_entry.next.data_hi = self.align.out.val();
+                    self.wb_entry.next.mask_hi = self.y.val().mask;
+                    self.pk_vld.d.next = false;
+                    if self.pk_vld.q.val() {
+                        self.wb_entry.next.data_lo = self.pk_data.q.val();
+                        self.wb_entry.next.mask_lo = self.pk_mask.q.val();
+                    } else {
+                        self.wb_entry.next.data_lo = self.zero16.val();
+                        self.wb_entry.next.mask_lo = 0.into();
+                    }
+                }
+            }
+            if self.y.val().jlast {
+                self.wb_push.next = true;
+            }
+        }
+
+        self.rd_grp.next = self.y.val().grp;
+        self.store_last.next = self.y.val().valid && self.y.val().store && self.y.val().jlast;
+    }
+}
+
+
+/// The byte realigner and OOB filler, combinational: `out` = bytes `off..off+16` of
+/// `{cur, lo}` (lo = `prev`, or `cur` when `off` is 0), with the bytes whose `mask` bit is clear
+/// replaced by `fill`. A leaf with hand-written Verilog: a 16-byte funnel shift in hdl_gen is a
+/// bit-serial shift in the rust-hdl simulator (BigUint per shift); the iverilog replay checks
+/// the Verilog against this Rust model.
+#[derive(LogicBlock, Default)]
+pub struct TmaAlign {
+    /// the previous 16 bytes of the stream
+    pub prev: Signal<In, TmaData16>,
+    /// the current 16 bytes
+    pub cur: Signal<In, TmaData16>,
+    /// byte offset of the window
+    pub off: Signal<In, Bits<4>>,
+    /// bytes taken from the window (else from `fill`)
+    pub mask: Signal<In, Bits<16>>,
+    /// fill bytes
+    pub fill: Signal<In, TmaData16>,
+    /// the result
+    pub out: Signal<Out, TmaData16>,
+}
+
+impl Logic for TmaAlign {
+    fn update(&mut self) {
+        let off = self.off.val().to_u64() as u32;
+        let cur = self.cur.val().to_u128();
+        let lo = if off == 0 { cur } else { self.prev.val().to_u128() };
+        let win = if off == 0 { lo } else { (lo >> (8 * off)) | (cur << (128 - 8 * off)) };
+        let mask = self.mask.val().to_u64();
+        let mut m: u128 = 0;
+        for i in 0..16 {
+            if (mask >> i) & 1 == 1 {
+                m |= 0xFFu128 << (8 * i);
+            }
+        }
+        let fill = self.fill.val().to_u128();
+        self.out.next = TmaData16::from_u128((win & m) | (fill & !m));
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let m: Vec<String> = (0..16).rev().map(|i| format!("{{8{{mask[{i}]}}}}")).collect();
+        Verilog::Custom(format!(
+            "\
+wire [127:0] al_lo = (off == 4'd0) ? cur : prev;
+wire [255:0] al_win = {{cur, al_lo}} >> {{off, 3'b000}};
+wire [127:0] al_m = {{{}}};
+always @(*) begin
+   out = (al_win[127:0] & al_m) | (fill & ~al_m);
+end
+",
+            m.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::XorShift;
+    use crate::tma::tb::*;
+
+    fn rand16(rng: &mut XorShift) -> TmaData16 {
+        let b: Vec<u8> = (0..16).map(|_| rng.below(256) as u8).collect();
+        TmaData16::from_bytes(&b)
+    }
+
+    /// The realigner byte by byte: output byte i is byte `off + i` of the stream {prev, cur}
+    /// (cur alone when `off` is 0), or the fill byte where the mask bit is clear.
+    #[test]
+    fn align_takes_a_window_of_two_chunks() {
+        let mut a = block(TmaAlign::default());
+        let mut rng = XorShift(0xA119_0001);
+        for _ in 0..3000 {
+            let (prev, cur, fill) = (rand16(&mut rng), rand16(&mut rng), rand16(&mut rng));
+            let (off, mask) = (rng.below(16), rng.below(1 << 16));
+            a.prev.next = prev;
+            a.cur.next = cur;
+            a.fill.next = fill;
+            a.off.next = off.into();
+            a.mask.next = mask.into();
+            comb(&mut *a);
+            let stream: Vec<u8> = if off == 0 { cur.to_bytes().to_vec() } else { [prev.to_bytes(), cur.to_bytes()].concat() };
+            let want: Vec<u8> = (0..16)
+                .map(|i| if mask >> i & 1 == 1 { stream[(off as usize + i) % stream.len()] } else { fill.to_bytes()[i] })
+                .collect();
+            assert_eq!(a.out.val().to_bytes().to_vec(), want, "off {off} mask {mask:#x}");
+        }
+    }
+
+    /// The sector packer: a store row's chunks become one write per 32-byte sector with the
+    /// bytes and mask of both halves (a lone low or high half alone), the op's end marker after
+    /// its last chunk, and `rd_done` with it; a load slot goes to OB with its beat.
+    #[test]
+    fn packer_writes_whole_sectors() {
+        let mut y = block(TmaRealign::default());
+        let slot = |par: bool, ulast: bool, jlast: bool, ca: u64| TmaSlot {
+            valid: true,
+            store: true,
+            emit: true,
+            jlast,
+            mask: 0xFFFF.into(),
+            ca_lo: ca.into(),
+            par,
+            ulast,
+            grp: 6.into(),
+            ..Default::default()
+        };
+        // chunks at 0x100 (low), 0x110 (high), 0x120 (low, the row's last) and the op's end
+        let mut pushes = vec![];
+        for (k, s) in [slot(false, false, false, 0x100), slot(true, false, false, 0x110), slot(false, true, true, 0x120)].into_iter().enumerate() {
+            y.y.next = s;
+            y.smem_rd_data.next = TmaData16::from_bytes(&[k as u8 + 1; 16]);
+            y.low();
+            assert!(!y.ob_push.val());
+            if y.wb_push.val() {
+                let e = y.wb_entry.val();
+                pushes.push((e.write, e.addr_lo.to_u64(), e.mask_lo.to_u64(), e.mask_hi.to_u64(), e.data_lo.to_bytes()[0], e.data_hi.to_bytes()[0], y.wb_last.val()));
+            }
+            assert_eq!((y.rd_done.val(), y.store_last.val()), (k == 2, k == 2));
+            y.edge();
+        }
+        assert_eq!(pushes, vec![(true, 0x100, 0xFFFF, 0xFFFF, 1, 2, false), (true, 0x120, 0xFFFF, 0, 3, 0, true)]);
+        // a load beat: to OB with the ROB chunk that `half` selects
+        y.y.next = TmaSlot { valid: true, emit: true, half: true, mask: 0xFFFF.into(), addr: 0x40.into(), ctam: 5.into(), ..Default::default() };
+        y.rob_hi.next = TmaData16::from_bytes(&[9; 16]);
+        y.low();
+        let e = y.ob_entry.val();
+        assert!(y.ob_push.val() && !y.wb_push.val());
+        assert_eq!((e.data.to_bytes()[0], e.addr.to_u64(), e.ctam.to_u64(), e.data_valid), (9, 0x40, 5, true));
+    }
+}

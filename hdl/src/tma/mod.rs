@@ -1,0 +1,153 @@
+//! The Tensor Memory Accelerator of one SM (sm_90): bulk copies (`cp.async.bulk`, PTX
+//! 9.7.9.25.4.1), tiled tensor copies through a tensor map (`cp.async.bulk.tensor` tile mode,
+//! PTX 9.7.9.25.5.2, PTX 5.5.3) and im2col tensor copies (PTX 5.5.4), multicast over the cluster,
+//! mbarrier complete-tx, and bulk async-groups (`cp.async.bulk.commit_group` /
+//! `wait_group{.read}`, PTX 9.7.9.25.6), prefetches (`cp.async.bulk.prefetch{.tensor}.L2`, PTX
+//! 9.7.9.25.4.3 / 9.7.9.25.5.4) and the shared::cta -> shared::cluster bulk copy and reduction
+//! (PTX 9.7.9.25.4.1 / 9.7.9.25.4.2).
+//!
+//! [`TmaEngine`] (top.rs) only wires one rust-hdl block per pipeline stage; each stage's file
+//! says its ports, assumptions and the spec clauses it implements, and holds its own tests.
+//!
+//! # Pipeline
+//!
+//! ```text
+//! cmd ─► Q (2-entry command queue) ─► D (descriptor decode, 1 + rank + 1 cycles) ─► J (job)
+//!   J ─► RG: row iterator (dims 1..4, element strides or im2col pixel walk, OOB predication)
+//!                                                                       ─┬─► issuer ─► gmem_req
+//!                                                                       └─► row queue (256, RAM)
+//!   gmem_resp ─► ROB (256 tags x 32 B in RAM, out-of-order responses, in-order drain)
+//!   row queue + ROB / smem_rd ─► BA stage X (slot iterator, swizzle, byte masks)
+//!                             ─► BA stage Y (byte realigner, OOB fill, sector packer)
+//!   Y ─► OB (3) ─► multicast sequencer ─► smem_wr;  job end ─► CPL ─► mbar_req (complete_tx)
+//!   Y ─► WB (3) ─► gmem_req (sector writes) ;  acks ─► bulk-group counters
+//! ```
+//!
+//! | stage | block | file |
+//! | --- | --- | --- |
+//! | Q: acceptance, command queue | [`queue::TmaQueue`] | queue.rs |
+//! | bulk async-groups (contexts, counters, wait answers) | [`groups::TmaGroups`] | groups.rs |
+//! | D: the decoder's FSM and the job register J | [`decoder::TmaDecoder`] | decoder.rs |
+//! | D, Idle: the checks of the head command | [`dec_check::TmaDescCheck`] | dec_check.rs |
+//! | D, Dim: one dimension's products (a cycle ahead, registered), sums and windows | [`dec_dim::TmaDimStep`] | dec_dim.rs |
+//! | D, Fin: the per-job constants | [`dec_fin::TmaJobFin`] | dec_fin.rs |
+//! | RG: the row iterator | [`rg::TmaRowIter`] | rg.rs |
+//! | the row queue | [`rowq::TmaRowQueue`] | rowq.rs |
+//! | the issuer (global-memory requests) | [`issuer::TmaIssuer`] | issuer.rs |
+//! | ROB: the reorder buffer | [`rob::TmaRob`] | rob.rs |
+//! | BA stage X: the slot iterator | [`ba_x::TmaSlotIter`] | ba_x.rs |
+//! | BA stage Y: realigner, OOB fill, sector packer | [`ba_y::TmaRealign`] | ba_y.rs |
+//! | OB: output buffer, multicast sequencer | [`obuf::TmaOutBuf`] | obuf.rs |
+//! | CPL: the complete_tx sequencer | [`cpl::TmaComplete`] | cpl.rs |
+//! | WB: the write buffer | [`wbuf::TmaWriteBuf`] | wbuf.rs |
+//!
+//! - **Loads** (`BulkLoad`, `TensorLoad`): RG walks the box's rows (the walk of
+//!   `firmware/src/tensormap.rs`, the golden model's), the issuer reads each row's in-bounds
+//!   sectors, the ROB puts responses back in order, BA writes the box dense and swizzled into
+//!   shared memory (OOB bytes filled), OB writes each beat to every CTA of `cta_mask`, and CPL
+//!   sends complete_tx with the box's bytes to each.
+//! - **Prefetch** (`BulkPrefetch`, `TensorPrefetch`): a load job with no destination: its
+//!   sector reads are issued (and counted against `max_outstanding` and the token bucket) as a
+//!   load's, BA pops and drops every chunk (no `smem_wr`), and no complete_tx follows. PTX gives
+//!   a prefetch no architectural effect; its cost is the global traffic and the engine's time.
+//! - **shared::cta → shared::cluster** (`BulkS2S`): read like a bulk store (one `smem_rd` beat per
+//!   slot, 16-byte aligned, no realignment), written like a load: each beat goes to OB with the
+//!   destination address (`dsmem` + offset) and the one destination rank of `cta_mask`, then
+//!   complete_tx of `size` bytes on that CTA's mbarrier (`mbar_remote` when it is another rank).
+//!   `red_op` / `red_type` ride along to `smem_wr`: the shared-memory side applies the reduction
+//!   (the SM engine uses the golden model's `reduce_into`). It joins no bulk group.
+//! - **Stores** (`BulkStore`, `TensorStore`) read shared memory per slot (`smem_rd`), realign
+//!   to global chunks and pack them into sector writes (byte mask = in-bounds bytes) through WB.
+//!   `store_read_done` pulses when an op's last slot is in Y (every shared-memory read of it is
+//!   done: what `wait_group.read` waits for), `store_writes_issued` when its last WB entry
+//!   leaves (its last sector write is issued, or the end marker of an op with no in-bounds
+//!   byte), both in command order. The op is complete once its writes are acknowledged;
+//!   acknowledgements (tag = the group slot) come in any order.
+//! - **Reductions to global** (`cp.reduce.async.bulk{.tensor}` .global, PTX 9.7.9.25.4.2 /
+//!   9.7.9.25.5.3): a store whose command names `red_op` / `red_type`; its writes carry them
+//!   (`TmaGmemReq::red_op` / `red_type`) and memory applies `old op new` per element (the L2 on
+//!   silicon).
+//!
+//! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (per destination
+//! CTA stream: 16 / popcount(cta_mask)) when the row start is 16-byte aligned in global memory
+//! (`coords[0] * elementSize` a multiple of 16); a misaligned row spends one extra slot.
+//! Requests: one 32-byte sector per cycle at most; 256 tags (8 KiB in flight) hide 512 cycles
+//! of memory latency at 16 B/cycle, so at sm90.toml's 384-cycle `[global] latency` the engine
+//! streams 16 B/cycle in steady state (issue 4 §3; the `throughput` test), and the row queue
+//! holds as many rows as there are tags, so boxes of rows down to 32 bytes keep every tag busy.
+//! The 16-byte shared-memory beat is what keeps the engine far from silicon: an H200 SM's TMA
+//! moves about 82-100 B/cycle (docs/FIDELITY.md, cosim/traces/sm90/calibration/), which needs
+//! wider beats (and 8x the bytes in flight): the beat width lives in BA X/Y, OB and the
+//! shared-memory port.
+//!
+//! # Ports (all synchronous to `clock`)
+//!
+//! - `cmd` + `cmd_desc` / `cmd_valid` / `cmd_ready`: commands ([`TmaCmd`], [`TmaDescImage`]).
+//! - `gmem_req` / `_valid` / `_ready`: 32-byte sector requests (reads: tag = ROB entry; writes:
+//!   data, 32-bit byte mask, tag = bulk-group slot). `gmem_resp` / `_valid` / `_ready`: read data
+//!   (by tag, any order) and write acknowledgements (`write` set). `gmem_resp_ready` is always
+//!   high (every response has a reserved place).
+//! - `smem_wr` / `_valid` / `_ready`: 16-byte shared-memory writes (CTA rank, 16-byte aligned
+//!   shared::cta address, data, byte mask, and the reduction to apply: `Copy` but for a
+//!   `cp.reduce.async.bulk` beat).
+//! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`, `smem_rd_data`: 16-byte reads of this
+//!   CTA's shared memory for stores; data arrives the cycle after the accepting edge.
+//! - `mbar_req` / `mbar_cta` / `mbar_remote` / `mbar_valid` / `mbar_ready`: complete_tx towards
+//!   the mbarrier units (`MbarrierUnit::tma_req` locally, `cluster_req` of a remote CTA).
+//! - `wait_n`, `wait_read`, `wait_thread` → `wait_done`, `groups_pending` (of that thread).
+//! - `store_read_done`, `store_writes_issued`: per-op store events (above).
+//! - `fault`: a refused command ([`TmaFaultKind`] and its `thread`, registered); the command is
+//!   dropped.
+//! - `idle`: nothing in flight.
+//!
+//! # Unsupported (documented)
+//!
+//! Interleaved layouts (fault) and the sm_100 forms: no command kind exists for them (the
+//! front end stops with "unsupported: ..." where the golden model does). The reduction of a
+//! `BulkS2S` beat is carried, not computed: the shared-memory side owns the ALU (`cta_top`'s
+//! SmemPort has none: it drops the beat with `smem_red_dropped`). More than `TMA_CTXS` (4)
+//! threads with bulk store ops in flight or committed groups not complete: the store of a 5th
+//! thread is refused (`unsupported: more than 4 threads with open bulk async-groups`). At most
+//! 3 committed incomplete groups per thread: a 4th commit_group waits. Bulk sizes are below 2^20
+//! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
+//!
+//! # Synthesizable form (how each block's `update` is written, and why)
+//!
+//! rust-hdl puts a block's `update` into one `always @(*)` block, so it is written in
+//! dependency order: every Local is assigned before any statement reads it, else the Verilog
+//! would read the previous evaluation's value where the Rust simulation iterates to a fixed
+//! point. Between blocks, the top only connects ports (a sub-block's outputs are wires), so the
+//! order across blocks does not matter; the paths that cross blocks within a cycle (the queue's
+//! pop from the decoder, the row iterator's room from the issuer, the reorder buffer's free from
+//! stage X) are combinational, not loops. A bit or part select of a struct field
+//! (`x.val().field.get_bit(i)`) is not legal Verilog: such fields are copied to a Local first,
+//! masked (`& 16`) or shifted. Checked by the tests: check_all, yosys `proc` with no latch and
+//! `flatten; check -assert` (no loop, no multiple driver), an iverilog replay of the generated
+//! Verilog against the Rust simulation, the Verilator lint and lockstep tests
+//! (`verilator/tests`).
+
+pub mod ba_x;
+pub mod ba_y;
+pub mod cpl;
+pub mod dec_check;
+pub mod dec_dim;
+pub mod dec_fin;
+pub mod decoder;
+pub mod groups;
+pub mod issuer;
+pub mod obuf;
+pub mod queue;
+pub mod rg;
+pub mod rob;
+pub mod rowq;
+pub mod top;
+pub mod types;
+pub mod wbuf;
+
+#[cfg(test)]
+mod tb;
+#[cfg(test)]
+mod tests;
+
+pub use top::TmaEngine;
+pub use types::*;
