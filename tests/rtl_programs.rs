@@ -413,6 +413,21 @@ fn rtl_a_schedulers_warps_take_a_busy_pipe_in_turn() {
     assert!(r.cycles.unwrap() < 20_000, "the worker waited {} cycles for the pipe", r.cycles.unwrap());
 }
 
+/// A warp runs ahead of an aligned bar.sync (BAR.SYNC.DEFER_BLOCKING): its clock read and a
+/// register-only loop issue while the barrier waits for a warp that spins 1,000 cycles; its
+/// first shared-memory load still waits for the barrier and sees the other warp's store. The
+/// engine used to block the warp at the barrier (1,087 cycles to the clock read).
+#[test]
+fn rtl_a_warp_runs_ahead_of_an_aligned_bar_sync() {
+    let prog = Program::load(&programs_dir().join("sched/bar_sync_run_ahead.ptx")).unwrap();
+    let r = run_rtl(&prog, Config::default(), SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{:?} {:?}", r.findings.first().map(|f| f.to_string()), r.error);
+    let t = hopsync_firmware::manifest::hex_bytes(&r.outputs["t"]).unwrap();
+    let at = |k: usize| u64::from_le_bytes(t[k * 8..k * 8 + 8].try_into().unwrap());
+    assert!(at(0) < 30, "the clock read after bar.sync came {} cycles after the one before it", at(0));
+    assert!(at(1) > 1000, "the load after bar.sync issued {} cycles in, before the other warp arrived", at(1));
+}
+
 /// Every program the committed GPU traces recorded, instrumented as `hopsync gpu pack` writes
 /// it (a trace store after every traced instruction, polls included), finishes on the RTL
 /// engine with the golden engine's outputs: instrumentation adds global-memory traffic, and the

@@ -380,7 +380,7 @@ impl<'p> Golden<'p> {
         if c as usize >= self.m.ctas.len() || w as usize >= self.m.ctas[c as usize].warps.len() {
             return Err(self.divergence(c, w, rtl.pc, "warp", "no such warp".into(), format!("cta {c} warp {w}")));
         }
-        match self.m.ctas[c as usize].warps[w as usize].next_group() {
+        match self.m.issue_group(c, w) {
             None => {
                 let why = self.m.describe_wait(c as usize, w as usize);
                 return Err(self.divergence(c, w, rtl.pc, "schedule", format!("warp has no ready lane ({why})"), format!("executes pc {}", rtl.pc)));

@@ -174,6 +174,10 @@ pub struct Warp {
     pub frames: Vec<Vec<Frame>>,
     /// Convergence barriers of divergent branches whose lanes have not all met at the join yet.
     pub conv: Vec<ConvBarrier>,
+    /// The aligned `bar.sync` / `barrier.sync.aligned` all the warp's live lanes wait at: until
+    /// it completes they still issue the register-only instructions after it
+    /// ([`crate::exec::runs_ahead_of_barrier`]; ptxas emits `BAR.SYNC.DEFER_BLOCKING`).
+    pub run_ahead: Option<u8>,
 }
 
 /// One activation of a `.func` on a lane's call stack (PTX 9.7.12.5 `call`, 9.7.12.6 `ret`).
@@ -704,6 +708,7 @@ impl<'p> Machine<'p> {
                                 last_arrive: [None; WARP],
                                 frames: vec![Vec::new(); WARP],
                                 conv: Vec::new(),
+                                run_ahead: None,
                             }
                         })
                         .collect();
@@ -911,7 +916,7 @@ impl<'p> Machine<'p> {
         let start = self.rr;
         for k in 0..n {
             let (c, w) = self.order[(start + k) % n];
-            if let Some(g) = self.ctas[c as usize].warps[w as usize].next_group() {
+            if let Some(g) = self.issue_group(c, w) {
                 self.rr = (start + k + 1) % n;
                 return Some((c, w, g));
             }
@@ -935,7 +940,7 @@ impl<'p> Machine<'p> {
         let mut total = 0;
         for (k, &(c, w)) in self.order.iter().enumerate() {
             let warp = &self.ctas[c as usize].warps[w as usize];
-            if let Some((pc, mask)) = warp.next_group() {
+            if let Some((pc, mask)) = self.issue_group(c, w) {
                 // A warp whose last mbarrier poll failed is spinning: it runs at the lowest speed
                 // (like a try_wait that suspends the thread for a while), so fast pollers do not
                 // fill the run with failed polls while the warp they wait for is slow.
@@ -995,7 +1000,7 @@ impl<'p> Machine<'p> {
             return false;
         }
         self.ctas.iter().enumerate().all(|(c, cta)| {
-            cta.warps.iter().enumerate().all(|(w, warp)| warp.exited() || self.spin.repeats(c, w) || (!busy(c, w) && warp.next_group().is_none()))
+            cta.warps.iter().enumerate().all(|(w, warp)| warp.exited() || self.spin.repeats(c, w) || (!busy(c, w) && self.issue_group(c as u32, w as u32).is_none()))
         })
     }
 
@@ -1008,7 +1013,7 @@ impl<'p> Machine<'p> {
             self.instructions, self.last_progress
         );
         let at = self.ctas.iter().enumerate().find_map(|(c, cta)| {
-            cta.warps.iter().enumerate().find_map(|(w, warp)| warp.next_group().map(|(pc, lanes)| (c as u32, w as u32, lanes.trailing_zeros(), pc)))
+            (0..cta.warps.len()).find_map(|w| self.issue_group(c as u32, w as u32).map(|(pc, lanes)| (c as u32, w as u32, lanes.trailing_zeros(), pc)))
         });
         self.report(FindingKind::StepLimit, msg, at)?;
         Err(Stop::Finding)
@@ -1231,12 +1236,44 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    /// Executes the next group of warp `w` of CTA `c` (its ready lanes at the lowest pc), as one
+    /// The group warp (c, w) issues next: its ready lanes at the lowest pc ([`Warp::next_group`]),
+    /// or, while every live lane waits at an aligned `bar.sync` (`run_ahead`), those lanes at the
+    /// register-only instruction after it ([`exec::runs_ahead_of_barrier`]).
+    pub fn issue_group(&self, c: u32, w: u32) -> Option<(u32, u32)> {
+        let warp = &self.ctas[c as usize].warps[w as usize];
+        if let Some(g) = warp.next_group() {
+            return Some(g);
+        }
+        let id = warp.run_ahead?;
+        let live = warp.live();
+        if live == 0 {
+            return None;
+        }
+        let pc = warp.pc[live.trailing_zeros() as usize];
+        let together = (0..WARP).filter(|&l| live >> l & 1 == 1).all(|l| {
+            warp.pc[l] == pc && warp.frames[l].is_empty() && matches!(warp.lane[l], Lane::Blocked(Wait::NamedBarrier(b, _)) if b == id)
+        });
+        if !together {
+            return None;
+        }
+        let ins = self.module().kernel.body.get(pc as usize)?;
+        match exec::runs_ahead_of_barrier(ins.op) {
+            exec::RunAhead::No => None,
+            exec::RunAhead::Yes => Some((pc, live)),
+            // a branch that would split the warp waits for the barrier
+            exec::RunAhead::IfUniform => {
+                let taken = self.guard_mask(c, w, pc, live);
+                (taken == 0 || taken == live).then_some((pc, live))
+            }
+        }
+    }
+
+    /// Executes the next group of warp `w` of CTA `c` ([`Machine::issue_group`]), as one
     /// scheduler step would; returns the group's `(pc, lanes)`, or `None` when no lane is ready.
     /// The lockstep harness drives the golden model through this, warp by warp, in another
     /// engine's retire order.
     pub fn step_warp(&mut self, c: u32, w: u32) -> Result<Option<(u32, u32)>, Stop> {
-        let Some((pc, group)) = self.ctas[c as usize].warps[w as usize].next_group() else { return Ok(None) };
+        let Some((pc, group)) = self.issue_group(c, w) else { return Ok(None) };
         self.exec_at(c, w, pc, group)?;
         Ok(Some((pc, group)))
     }

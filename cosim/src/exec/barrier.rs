@@ -125,6 +125,9 @@ pub struct NamedArrival {
     pub lanes: Vec<ArrivingLane>,
     /// The warp's live lanes when it arrived.
     pub live: u32,
+    /// An `.aligned` form (`bar`, `barrier.*.aligned`): the warp may run ahead of the wait
+    /// ([`runs_ahead_of_barrier`]).
+    pub aligned: bool,
 }
 
 /// Front half of bar / barrier: operand evaluation and the checks a named-barrier unit cannot
@@ -169,7 +172,7 @@ pub fn named_plan(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Option<NamedArrival>
             None => ArrivingLane { lane: l, pred: red && cx.src(i, ci, l) & 1 == 1, dst, sync },
         })
         .collect();
-    Ok(Some(NamedArrival { id, count, red: red_op, lanes, live }))
+    Ok(Some(NamedArrival { id, count, red: red_op, lanes, live, aligned }))
 }
 
 /// The arrival a warp makes when its other lanes exit while the rest wait at a non-aligned
@@ -187,7 +190,7 @@ pub fn exit_arrival(m: &mut Machine<'_>, cta: u32, warp: u32, id: u8) -> Option<
     let first = info.first().cloned();
     // in the order the lanes executed the barrier (their bar.red results are written so)
     let lanes = info.iter().map(|e| ArrivingLane { lane: e.lane, pred: e.pred, dst: e.dst, sync: e.sync }).collect();
-    Some(NamedArrival { id, count: first.as_ref().and_then(|f| f.count), red: first.and_then(|f| f.red), lanes, live })
+    Some(NamedArrival { id, count: first.as_ref().and_then(|f| f.count), red: first.and_then(|f| f.red), lanes, live, aligned: false })
 }
 
 /// Back half of an arrival the barrier took in generation `generation`: `.sync`/`.red` lanes wait
@@ -202,6 +205,50 @@ pub fn apply_arrival(m: &mut Machine<'_>, cta: u32, warp: u32, a: &NamedArrival,
             w.lane[e.lane as usize] = Lane::Ready;
         }
     }
+    // The whole warp waits at an aligned bar.sync (no reduction, whose result the next
+    // instructions may read): it runs ahead of the wait.
+    let all_sync = a.lanes.iter().filter(|e| e.sync).fold(0u32, |m, e| m | 1 << e.lane) == w.live();
+    w.run_ahead = (a.aligned && a.red.is_none() && all_sync).then_some(a.id);
+}
+
+/// Whether an instruction issues while its warp waits at an aligned `bar.sync`, before the barrier
+/// completes. ptxas compiles `bar.sync` / `barrier.sync.aligned` to `BAR.SYNC.DEFER_BLOCKING`
+/// (SASS of calibration/bar_sync_red.ptx and bar_release.ptx, `cuobjdump -sass`): on silicon
+/// (H100, docs/FIDELITY.md, calibration/bar_warps.ptx) the `%clock64` read right after a
+/// bar.sync comes 6..21 cycles after the one before it whatever the warp count, and a loop's own
+/// instructions overlap the barrier, while the first shared-memory load after it waits for the
+/// release (bar_release.ptx). The memory model is unchanged: every memory access, fence, async
+/// or synchronizing instruction, call, return and exit still waits for the barrier (PTX 9.7.13.1:
+/// the barrier orders the memory accesses before it against those after it), so running ahead
+/// changes no result; only register-only instructions run ahead.
+pub fn runs_ahead_of_barrier(op: hopsync_firmware::Opcode) -> RunAhead {
+    use hopsync_firmware::Opcode::*;
+    match op {
+        Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => RunAhead::Yes,
+        Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Set | Mapa | Getctarank => RunAhead::Yes,
+        Bra => RunAhead::IfUniform,
+        // Not register-only, or not measured running ahead: they wait for the barrier.
+        Isspacep | Exit | Trap | Brkpt | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => RunAhead::No,
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => RunAhead::No,
+        CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => RunAhead::No,
+        CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => RunAhead::No,
+        ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel | Call | Ret | Nanosleep => RunAhead::No,
+        Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu | CpAsync | StAsync | RedAsync => RunAhead::No,
+        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => RunAhead::No,
+        Bar | Barrier | BarrierClusterArrive | BarrierClusterWait => RunAhead::No,
+    }
+}
+
+/// What [`runs_ahead_of_barrier`] allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunAhead {
+    /// Waits for the barrier.
+    No,
+    /// Issues before the barrier completes.
+    Yes,
+    /// Issues before the barrier completes unless it would split the warp (a branch taken by
+    /// some lanes only).
+    IfUniform,
 }
 
 /// A completed generation of barrier `id` of `cta`: its waiting lanes in the warps of
@@ -217,6 +264,9 @@ pub fn release_waiters(m: &mut Machine<'_>, cta: u32, id: u8, generation: u64, w
                 warp.lane[l] = Lane::Ready;
                 woken |= 1 << w;
             }
+        }
+        if warp.run_ahead == Some(id) {
+            warp.run_ahead = None;
         }
     }
     crate::race::bar_complete(m, cta, id, woken);

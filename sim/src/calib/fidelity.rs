@@ -213,8 +213,10 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
 - `bar.sync`: ptxas emits `BAR.SYNC.DEFER_BLOCKING` (SASS checked with `cuobjdump -sass`): the warp
   issues the next instructions before it blocks, so the `%clock64` read right after the barrier
   comes 2..21 cycles after the one before it, even with 32 warps, and a loop's own instructions
-  overlap the barrier (`bar.sync loop period`). The engine blocks at the barrier: those figures
-  stay off (the model's open structural gap for named barriers).
+  overlap the barrier (`bar.sync loop period`). The engine lets a warp run ahead of an aligned
+  `bar.sync` with its register-only instructions (`exec::runs_ahead_of_barrier`); a second
+  barrier while the first is pending, and the later wake of a long-blocked waiter
+  (`bar_release`), are not modelled.
 - Global loads: an L2 hit is 262 cycles a dependent load, an L1 hit (`.ca`, the default) 30;
   the engine keeps L1 tags per SM (`global.l1_latency`). A bulk store is complete about 50 cycles
   after its last write leaves (`global.write_ack_cycles`), not a round trip.

@@ -423,7 +423,7 @@ impl<'p> Engine<'p> {
             return Ok(());
         }
         let any_can_run = self.ctas.iter().enumerate().any(|(ci, c)| {
-            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.warp(ci as u32, wi as u32).next_group().is_some())
+            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.issue_group(ci as u32, wi as u32).is_some())
         });
         if !any_can_run {
             self.mirror_named_barriers();
@@ -480,8 +480,11 @@ impl<'p> Engine<'p> {
                 if w.exited || w.op.is_some() {
                     continue;
                 }
-                let Some((pc, _)) = self.m.warp(ci as u32, wi as u32).next_group() else { continue };
+                let Some((pc, _)) = self.m.issue_group(ci as u32, wi as u32) else { continue };
                 let mut t = w.next_issue;
+                if self.m.module().kernel.body.get(pc as usize).is_some_and(|i| exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::No) {
+                    t = t.max(w.barrier_back);
+                }
                 if let Some(inf) = self.info.get(pc as usize) {
                     for &r in inf.srcs.iter().chain(&inf.dsts) {
                         t = t.max(w.ready[r as usize]);

@@ -260,11 +260,17 @@ impl<'p> Engine<'p> {
             Some((w, r)) => (Some(*w), r.as_mut()),
             None => (None, None),
         };
+        // Warps that ran ahead of the barrier go on issuing what does not wait for it.
+        let ran_ahead: u32 = bits_of(warps).filter(|&w| self.m.warp(c, w).run_ahead == Some(id)).fold(0, |m, w| m | 1 << w);
         exec::named_release_waiters(&mut self.m, c, id, gen, warps as u64);
         for w in bits_of(warps) {
             let ws = &mut self.ctas[c as usize].warps[w as usize];
-            ws.next_issue = ws.next_issue.max(back);
-            ws.wait_why = Stall::BarrierWait;
+            if ran_ahead >> w & 1 == 1 {
+                ws.barrier_back = back;
+            } else {
+                ws.next_issue = ws.next_issue.max(back);
+                ws.wait_why = Stall::BarrierWait;
+            }
             if !ws.red.as_ref().is_some_and(|r| r.id == id) {
                 continue;
             }

@@ -32,12 +32,16 @@ pub(super) struct WarpState {
     /// When each of the warp's global sectors in flight completes (at most
     /// `global.warp_inflight_sectors`; the earliest first).
     pub(super) gmem_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// The cycle the warp's release from a named barrier it ran ahead of
+    /// (`exec::runs_ahead_of_barrier`) reaches it: its first instruction that waits for the
+    /// barrier issues no earlier (those that run ahead are not held).
+    pub(super) barrier_back: u64,
 }
 
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default() }
+        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0 }
     }
 }
 
@@ -129,7 +133,7 @@ impl<'p> Engine<'p> {
             return ws.wait_why;
         }
         let mw = self.m.warp(c as u32, w as u32);
-        let Some((pc, _)) = mw.next_group() else {
+        let Some((pc, _)) = self.m.issue_group(c as u32, w as u32) else {
             for l in 0..WARP {
                 match mw.lane[l] {
                     Lane::Blocked(Wait::ClusterBarrier(_)) => return Stall::ClusterBarrierWait,
@@ -139,6 +143,9 @@ impl<'p> Engine<'p> {
             }
             return if mw.exited() { Stall::Exited } else { Stall::BarrierWait };
         };
+        if ws.barrier_back > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::No) {
+            return Stall::BarrierWait;
+        }
         let Some(inf) = self.info.get(pc as usize) else { return Stall::Ready };
         for &r in inf.srcs.iter().chain(&inf.dsts) {
             if ws.ready[r as usize] > self.cycle {
@@ -177,7 +184,7 @@ impl<'p> Engine<'p> {
                 b.issued(w as usize);
             }
         }
-        let (pc, group) = self.m.warp(c, w).next_group().expect("eligible warp has a group");
+        let (pc, group) = self.m.issue_group(c, w).expect("eligible warp has a group");
         if self.hold_for_ordering(c, w, pc, group) {
             return Ok(());
         }
