@@ -1000,7 +1000,7 @@ impl<'p> Machine<'p> {
             return false;
         }
         self.ctas.iter().enumerate().all(|(c, cta)| {
-            cta.warps.iter().enumerate().all(|(w, warp)| warp.exited() || self.spin.repeats(c, w) || (!busy(c, w) && self.issue_group(c as u32, w as u32).is_none()))
+            cta.warps.iter().enumerate().all(|(w, warp)| warp.exited() || self.spin.repeats(c, w) || (!busy(c, w) && warp.next_group().is_none()))
         })
     }
 
@@ -1013,7 +1013,7 @@ impl<'p> Machine<'p> {
             self.instructions, self.last_progress
         );
         let at = self.ctas.iter().enumerate().find_map(|(c, cta)| {
-            (0..cta.warps.len()).find_map(|w| self.issue_group(c as u32, w as u32).map(|(pc, lanes)| (c as u32, w as u32, lanes.trailing_zeros(), pc)))
+            cta.warps.iter().enumerate().find_map(|(w, warp)| warp.next_group().map(|(pc, lanes)| (c as u32, w as u32, lanes.trailing_zeros(), pc)))
         });
         self.report(FindingKind::StepLimit, msg, at)?;
         Err(Stop::Finding)
