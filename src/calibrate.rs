@@ -74,14 +74,15 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn load(records: &Path, config: &Path) -> Result<(calib::Workload, SmConfig, String), ExitCode> {
+fn load(records: &Path, config: &Path, limit: u64) -> Result<(calib::Workload, SmConfig, String), ExitCode> {
     let recs = calib::read_records(records).map_err(fail)?;
     if recs.is_empty() {
         return Err(fail(format!("no calibration records in {}", records.display())));
     }
     let text = std::fs::read_to_string(config).map_err(|e| fail(format!("cannot read {}: {e}", config.display())))?;
     let sm = SmConfig::parse(&text).map_err(|e| fail(format!("{}: {e}", config.display())))?;
-    Ok((calib::Workload::new(recs, Path::new(".")), sm, text))
+    let w = calib::Workload::new(recs, Path::new(".")).within(&sm, limit);
+    Ok((w, sm, text))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ExitCode> {
@@ -91,8 +92,8 @@ fn write(path: &Path, text: &str) -> Result<(), ExitCode> {
     std::fs::write(path, text).map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
 }
 
-fn pack(out: &Path, traces: &Path) -> ExitCode {
-    match calib::pack(Path::new("."), traces, out) {
+fn pack(out: &Path, traces: &Path, limit: u64) -> ExitCode {
+    match calib::pack(Path::new("."), traces, out, limit) {
         Ok((c, w)) => {
             println!("{}: {c} calibration programs (calibration/plain.txt), {w} traced programs (whole/traced.txt)", out.display());
             println!("on the device: OUT=$OUT bash cosim/gpu/runner/calibrate_all.sh {}", out.display());
@@ -136,8 +137,8 @@ fn import(results: &Path, out: &Path) -> ExitCode {
     }
 }
 
-fn fidelity(records: &Path, config: &Path, traces: &Path, out: &Path) -> ExitCode {
-    let (w, sm, _) = match load(records, config) {
+fn fidelity(records: &Path, config: &Path, traces: &Path, out: &Path, limit: u64) -> ExitCode {
+    let (w, sm, _) = match load(records, config, limit) {
         Ok(x) => x,
         Err(c) => return c,
     };
@@ -177,8 +178,8 @@ fn fidelity(records: &Path, config: &Path, traces: &Path, out: &Path) -> ExitCod
     ExitCode::SUCCESS
 }
 
-fn fit(records: &Path, config: &Path, passes: usize, only: &[String], write_back: bool) -> ExitCode {
-    let (w, sm, text) = match load(records, config) {
+fn fit(records: &Path, config: &Path, passes: usize, only: &[String], write_back: bool, limit: u64) -> ExitCode {
+    let (w, sm, text) = match load(records, config, limit) {
         Ok(x) => x,
         Err(c) => return c,
     };
@@ -232,11 +233,13 @@ fn fit(records: &Path, config: &Path, passes: usize, only: &[String], write_back
     ExitCode::SUCCESS
 }
 
-pub fn run(cmd: CalibCmd) -> ExitCode {
+/// Runs a `calibrate` command; every program it loads must fit the memory budget `limit`
+/// (`--mem-limit`).
+pub fn run(cmd: CalibCmd, limit: u64) -> ExitCode {
     match cmd {
-        CalibCmd::Pack { out, traces } => pack(&out, &traces),
+        CalibCmd::Pack { out, traces } => pack(&out, &traces, limit),
         CalibCmd::Import { results, out } => import(&results, &out),
-        CalibCmd::Fidelity { records, config, traces, out } => fidelity(&records, &config, &traces, &out),
-        CalibCmd::Fit { records, config, passes, param, write } => fit(&records, &config, passes, &param, write),
+        CalibCmd::Fidelity { records, config, traces, out } => fidelity(&records, &config, &traces, &out, limit),
+        CalibCmd::Fit { records, config, passes, param, write } => fit(&records, &config, passes, &param, write, limit),
     }
 }

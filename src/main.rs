@@ -1,6 +1,7 @@
 //! `hopsync`: run, check and co-simulate sm_90 synchronization firmware.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use hopsync_cosim::budget::{self, Footprint};
 use hopsync_cosim::machine::{Config, UbMode};
 use hopsync_cosim::report::{run_golden, RunReport};
 use hopsync_firmware::Program;
@@ -17,8 +18,24 @@ const BENCH_PROGRAM: &str = include_str!("../firmware/programs/bench/pipeline_lo
 #[derive(Parser)]
 #[command(name = "hopsync", version, about = "Synthesizable model of Hopper (sm_90) async synchronization: mbarrier, named barriers, cluster barrier, TMA")]
 struct Cli {
+    /// Memory budget of a run (e.g. 8GiB, 512MiB, or bytes): a run whose estimate (from the
+    /// manifest and the declarations, before anything is allocated) is larger is refused.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "8GiB", value_parser = budget::parse_size)]
+    mem_limit: u64,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// What a program is loaded for, which decides its memory estimate.
+#[derive(Clone, Copy)]
+enum Use<'a> {
+    /// A golden-engine run with its race detector (and `check`, which validates what a default
+    /// run would take).
+    Golden(hopsync_cosim::race::RaceMode),
+    /// An SM-engine run (rtl or verilator units).
+    Sm(&'a hopsync_sim::SmConfig),
+    /// A lockstep run: the golden model (with its race detector) beside the SM engine.
+    Cosim(&'a hopsync_sim::SmConfig, hopsync_cosim::race::RaceMode),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -205,6 +222,9 @@ enum Cmd {
         /// Which simulation of the units is checked.
         #[arg(long, value_enum, default_value = "rtl")]
         engine: CosimEngine,
+        /// Step limit: the engine's cycles (and the golden model's steps).
+        #[arg(long, default_value_t = 200_000_000)]
+        max_steps: u64,
         /// With --engine verilator: write Verilator's VCD of every unit into this folder.
         #[arg(long)]
         verilator_vcd: Option<PathBuf>,
@@ -377,6 +397,25 @@ fn load(path: &PathBuf) -> Result<Program, ExitCode> {
     })
 }
 
+/// Loads a program for `usage` within the memory budget `limit`: states the run's estimate up
+/// front (stderr), and refuses (exit 2) a run that would not fit, at its largest item.
+fn load_within(path: &PathBuf, usage: Use<'_>, limit: u64) -> Result<Program, ExitCode> {
+    let prog = load(path)?;
+    let (engine, f) = match usage {
+        Use::Golden(race) => ("golden", Footprint::golden_with_race(&prog, race)),
+        Use::Sm(sm) => ("SM-engine", hopsync_sim::footprint(&prog, sm)),
+        Use::Cosim(sm, race) => ("cosim", hopsync_sim::lockstep::footprint(&prog, sm, race)),
+    };
+    eprintln!("memory: the {engine} run needs about {} of its {} budget (--mem-limit)", budget::show(f.total()), budget::show(limit));
+    match f.check(&prog, engine, limit) {
+        Ok(()) => Ok(prog),
+        Err(d) => {
+            eprintln!("{d}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 fn write_timeline(path: &Path, trace: &hopsync_sim::timeline::Trace) -> Result<(), ExitCode> {
     trace.write(path).map_err(|e| {
         eprintln!("{e}");
@@ -412,9 +451,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
+    let limit = cli.mem_limit;
     match cli.cmd {
         Cmd::Run { program, engine, seed, ub, race, json, max_steps, waves, verilator_vcd, timeline } => {
-            let prog = load(&program)?;
+            let sm = match engine {
+                Engine::Golden => None,
+                Engine::Rtl => Some(hopsync_sim::SmConfig::sm90()),
+                Engine::Verilator => Some(verilator_config(verilator_vcd)?),
+            };
+            let prog = load_within(&program, sm.as_ref().map_or(Use::Golden(race.mode()), Use::Sm), limit)?;
             let cfg = Config {
                 seed,
                 ub: match ub {
@@ -430,10 +475,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
                     return Err(ExitCode::from(2));
                 }
-                let (report, trace) = match engine {
-                    Engine::Golden => hopsync_sim::timeline::run_golden(&prog, cfg),
-                    Engine::Rtl => hopsync_sim::timeline::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
-                    Engine::Verilator => hopsync_sim::timeline::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
+                // `sm` is the configuration the program was loaded (and budgeted) for.
+                let (report, trace) = match sm {
+                    None => hopsync_sim::timeline::run_golden(&prog, cfg),
+                    Some(sm) => hopsync_sim::timeline::run_rtl(&prog, cfg, sm),
                 };
                 print!("{}", report.summary());
                 write_timeline(path, &trace)?;
@@ -446,12 +491,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     eprintln!("error: --waves needs --engine rtl (the golden model has no cycles)");
                     return Err(ExitCode::from(2));
                 }
-                (Engine::Rtl, None) => hopsync_sim::run_rtl(&prog, cfg, hopsync_sim::SmConfig::sm90()),
+                (Engine::Rtl, None) => hopsync_sim::run_rtl(&prog, cfg, sm.expect("an SM configuration for the rtl engine")),
                 (Engine::Rtl, Some(vcd)) => hopsync_sim::waves::run_with_waves(&prog, cfg, hopsync_sim::SmConfig::sm90(), &vcd).map_err(|e| {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 })?,
-                (Engine::Verilator, None) => hopsync_sim::run_rtl(&prog, cfg, verilator_config(verilator_vcd)?),
+                (Engine::Verilator, None) => hopsync_sim::run_rtl(&prog, cfg, sm.expect("an SM configuration for the verilator engine")),
                 (Engine::Verilator, Some(_)) => {
                     eprintln!("error: --waves needs --engine rtl (with --engine verilator use --verilator-vcd DIR)");
                     return Err(ExitCode::from(2));
@@ -463,7 +508,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(status_code(&report))
         }
         Cmd::Check { program, print } => {
-            let prog = load(&program)?;
+            let prog = load_within(&program, Use::Golden(Default::default()), limit)?;
             if print {
                 print!("{}", hopsync_firmware::printer::print_module(&prog.module));
             } else {
@@ -477,14 +522,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Init { program, kernel, write, arch, flags, cutlass } => init(&program, kernel.as_deref(), write, hopsync_firmware::manifest::CudaOptions { arch, flags, cutlass }),
         Cmd::Demo { waves_dir } => Ok(demo::run(&waves_dir.unwrap_or_else(demo::default_waves_dir))),
-        Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd)),
+        Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd, limit)),
         Cmd::Gpu { cmd } => {
             use hopsync_cosim::gpu::cli;
             let root = std::path::Path::new(".");
             let code = match cmd {
-                GpuCmd::Pack { programs, out, ptx_version } => cli::pack(&programs, &out, &hopsync_cosim::gpu::pack::PackOptions { ptx_version }),
+                GpuCmd::Pack { programs, out, ptx_version } => cli::pack(&programs, &out, &hopsync_cosim::gpu::pack::PackOptions { ptx_version, mem_limit: limit }),
                 GpuCmd::Import { results, traces } => cli::import_cmd(&results, &traces, root),
-                GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results),
+                GpuCmd::Golden { batch, results, list } => cli::golden_list_cmd(&batch, &list, &results, limit),
                 GpuCmd::Replay { names, engine: Engine::Golden, traces, json } => cli::replay_cmd(&traces, root, json.as_deref(), &names),
                 GpuCmd::Replay { names, engine: Engine::Rtl, traces, json } => {
                     let sm = hopsync_sim::SmConfig::sm90();
@@ -573,7 +618,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Bench { program, reps, engine: Engine::Rtl, .. } => {
             let progs = match program {
-                Some(p) => vec![load(&p)?],
+                Some(p) => vec![load_within(&p, Use::Sm(&hopsync_sim::SmConfig::sm90()), limit)?],
                 None => hopsync_sim::bench::default_programs(),
             };
             for prog in &progs {
@@ -587,13 +632,13 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Cosim { program, ub, race, json, waves, engine, verilator_vcd, timeline } => {
-            let prog = load(&program)?;
-            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, race: race.mode(), ..Config::default() };
+        Cmd::Cosim { program, ub, race, json, waves, engine, verilator_vcd, max_steps, timeline } => {
+            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, max_steps, race: race.mode(), ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
             };
+            let prog = load_within(&program, Use::Cosim(&sm, cfg.race), limit)?;
             let r = match (&waves, &timeline) {
                 (Some(_), Some(_)) => {
                     eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
@@ -625,7 +670,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(if r.clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Cmd::TmaLayout { program, map, box_coords, smem_base, svg } => {
-            let prog = load(&program)?;
+            let prog = load_within(&program, Use::Golden(Default::default()), limit)?;
             let l = tma_layout::for_program(&prog, &map, box_coords.as_deref(), smem_base).map_err(|e| {
                 eprintln!("{e}");
                 ExitCode::from(2)
@@ -653,7 +698,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             } else {
                 programs
             };
-            let progs = programs.iter().map(load).collect::<Result<Vec<_>, _>>()?;
+            let sm = hopsync_sim::SmConfig::sm90();
+            let progs = programs.iter().map(|p| load_within(p, Use::Sm(&sm), limit)).collect::<Result<Vec<_>, _>>()?;
             let files = hopsync_sim::waves::write_for_programs(&progs, &dir, &hopsync_sim::SmConfig::sm90()).map_err(|e| {
                 eprintln!("{e}");
                 ExitCode::from(2)
@@ -670,7 +716,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Bench { program, reps, engine: Engine::Golden, .. } => {
             let prog = match program {
-                Some(p) => load(&p)?,
+                Some(p) => load_within(&p, Use::Golden(Default::default()), limit)?,
                 None => Program::parse("firmware/programs/bench/pipeline_long.ptx", BENCH_PROGRAM).expect("the embedded bench program parses"),
             };
             // With the race detector (the default) and without it: its cost (docs/PERF.md).

@@ -2,14 +2,16 @@
 //! the manifest: some manifests are broken on purpose), what it must produce:
 //!
 //! ```text
-//! // expect-error: <text the parse / validation diagnostic must contain>
+//! // expect-error: <text the parse / validation / memory-budget diagnostic must contain>
 //! // expect-finding: <FindingKind name the golden run must stop with first>
+//! // max-steps: <N>   (optional: the run's step budget, `--max-steps N`)
 //! ```
 //!
 //! Also: the `hopsync` binary's exit codes on them (2 for errors, 1 for findings, never a panic),
 //! and that no input makes the parser panic (every line-prefix of the good programs, and a few
 //! hundred seeded byte mutations of them).
 
+use hopsync_cosim::budget::{Footprint, DEFAULT_MEM_LIMIT};
 use hopsync_cosim::finding::FindingKind;
 use hopsync_cosim::machine::Config;
 use hopsync_cosim::report::run_golden;
@@ -25,6 +27,17 @@ fn root() -> PathBuf {
 enum Expect {
     Error(String),
     Finding(String),
+}
+
+/// The step budget a bad program asks for (`// max-steps: N`), if any.
+fn max_steps(path: &Path) -> Option<u64> {
+    let src = std::fs::read_to_string(path).unwrap();
+    src.lines().find_map(|l| l.trim().strip_prefix("// max-steps:").map(|n| n.trim().parse().expect("max-steps takes a number")))
+}
+
+/// A program's golden run configuration: the defaults, with its step budget.
+fn config(path: &Path) -> Config {
+    Config { max_steps: max_steps(path).unwrap_or(Config::default().max_steps), ..Config::default() }
 }
 
 /// Every bad program with its expectation, sorted by file name. Panics on a file without exactly
@@ -76,8 +89,12 @@ fn check_one(path: &Path, expect: &Expect) -> Option<String> {
     let name = path.display().to_string();
     match expect {
         Expect::Error(text) => {
+            // A program that loads must be refused by the golden run's memory budget.
             let d = match Program::load(path) {
-                Ok(_) => return Some(format!("{name}: parsed, but must fail with `{text}`")),
+                Ok(p) => match Footprint::golden(&p).check(&p, "golden", DEFAULT_MEM_LIMIT) {
+                    Ok(()) => return Some(format!("{name}: parsed and fits the memory budget, but must fail with `{text}`")),
+                    Err(d) => d,
+                },
                 Err(d) => d,
             };
             let r = format!("{d}");
@@ -105,7 +122,7 @@ fn check_one(path: &Path, expect: &Expect) -> Option<String> {
                 Ok(p) => p,
                 Err(d) => return Some(format!("{name}: must parse (it expects finding {kind}) but:\n{d}")),
             };
-            let r = run_golden(&prog, Config::default());
+            let r = run_golden(&prog, config(path));
             if r.status != "fault" {
                 return Some(format!("{name}: status `{}`, expected `fault` with {kind}\n{}", r.status, r.summary()));
             }
@@ -174,6 +191,23 @@ fn bad_programs_produce_their_diagnostic_or_finding() {
     assert!(problems.is_empty(), "{} of {} bad programs misbehave:\n\n{}", problems.len(), all.len(), problems.join("\n\n"));
 }
 
+/// The device heap's misuses are named for what they are (cosim/src/heap.rs): the finding's
+/// message, not only its kind.
+#[test]
+fn heap_misuse_is_named() {
+    for (file, says) in [
+        ("heap_double_free.ptx", "was freed already (double free)"),
+        ("heap_free_interior.ptx", "points inside the allocation at 0x7c0000000000, not at its start"),
+        ("heap_use_after_free.ptx", "use after free: it lies in the block at 0x7c0000000000 that `free` released"),
+    ] {
+        let path = root().join("firmware/programs/bad").join(file);
+        let prog = Program::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let r = run_golden(&prog, config(&path));
+        let f = r.findings.first().unwrap_or_else(|| panic!("{file}: no finding: {}", r.summary()));
+        assert!(f.message.contains(says), "{file}: {}", f.message);
+    }
+}
+
 #[test]
 fn the_binary_exits_2_on_errors_and_1_on_findings() {
     let all = bad_programs();
@@ -193,7 +227,12 @@ fn the_binary_exits_2_on_errors_and_1_on_findings() {
 fn run_binary(path: &Path, e: &Expect) -> Vec<String> {
     let mut problems = Vec::new();
     let rel = path.strip_prefix(root()).unwrap().to_path_buf();
-    let out = Command::new(env!("CARGO_BIN_EXE_hopsync")).arg("run").arg(&rel).current_dir(root()).output().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hopsync"));
+    cmd.arg("run").arg(&rel).current_dir(root());
+    if let Some(n) = max_steps(path) {
+        cmd.arg("--max-steps").arg(n.to_string());
+    }
+    let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let want = match e {

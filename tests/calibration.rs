@@ -230,7 +230,7 @@ fn import_reads_a_run_batch_results_folder() {
     let cwd = std::env::current_dir().unwrap();
     std::env::set_current_dir(root()).unwrap();
     assert_eq!(hopsync_cosim::gpu::cli::pack(&[prog.clone()], &batch, &Default::default()), 0);
-    assert_eq!(hopsync_cosim::gpu::cli::golden_cmd(&batch, &results), 0);
+    assert_eq!(hopsync_cosim::gpu::cli::golden_cmd(&batch, &results, hopsync_cosim::budget::DEFAULT_MEM_LIMIT), 0);
     let imported = calib::import(&results, Path::new("."));
     std::env::set_current_dir(cwd).unwrap();
     let imported = imported.unwrap();
@@ -259,8 +259,8 @@ fn import_reads_a_calibrate_all_results_folder() {
     let traced = ("firmware/programs/seeds/mbarrier_ex4_cluster.ptx".to_string(), 64u32);
     let cwd = std::env::current_dir().unwrap();
     std::env::set_current_dir(root()).unwrap();
-    let packed = calib::pack_programs(Path::new("."), &calib_progs, &[traced.clone()], &batch);
-    let run = |list: &str, sub: &str, out: &str| hopsync_cosim::gpu::pack::run_list_golden(&batch.join(sub), list, &results.join(out)).unwrap();
+    let packed = calib::pack_programs(Path::new("."), &calib_progs, &[traced.clone()], &batch, hopsync_cosim::budget::DEFAULT_MEM_LIMIT);
+    let run = |list: &str, sub: &str, out: &str| hopsync_cosim::gpu::pack::run_list_golden(&batch.join(sub), list, &results.join(out), hopsync_cosim::budget::DEFAULT_MEM_LIMIT).unwrap();
     let imported = packed.map(|(c, w)| {
         assert_eq!((c, w), (2, 1));
         assert_eq!(run("plain.txt", "calibration", "calibration/run1"), 2);
@@ -319,7 +319,7 @@ fn calibrate_all_runs_end_to_end_with_the_golden_runner() {
     let cwd = std::env::current_dir().unwrap();
     std::env::set_current_dir(root()).unwrap();
     let calib_progs = [PathBuf::from("firmware/programs/calibration/cluster_barrier_4.ptx"), PathBuf::from("firmware/programs/calibration/val_mbar_gather.ptx")];
-    let packed = calib::pack_programs(Path::new("."), &calib_progs, &[("firmware/programs/seeds/bar_sync.ptx".into(), 64)], &batch);
+    let packed = calib::pack_programs(Path::new("."), &calib_progs, &[("firmware/programs/seeds/bar_sync.ptx".into(), 64)], &batch, hopsync_cosim::budget::DEFAULT_MEM_LIMIT);
     std::env::set_current_dir(&cwd).unwrap();
     assert_eq!(packed.unwrap(), (2, 1));
     let status = std::process::Command::new("bash")

@@ -168,7 +168,7 @@ fn clients_pack_for_the_gpu_at_ptx_isa_9_0() {
     let dir = std::env::temp_dir().join(format!("hopsync_clients_pack_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let files: Vec<PathBuf> = CLIENTS.iter().filter(|(f, _, _)| !WAITING_FOR.iter().any(|(w, _)| w == f)).map(|(f, _, _)| clients_dir().join(f)).collect();
-    let entries = write_batch_with(&files, &dir.join("batch"), &PackOptions { ptx_version: Some((9, 0)) }).unwrap();
+    let entries = write_batch_with(&files, &dir.join("batch"), &PackOptions { ptx_version: Some((9, 0)), ..Default::default() }).unwrap();
     let mut packed = 0;
     for e in &entries {
         let newer = NEEDS_NEWER_PTX.iter().find(|(f, _)| e.program.ends_with(f));
@@ -184,7 +184,7 @@ fn clients_pack_for_the_gpu_at_ptx_isa_9_0() {
             assert!(ptx.starts_with("//!"), "{f}: no manifest");
         }
     }
-    let n = run_batch_golden(&dir.join("batch"), &dir.join("results")).unwrap();
+    let n = run_batch_golden(&dir.join("batch"), &dir.join("results"), hopsync_cosim::budget::DEFAULT_MEM_LIMIT).unwrap();
     assert_eq!(n, 2 * packed);
     let _ = std::fs::remove_dir_all(&dir);
 }

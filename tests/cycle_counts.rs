@@ -64,7 +64,9 @@ fn event_key(e: &Event) -> String {
 }
 
 fn fingerprint(prog: &Program, cfg: SmConfig) -> String {
-    let mut e = Engine::new(prog, Config::default(), cfg);
+    // A program's own step budget (`// max-steps: N`, tests/bad_programs.rs).
+    let max_steps = prog.source.lines().find_map(|l| l.strip_prefix("// max-steps:")).map(|n| n.trim().parse().unwrap());
+    let mut e = Engine::new(prog, Config { max_steps: max_steps.unwrap_or(Config::default().max_steps), ..Config::default() }, cfg);
     e.record_events();
     let outcome = e.run();
     let r = e.report(&outcome);
@@ -90,8 +92,9 @@ fn all_fingerprints() -> BTreeMap<String, String> {
     let mut paths = Vec::new();
     collect(&root().join("firmware/programs"), &mut paths);
     for p in paths {
-        // bad programs that do not parse have no timing
-        if let Ok(prog) = Program::load(&p) {
+        // bad programs that do not parse, or that the memory budget refuses, have no timing
+        let fits = |prog: &Program| hopsync_sim::footprint(prog, &SmConfig::sm90()).check(prog, "rtl", hopsync_cosim::budget::DEFAULT_MEM_LIMIT).is_ok();
+        if let Some(prog) = Program::load(&p).ok().filter(fits) {
             let name = p.strip_prefix(root()).unwrap().display().to_string();
             jobs.push((name, prog, SmConfig::sm90()));
         }

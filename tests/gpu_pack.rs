@@ -4,6 +4,7 @@
 //! import + replay of such golden "GPU" results are equal; a changed program makes its trace
 //! stale; a changed slot is a mismatch naming the instruction.
 
+use hopsync_cosim::budget::DEFAULT_MEM_LIMIT;
 use hopsync_cosim::gpu::instrument::{slot_field, slot_value, FieldKind};
 use hopsync_cosim::gpu::pack::{collect_programs, launch_description, pack, parse_launch_description, LaunchParam, run_batch_golden, write_batch};
 use hopsync_cosim::gpu::replay::{classify, describe_token_hi, replay_file, replay_trace};
@@ -94,7 +95,7 @@ fn launch_descriptions_agree_with_manifests_and_golden_results_replay_equal() {
     let dir = tmp("batch");
     let progs: Vec<PathBuf> = good_programs().into_iter().filter(|p| !p.to_string_lossy().contains("/bench/")).collect();
     // Tests run in the repository root: pack records the paths relative to it.
-    let entries = write_batch(&progs, &dir.join("batch")).unwrap();
+    let entries = write_batch(&progs, &dir.join("batch"), DEFAULT_MEM_LIMIT).unwrap();
     assert!(entries.iter().all(|e| !e.program.starts_with('/')), "{:?}", entries.iter().map(|e| &e.program).collect::<Vec<_>>());
     assert!(entries.iter().all(|e| e.result.is_ok()), "{:?}", entries.iter().filter(|e| e.result.is_err()).map(|e| &e.result).collect::<Vec<_>>());
     // Every description parses; buffers of zeros are not in the data file.
@@ -105,7 +106,7 @@ fn launch_descriptions_agree_with_manifests_and_golden_results_replay_equal() {
         let trace = d.buffers.iter().find(|b| b.0 == TRACE_BUFFER).unwrap();
         assert_eq!((trace.1, trace.2), (m.layout.bytes(), None));
     }
-    let n = run_batch_golden(&dir.join("batch"), &dir.join("results")).unwrap();
+    let n = run_batch_golden(&dir.join("batch"), &dir.join("results"), DEFAULT_MEM_LIMIT).unwrap();
     assert_eq!(n, 2 * entries.len());
     let imported = import(&dir.join("results"), &dir.join("traces"), &root()).unwrap();
     for i in &imported {
@@ -121,8 +122,8 @@ fn golden_traced(name: &str) -> (PathBuf, PathBuf) {
     let src = std::fs::read_to_string(root().join("firmware/programs/demo/pipeline.ptx")).unwrap();
     let prog = dir.join("pipeline.ptx");
     std::fs::write(&prog, src).unwrap();
-    write_batch(std::slice::from_ref(&prog), &dir.join("batch")).unwrap();
-    run_batch_golden(&dir.join("batch"), &dir.join("results")).unwrap();
+    write_batch(std::slice::from_ref(&prog), &dir.join("batch"), DEFAULT_MEM_LIMIT).unwrap();
+    run_batch_golden(&dir.join("batch"), &dir.join("results"), DEFAULT_MEM_LIMIT).unwrap();
     let v = import(&dir.join("results"), &dir.join("traces"), Path::new("/")).unwrap();
     let file = PathBuf::from(&v[0].result.as_ref().unwrap().0);
     (prog, file)

@@ -195,11 +195,12 @@ fn race_off_and_global_mode() {
     let off = run_golden(&prog, Config { race: RaceMode::Off, ..Config::default() });
     assert!(off.findings.is_empty(), "{}", off.summary());
     // The shadow memory is counted: the estimate bounds what a run allocates (no read sets here),
-    // 28 bytes per 4-byte word of the 264 bytes of shared memory plus 2 warps x 8 agents x 4.
+    // 28 bytes per 4-byte word of the 264 bytes of shared memory plus the vector clocks.
     let ok = Program::parse("race_case.ptx", &handoff("\tbar.sync 1;", "")).unwrap();
     let mut m = hopsync_cosim::machine::Machine::new(&ok, Config::default());
     m.run();
-    assert_eq!(m.race_shadow_estimate(), 66 * 28 + 2 * 8 * 4);
+    // Vectors of 8 clocks: 2 per warp, 17 per CTA (exit join, 16 named barriers), 2 per cluster.
+    assert_eq!(m.race_shadow_estimate(), 66 * 28 + (2 * 2 + 17 + 2) * 8 * 4);
     assert!(m.race_shadow_bytes() > 0 && m.race_shadow_bytes() <= m.race_shadow_estimate(), "{} > {}", m.race_shadow_bytes(), m.race_shadow_estimate());
     assert_eq!(hopsync_cosim::machine::Machine::new(&ok, Config { race: RaceMode::Off, ..Config::default() }).race_shadow_estimate(), 0);
     // Global memory: warp 0 writes out[lane], warp 1 reads it without a barrier.
@@ -212,6 +213,31 @@ fn race_off_and_global_mode() {
     let prog = Program::parse("race_case.ptx", &g).unwrap();
     let r = run_golden(&prog, Config { race: RaceMode::Global, ..Config::default() });
     assert!(r.findings.is_empty(), "{}", r.summary());
+}
+
+/// Thread 0 mallocs a block and shares its address; warp 0 writes word `lane`, warp 1 reads
+/// word `lane ^ 1`, `sync` between them.
+fn heap_case(sync: &str) -> String {
+    let externs = ".extern .func (.param .b64 func_retval0) malloc\n(\n\t.param .b64 malloc_param_0\n)\n;\n";
+    let body = format!(
+        "\t@!%p2 bra A;\n\t{{\n\t.param .b64 param0;\n\tst.param.b64 [param0], 256;\n\t.param .b64 retval0;\n\tcall (retval0), malloc, (param0);\n\tld.param.b64 %rd5, [retval0];\n\t}}\n\tst.shared.u64 [data], %rd5;\nA:\n\tbar.sync 0;\n\tld.shared.u64 %rd5, [data];\n\tmul.wide.u32 %rd4, %r5, 4;\n\tadd.s64 %rd6, %rd5, %rd4;\n\t@%p1 st.global.u32 [%rd6], %r8;\n{sync}\n\txor.b64 %rd4, %rd4, 4;\n\tadd.s64 %rd6, %rd5, %rd4;\n\t@!%p1 ld.global.u32 %r10, [%rd6];"
+    );
+    kernel(1, 1, &body).replace(".visible .entry k(", &format!("{externs}.visible .entry k("))
+}
+
+/// `--race global` watches `malloc`'s blocks too (each a global region of its own, allocated
+/// during the run).
+#[test]
+fn heap_blocks_are_watched_with_race_global() {
+    for (sync, clean) in [("\tbar.sync 1;", true), ("", false)] {
+        let prog = Program::parse("race_heap.ptx", &heap_case(sync)).unwrap_or_else(|d| panic!("{d}"));
+        let r = run_golden(&prog, Config { race: RaceMode::Global, ..Config::default() });
+        match clean {
+            true => assert!(r.findings.is_empty(), "{}", r.summary()),
+            false => assert_eq!(r.findings.first().map(|f| f.kind), Some(FindingKind::GlobalMemoryRace), "{}", r.summary()),
+        }
+        assert!(run_golden(&prog, Config::default()).findings.is_empty(), "global memory is not watched by default");
+    }
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {

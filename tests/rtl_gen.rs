@@ -8,10 +8,11 @@
 //! the golden run, a small UB program about 100 ms (the deadlocking ones spin 50,000 cycles before
 //! the deadlock is named), so the whole default run is about a minute of test time on 2 cores.
 //!
-//! `long_rtl_generated_programs` (ignored by default: `scripts/test --profile long --run-ignored
-//! only`) cosims 1e5 programs in 100 chunks of 1000 (the same mix, plus large programs: 16-32
-//! warps, 8-16 CTAs); `HOPSYNC_RTL_GEN_CHUNKS=a..b` runs chunks a..b only (one chunk is a
-//! 1000-program slice).
+//! `long_rtl_generated_programs_00` .. `_99` (ignored by default: `scripts/test --profile long
+//! --run-ignored only long_rtl_generated_programs`) cosim 1e5 programs, one 1000-program chunk
+//! each (the same mix, plus large programs: 16-32 warps, 8-16 CTAs); `HOPSYNC_GEN_SEED_BLOCK=k`
+//! moves them to the k-th block of 1e5 seeds. Separate tests let nextest shard the campaign:
+//! `--partition count:i/N` on machine i of N, over blocks 0..100 for 1e7 programs (README).
 //!
 //! Fixed races the long run found: a try_wait whose suspend-time limit expired while the
 //! complete_tx that completes its phase was in the unit's pipeline (gen seeds 1001623 --small,
@@ -167,23 +168,53 @@ fn chunk(c: u64) -> Vec<(u64, Size, bool)> {
     jobs
 }
 
-#[test]
-#[ignore]
-fn long_rtl_generated_programs() {
-    let range = match std::env::var("HOPSYNC_RTL_GEN_CHUNKS") {
-        Ok(s) => {
-            let (a, b) = s.split_once("..").unwrap_or_else(|| panic!("HOPSYNC_RTL_GEN_CHUNKS={s}: expected a..b"));
-            a.parse::<u64>().unwrap()..b.parse::<u64>().unwrap().min(CHUNKS)
-        }
-        Err(_) => 0..CHUNKS,
-    };
-    let mut errs = Vec::new();
-    let t = Instant::now();
-    for c in range.clone() {
-        let e = run_jobs(&chunk(c));
-        eprintln!("chunk {c}: {} failures, {:.0} s so far", e.len(), t.elapsed().as_secs_f64());
-        errs.extend(e);
-    }
-    let n = (range.end - range.start) * CHUNK;
-    assert!(errs.is_empty(), "{} of {n} programs failed:\n{}", errs.len(), errs.join("\n"));
+/// The seed block of the long run (`HOPSYNC_GEN_SEED_BLOCK=k`, default 0): block k's chunks take
+/// the seeds after blocks 0..k, so blocks 0..100 are 10^7 distinct programs.
+fn seed_block() -> u64 {
+    std::env::var("HOPSYNC_GEN_SEED_BLOCK").map_or(0, |s| s.parse().unwrap_or_else(|_| panic!("HOPSYNC_GEN_SEED_BLOCK={s}: expected a number")))
 }
+
+/// Cosims chunk `c` of the current seed block.
+fn long_chunk(c: u64) {
+    let t = Instant::now();
+    let errs = run_jobs(&chunk(seed_block() * CHUNKS + c));
+    eprintln!("block {} chunk {c}: {} failures in {:.0} s", seed_block(), errs.len(), t.elapsed().as_secs_f64());
+    assert!(errs.is_empty(), "{} of {CHUNK} programs failed:\n{}", errs.len(), errs.join("\n"));
+}
+
+/// One test per chunk, so that nextest shards the long run over machines by itself
+/// (`--partition count:i/N`; README "Long randomized campaigns").
+macro_rules! long_chunks {
+    ($($name:ident = $c:expr),* $(,)?) => {
+        $(
+            #[test]
+            #[ignore]
+            fn $name() {
+                long_chunk($c);
+            }
+        )*
+    };
+}
+
+long_chunks!(
+    long_rtl_generated_programs_00 = 0, long_rtl_generated_programs_01 = 1, long_rtl_generated_programs_02 = 2, long_rtl_generated_programs_03 = 3, long_rtl_generated_programs_04 = 4,
+    long_rtl_generated_programs_05 = 5, long_rtl_generated_programs_06 = 6, long_rtl_generated_programs_07 = 7, long_rtl_generated_programs_08 = 8, long_rtl_generated_programs_09 = 9,
+    long_rtl_generated_programs_10 = 10, long_rtl_generated_programs_11 = 11, long_rtl_generated_programs_12 = 12, long_rtl_generated_programs_13 = 13, long_rtl_generated_programs_14 = 14,
+    long_rtl_generated_programs_15 = 15, long_rtl_generated_programs_16 = 16, long_rtl_generated_programs_17 = 17, long_rtl_generated_programs_18 = 18, long_rtl_generated_programs_19 = 19,
+    long_rtl_generated_programs_20 = 20, long_rtl_generated_programs_21 = 21, long_rtl_generated_programs_22 = 22, long_rtl_generated_programs_23 = 23, long_rtl_generated_programs_24 = 24,
+    long_rtl_generated_programs_25 = 25, long_rtl_generated_programs_26 = 26, long_rtl_generated_programs_27 = 27, long_rtl_generated_programs_28 = 28, long_rtl_generated_programs_29 = 29,
+    long_rtl_generated_programs_30 = 30, long_rtl_generated_programs_31 = 31, long_rtl_generated_programs_32 = 32, long_rtl_generated_programs_33 = 33, long_rtl_generated_programs_34 = 34,
+    long_rtl_generated_programs_35 = 35, long_rtl_generated_programs_36 = 36, long_rtl_generated_programs_37 = 37, long_rtl_generated_programs_38 = 38, long_rtl_generated_programs_39 = 39,
+    long_rtl_generated_programs_40 = 40, long_rtl_generated_programs_41 = 41, long_rtl_generated_programs_42 = 42, long_rtl_generated_programs_43 = 43, long_rtl_generated_programs_44 = 44,
+    long_rtl_generated_programs_45 = 45, long_rtl_generated_programs_46 = 46, long_rtl_generated_programs_47 = 47, long_rtl_generated_programs_48 = 48, long_rtl_generated_programs_49 = 49,
+    long_rtl_generated_programs_50 = 50, long_rtl_generated_programs_51 = 51, long_rtl_generated_programs_52 = 52, long_rtl_generated_programs_53 = 53, long_rtl_generated_programs_54 = 54,
+    long_rtl_generated_programs_55 = 55, long_rtl_generated_programs_56 = 56, long_rtl_generated_programs_57 = 57, long_rtl_generated_programs_58 = 58, long_rtl_generated_programs_59 = 59,
+    long_rtl_generated_programs_60 = 60, long_rtl_generated_programs_61 = 61, long_rtl_generated_programs_62 = 62, long_rtl_generated_programs_63 = 63, long_rtl_generated_programs_64 = 64,
+    long_rtl_generated_programs_65 = 65, long_rtl_generated_programs_66 = 66, long_rtl_generated_programs_67 = 67, long_rtl_generated_programs_68 = 68, long_rtl_generated_programs_69 = 69,
+    long_rtl_generated_programs_70 = 70, long_rtl_generated_programs_71 = 71, long_rtl_generated_programs_72 = 72, long_rtl_generated_programs_73 = 73, long_rtl_generated_programs_74 = 74,
+    long_rtl_generated_programs_75 = 75, long_rtl_generated_programs_76 = 76, long_rtl_generated_programs_77 = 77, long_rtl_generated_programs_78 = 78, long_rtl_generated_programs_79 = 79,
+    long_rtl_generated_programs_80 = 80, long_rtl_generated_programs_81 = 81, long_rtl_generated_programs_82 = 82, long_rtl_generated_programs_83 = 83, long_rtl_generated_programs_84 = 84,
+    long_rtl_generated_programs_85 = 85, long_rtl_generated_programs_86 = 86, long_rtl_generated_programs_87 = 87, long_rtl_generated_programs_88 = 88, long_rtl_generated_programs_89 = 89,
+    long_rtl_generated_programs_90 = 90, long_rtl_generated_programs_91 = 91, long_rtl_generated_programs_92 = 92, long_rtl_generated_programs_93 = 93, long_rtl_generated_programs_94 = 94,
+    long_rtl_generated_programs_95 = 95, long_rtl_generated_programs_96 = 96, long_rtl_generated_programs_97 = 97, long_rtl_generated_programs_98 = 98, long_rtl_generated_programs_99 = 99,
+);

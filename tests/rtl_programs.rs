@@ -112,9 +112,12 @@ fn check_bad(path: &Path) -> Result<String, Vec<String>> {
     let text = std::fs::read_to_string(path).unwrap();
     let expected = text.lines().find_map(|l| l.strip_prefix("// expect-finding: ")).map(|s| s.trim().to_string()).unwrap();
     let prog = Program::load(path).map_err(|d| vec![format!("does not parse:\n{d}")])?;
-    let golden = run_golden(&prog, Config::default());
-    let rtl = run_rtl(&prog, Config::default(), SmConfig::sm90());
-    let cosim = run_cosim(&prog, Config::default(), SmConfig::sm90());
+    // A program's own step budget (`// max-steps: N`, tests/bad_programs.rs).
+    let max_steps = text.lines().find_map(|l| l.strip_prefix("// max-steps:")).map(|n| n.trim().parse().unwrap());
+    let cfg = Config { max_steps: max_steps.unwrap_or(Config::default().max_steps), ..Config::default() };
+    let golden = run_golden(&prog, cfg.clone());
+    let rtl = run_rtl(&prog, cfg.clone(), SmConfig::sm90());
+    let cosim = run_cosim(&prog, cfg, SmConfig::sm90());
     let mut errs = Vec::new();
     let (g, r) = (first_finding(&golden), first_finding(&rtl));
     if g != Some(expected.as_str()) || r != g {

@@ -5,13 +5,16 @@
 //! divergent lanes meet again); [`retire`] is
 //! the per-instruction log every engine writes and the lockstep harness compares.
 
+pub mod budget;
 pub mod finding;
 pub mod mbarrier;
 pub mod exec;
 pub mod machine;
+pub mod heap;
 pub mod reconverge;
 pub mod race;
 mod machine_api;
+pub mod spin;
 pub mod lockstep;
 pub mod report;
 pub mod retire;

@@ -21,6 +21,7 @@ use crate::finding::{Finding, FindingKind, Location};
 use crate::reconverge::{self, ConvBarrier};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
+use hopsync_firmware::limits::Layout;
 use hopsync_firmware::{printer, Program};
 use std::collections::HashMap;
 
@@ -35,10 +36,11 @@ pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
 /// Function addresses (`mov.u64 %rd, func`, call tables): function `k` is at
 /// `FUNC_ADDR_BASE + 16 * k` (docs/DESIGN.md); an indirect `call` maps the address back.
 pub const FUNC_ADDR_BASE: u64 = 0x0000_7b00_0000_0000;
-/// The device heap (`malloc`): allocations from here, each 256-byte aligned with a 256-byte gap.
-pub const HEAP_BASE: u64 = 0x0000_7c00_0000_0000;
-/// Bytes the device heap holds at once (CUDA's default `cudaLimitMallocHeapSize`, 8 MiB).
-pub const HEAP_BYTES: u64 = 8 << 20;
+/// The device heap (`malloc`, crate::heap): its address range and live-bytes limit.
+pub use crate::heap::{HEAP_BASE, HEAP_BYTES};
+/// Bytes of printf output a run keeps: CUDA's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by
+/// default) is circular, so the latest output survives; older lines are counted only.
+pub const PRINTF_BUFFER_BYTES: u64 = 1 << 20;
 /// A thread's stack (its local memory: the frames of the functions it is in) may grow to this
 /// (sm_90's limit on local memory per thread, 512 KiB).
 pub const STACK_BYTES: u64 = 512 << 10;
@@ -46,6 +48,8 @@ pub const STACK_BYTES: u64 = 512 << 10;
 pub const SMEM_CLUSTER_STRIDE: u64 = 0x0100_0000;
 /// Warp size.
 pub const WARP: usize = 32;
+/// Findings a run keeps; later ones are only counted (`Machine::findings_dropped`).
+pub const MAX_FINDINGS: usize = 10_000;
 
 /// What to do on undefined behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +69,8 @@ pub struct Config {
     pub ub: UbMode,
     /// Maximum scheduler steps before the `StepLimit` finding.
     pub max_steps: u64,
-    /// Steps without progress (no memory or sync change) before the `Deadlock` finding.
+    /// Steps without progress (no memory or sync change) before the spin watch starts
+    /// (crate::spin): `Deadlock` once every live warp is then proven blocked or repeating.
     pub spin_limit: u64,
     /// Steps an asynchronous operation takes in deterministic mode.
     pub async_delay: u64,
@@ -308,17 +313,20 @@ pub struct MbarShadow {
 }
 
 /// The valid mbarrier objects of a CTA, indexed by shared offset (8-byte slots: an object is
-/// 8-byte aligned, PTX 9.7.13.15.1). A flat table, since this lookup is on every mbarrier op.
+/// 8-byte aligned, PTX 9.7.13.15.1). A flat table, since this lookup is on every mbarrier op,
+/// grown up to the highest object initialized (most CTAs never use more than a few slots).
 #[derive(Debug, Clone, Default)]
 pub struct MbarTable {
     slots: Vec<Option<MbarShadow>>,
     count: usize,
+    /// Slots the CTA's shared memory has room for.
+    capacity: usize,
 }
 
 impl MbarTable {
     /// A table for `smem_bytes` of shared memory.
     pub fn new(smem_bytes: u32) -> MbarTable {
-        MbarTable { slots: vec![None; (smem_bytes as usize).div_ceil(8)], count: 0 }
+        MbarTable { slots: Vec::new(), count: 0, capacity: (smem_bytes as usize).div_ceil(8) }
     }
     /// Whether no object is valid.
     pub fn is_empty(&self) -> bool {
@@ -347,7 +355,11 @@ impl MbarTable {
     }
     /// Marks `off` valid.
     pub fn insert(&mut self, off: u32, s: MbarShadow) {
-        if let Some(slot) = self.slots.get_mut((off / 8) as usize) {
+        let i = (off / 8) as usize;
+        if i < self.capacity && i >= self.slots.len() {
+            self.slots.resize(i + 1, None);
+        }
+        if let Some(slot) = self.slots.get_mut(i) {
             if slot.is_none() {
                 self.count += 1;
             }
@@ -519,12 +531,18 @@ pub struct Machine<'p> {
     pub(crate) sym_in_frame: Vec<bool>,
     /// Per function: the bytes of its frame.
     pub(crate) frame_bytes: Vec<u64>,
-    /// What threads printed (`printf`) and failed `assert` messages, in execution order.
-    pub(crate) output: Vec<DeviceOutput>,
-    /// The device heap: the next allocation's address and the bytes allocated and not freed.
-    pub(crate) heap_next: u64,
-    /// Bytes of live heap allocations.
-    pub(crate) heap_live: u64,
+    /// What threads printed (`printf`) and failed `assert` messages, in execution order: the
+    /// latest [`PRINTF_BUFFER_BYTES`] of text.
+    pub(crate) output: std::collections::VecDeque<DeviceOutput>,
+    /// Bytes of text in `output`.
+    pub(crate) output_bytes: u64,
+    /// Lines dropped from the front of `output` to keep it within [`PRINTF_BUFFER_BYTES`].
+    pub(crate) output_dropped: u64,
+    /// The device heap's bookkeeping (crate::heap); an allocation's bytes are a region of
+    /// `global` at its block's slot (slots from `static_regions` on).
+    pub(crate) heap: crate::heap::Heap,
+    /// Regions of `global` before the heap's: the buffers and variables, sorted by base.
+    pub(crate) static_regions: usize,
     /// Per register: the mask of its declared width (`.pred` registers hold 0 or 1).
     pub(crate) reg_mask: Vec<u64>,
     /// Static + dynamic shared bytes per CTA.
@@ -541,8 +559,11 @@ pub struct Machine<'p> {
     pub(crate) thread_instructions: u64,
     /// mbarrier phases completed.
     pub(crate) phases_completed: u64,
-    /// Findings so far.
+    /// Findings so far (the first [`MAX_FINDINGS`]).
     pub(crate) findings: Vec<Finding>,
+    /// Findings past [`MAX_FINDINGS`], counted only (a `--ub warn` run that finds something at
+    /// every step would otherwise grow without bound).
+    pub(crate) findings_dropped: u64,
     /// Step of the last progress event.
     pub(crate) last_progress: u64,
     /// Async issue counter.
@@ -573,6 +594,9 @@ pub struct Machine<'p> {
     reshuffle_at: u64,
     /// Seeded mode: runnable warps of this step (index in `order`, pc, lanes, weight), reused.
     runnable: Vec<(usize, u32, u32, u64)>,
+    /// Which warps are proven to spin forever (crate::spin), once a spin limit passed without
+    /// progress.
+    pub(crate) spin: crate::spin::SpinWatch,
 }
 
 fn xorshift(s: &mut u64) -> u64 {
@@ -595,14 +619,14 @@ impl<'p> Machine<'p> {
             global.push(Region { name: b.name.clone(), base, bytes: b.initial_bytes() });
         }
         let mut next = man.buffers_end();
-        let mut sym_offset = vec![0u64; m.symbols.len()];
-        let mut smem = 0u64;
-        let mut params = Vec::new();
-        let (in_frame, frame_bytes, frame_offset) = frame_layout(m);
+        // Shared, frame and parameter offsets: the one layout the limits were checked on.
+        let layout = Layout::of(m, man);
+        let mut sym_offset = layout.offset.clone();
+        let mut params = Vec::with_capacity(layout.param_bytes as usize);
+        let in_frame = layout.in_frame.clone();
         let entry = m.entry;
         for (i, s) in m.symbols.iter().enumerate() {
             if in_frame[i] {
-                sym_offset[i] = frame_offset[i];
                 continue;
             }
             match s.space {
@@ -612,19 +636,8 @@ impl<'p> Machine<'p> {
                     next += (s.bytes() + 255) & !255;
                     next += 256;
                 }
-                // Static shared variables of the module and of the launched entry and the device
-                // functions (other entries' are theirs).
-                Space::Shared if !s.is_extern && s.func.is_none_or(|f| f == entry || !m.funcs[f.0 as usize].entry) => {
-                    let a = s.alignment().max(1);
-                    smem = (smem + a - 1) / a * a;
-                    sym_offset[i] = smem;
-                    smem += s.bytes();
-                }
                 Space::Param if s.func == Some(entry) => {
-                    let a = s.alignment().max(1);
-                    let off = (params.len() as u64 + a - 1) / a * a;
-                    params.resize(off as usize, 0);
-                    sym_offset[i] = off;
+                    params.resize(sym_offset[i] as usize, 0);
                     params.extend(param_image(man, &buf_addr, &s.name, s.bytes() as usize));
                 }
                 _ => {}
@@ -644,20 +657,8 @@ impl<'p> Machine<'p> {
                 }
             }
         }
-        // Dynamic shared memory: every extern .shared symbol starts at the same aligned offset.
-        let dyn_base = (smem + 1023) / 1024 * 1024;
-        let entry_frame = frame_bytes[entry.0 as usize];
-        let has_dyn = m.symbols.iter().any(|s| s.space == Space::Shared && s.is_extern);
-        for (i, s) in m.symbols.iter().enumerate() {
-            if s.space == Space::Shared && s.is_extern {
-                sym_offset[i] = dyn_base;
-            }
-        }
-        let smem_bytes = if has_dyn || man.launch.dynamic_smem > 0 {
-            dyn_base + man.launch.dynamic_smem as u64
-        } else {
-            smem
-        } as u32;
+        let smem_bytes = layout.smem_bytes as u32;
+        let entry_frame = layout.local_bytes;
 
         let l = &man.launch;
         let threads = man.threads_per_cta() as usize;
@@ -749,6 +750,7 @@ impl<'p> Machine<'p> {
             })
             .collect();
         let race_mode = cfg.race;
+        let static_regions = global.len();
         let mut mach = Machine {
             prog,
             cfg,
@@ -759,10 +761,12 @@ impl<'p> Machine<'p> {
             params,
             sym_offset,
             sym_in_frame: in_frame,
-            frame_bytes,
-            output: Vec::new(),
-            heap_next: HEAP_BASE,
-            heap_live: 0,
+            frame_bytes: layout.frame_bytes,
+            output: std::collections::VecDeque::new(),
+            output_bytes: 0,
+            output_dropped: 0,
+            heap: Default::default(),
+            static_regions,
             smem_bytes,
             joins: reconverge::joins(&m.kernel),
             pending: Vec::new(),
@@ -771,6 +775,7 @@ impl<'p> Machine<'p> {
             thread_instructions: 0,
             phases_completed: 0,
             findings: Vec::new(),
+            findings_dropped: 0,
             last_progress: 0,
             seq: 0,
             nocomplete_tokens: Default::default(),
@@ -787,6 +792,7 @@ impl<'p> Machine<'p> {
             speed: Vec::new(),
             reshuffle_at: 0,
             runnable: Vec::new(),
+            spin: Default::default(),
         };
         mach.race = crate::race::Race::new(&mach, race_mode);
         mach
@@ -878,8 +884,7 @@ impl<'p> Machine<'p> {
     pub fn step_once(&mut self) -> Result<bool, Stop> {
         self.step += 1;
         if self.step > self.cfg.max_steps {
-            self.report(FindingKind::StepLimit, format!("the run passed its limit of {} steps", self.cfg.max_steps), None)?;
-            return Err(Stop::Finding);
+            return self.step_limit("step", self.cfg.max_steps);
         }
         self.complete_due(false)?;
         // Pick a runnable warp.
@@ -898,7 +903,7 @@ impl<'p> Machine<'p> {
             }
             return self.deadlock(false);
         };
-        if self.step - self.last_progress > self.cfg.spin_limit && self.pending.is_empty() {
+        if self.step - self.last_progress > self.cfg.spin_limit && self.pending.is_empty() && self.spins_forever(|_, _| false) {
             return self.deadlock(true);
         }
         self.exec_at(c, w, pc, mask)?;
@@ -983,8 +988,41 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Reports the `Deadlock` finding with each live warp's wait (`spinning`: live warps spun
-    /// without progress, rather than all blocked).
+    /// Whether the run is stuck, asked once its engine went its spin limit without progress
+    /// with nothing asynchronous pending: every live warp is blocked (no ready lane and not
+    /// `busy` in an engine's unit) or proven to repeat its state (crate::spin). The first call of
+    /// a progress epoch starts the watch and answers no.
+    pub fn spins_forever(&mut self, busy: impl Fn(usize, usize) -> bool) -> bool {
+        if !self.spin.watching(self.last_progress) {
+            let per_cta = self.ctas.first().map_or(0, |c| c.warps.len());
+            self.spin.start(self.last_progress, self.ctas.len(), per_cta, self.module().kernel.regs.len());
+            return false;
+        }
+        if !self.spin.take_news() {
+            return false;
+        }
+        self.ctas.iter().enumerate().all(|(c, cta)| {
+            cta.warps.iter().enumerate().all(|(w, warp)| warp.exited() || self.spin.repeats(c, w) || (!busy(c, w) && warp.next_group().is_none()))
+        })
+    }
+
+    /// Reports the `StepLimit` finding: the run used up its budget of `limit` `unit`s (step or
+    /// cycle) without finishing and without being proven stuck. It points at the first warp
+    /// that could run, at the instruction it was about to execute.
+    pub fn step_limit(&mut self, unit: &str, limit: u64) -> Result<bool, Stop> {
+        let msg = format!(
+            "the run used its whole budget of {limit} {unit}s without finishing (`--max-steps N` raises it); not a deadlock: its warps were still changing state ({} warp-instructions executed; memory or synchronization state last changed at {unit} {})",
+            self.instructions, self.last_progress
+        );
+        let at = self.ctas.iter().enumerate().find_map(|(c, cta)| {
+            cta.warps.iter().enumerate().find_map(|(w, warp)| warp.next_group().map(|(pc, lanes)| (c as u32, w as u32, lanes.trailing_zeros(), pc)))
+        });
+        self.report(FindingKind::StepLimit, msg, at)?;
+        Err(Stop::Finding)
+    }
+
+    /// Reports the `Deadlock` finding with each live warp's wait (`spinning`: live warps spin
+    /// forever without progress, rather than all blocked).
     pub fn deadlock(&mut self, spinning: bool) -> Result<bool, Stop> {
         let mut lines = Vec::new();
         for c in 0..self.ctas.len() {
@@ -1000,7 +1038,10 @@ impl<'p> Machine<'p> {
                     .map(|l| if matches!(warp.lane[l], Lane::Blocked(_)) { warp.pc[l].saturating_sub(1) } else { warp.pc[l] })
                     .collect();
                 let pc = warp.polling.map(|p| p.pc).unwrap_or_else(|| pcs.iter().copied().min().unwrap_or(0));
-                let what = self.describe_wait(c, w);
+                let what = match self.describe_wait(c, w) {
+                    d if d == "running" && self.spin.repeats(c, w) => "spinning: its registers and pcs repeat while nothing it reads can change".to_string(),
+                    d => d,
+                };
                 let could = self.who_could_arrive(c, w);
                 let ins = if (pc as usize) < self.module().kernel.body.len() { format!(" {}", crate::race::where_(self, pc)) } else { String::new() };
                 lines.push(format!("cta {c} warp {w} at pc {pc}{ins}: {what}{could}"));
@@ -1008,7 +1049,11 @@ impl<'p> Machine<'p> {
         }
         let msg = format!(
             "{}; no asynchronous operation is pending:\n    {}",
-            if spinning { "every live warp has spun without progress" } else { "every live warp is blocked" },
+            if spinning {
+                format!("every live warp is blocked or spins forever: no memory or synchronization state changed since step {}, and each spinning warp came back to a state it had (registers, pcs, lanes)", self.last_progress)
+            } else {
+                "every live warp is blocked".to_string()
+            },
             lines.join("\n    ")
         );
         self.report(FindingKind::Deadlock, msg, None)?;
@@ -1268,6 +1313,14 @@ impl<'p> Machine<'p> {
     /// waiting there. No named-barrier bookkeeping (the golden model's [`exec::on_lanes_exit`]
     /// runs after an exit in `exec_at`).
     pub fn advance(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
+        self.advance_lanes(c, w, pc, group, mask, flow);
+        // A taken backward branch: where a spin watch samples the warp (crate::spin).
+        if matches!(flow, Flow::Jump(t) if t <= pc) && mask != 0 && self.spin.watching(self.last_progress) {
+            self.spin.sample(c as usize, w as usize, &self.ctas[c as usize].warps[w as usize]);
+        }
+    }
+
+    fn advance_lanes(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
         let join = self.joins.get(pc as usize).copied().flatten();
         let warp = &mut self.ctas[c as usize].warps[w as usize];
         if !warp.conv.is_empty() {
@@ -1358,7 +1411,11 @@ impl<'p> Machine<'p> {
                 }
             }
         }
-        self.findings.push(Finding { kind, message, location });
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(Finding { kind, message, location });
+        } else {
+            self.findings_dropped += 1;
+        }
         match self.cfg.ub {
             UbMode::Error => Err(Stop::Finding),
             UbMode::Warn => Ok(()),
@@ -1404,7 +1461,10 @@ pub struct BadAddr {
 impl<'p> Machine<'p> {
     /// Resolves an address in `space` (None = generic) issued by thread (cta, warp, lane).
     pub fn resolve(&self, cta: u32, warp: u32, lane: u32, space: Option<Mod>, addr: u64, size: usize) -> Result<Place, BadAddr> {
-        let oob = |what: &str| BadAddr { kind: FindingKind::MemOutOfBounds, msg: format!("{size}-byte access at {what} 0x{addr:x} is outside every allocation") };
+        let oob = |what: &str| BadAddr {
+            kind: FindingKind::MemOutOfBounds,
+            msg: format!("{size}-byte access at {what} 0x{addr:x} is outside every allocation{}", if what.contains("global") { self.freed_note(addr) } else { String::new() }),
+        };
         if size > 1 && addr % (size.min(16) as u64) != 0 {
             return Err(BadAddr { kind: FindingKind::MemMisaligned, msg: format!("{size}-byte access at 0x{addr:x} is not {}-byte aligned", size.min(16)) });
         }
@@ -1436,10 +1496,24 @@ impl<'p> Machine<'p> {
     }
 
     fn global_place(&self, addr: u64, size: usize) -> Option<Place> {
-        let i = self.global.partition_point(|r| r.base <= addr).checked_sub(1)?;
+        if crate::heap::in_heap(addr) {
+            let (base, b) = self.heap.find(addr)?;
+            let off = addr - base;
+            return (off + size as u64 <= b.size).then_some(Place::Global(b.slot, off as usize));
+        }
+        let i = self.global[..self.static_regions].partition_point(|r| r.base <= addr).checked_sub(1)?;
         let r = &self.global[i];
         let off = (addr - r.base) as usize;
         (off + size <= r.bytes.len()).then_some(Place::Global(i, off))
+    }
+
+    /// Why a global access at `addr` is outside every allocation, when it is in a freed heap
+    /// block: "use after free" with the block's address.
+    fn freed_note(&self, addr: u64) -> String {
+        match self.heap.freed_at(addr) {
+            Some(base) => format!(" (use after free: it lies in the block at 0x{base:x} that `free` released)"),
+            None => String::new(),
+        }
     }
 
     /// `.shared::cta` offsets are the own CTA's; `.shared::cluster` addresses above the first
@@ -1510,6 +1584,17 @@ impl<'p> Machine<'p> {
         self.last_progress = self.step;
         if let Some(r) = self.rec.as_mut() {
             r.sync.push(e);
+        }
+    }
+
+    /// Keeps a line of device output, dropping the oldest lines past [`PRINTF_BUFFER_BYTES`].
+    pub(crate) fn push_output(&mut self, o: DeviceOutput) {
+        self.output_bytes += o.text.len() as u64;
+        self.output.push_back(o);
+        while self.output_bytes > PRINTF_BUFFER_BYTES && self.output.len() > 1 {
+            let old = self.output.pop_front().expect("more than one line");
+            self.output_bytes -= old.text.len() as u64;
+            self.output_dropped += 1;
         }
     }
 
@@ -1591,34 +1676,6 @@ impl<'p> Machine<'p> {
             e.values[lane as usize] = v;
         }
     }
-}
-
-/// Frame layout: which symbols live in their function's frame (`.local` variables, and
-/// `.param` variables other than the launched entry's kernel parameters: PTX 5.1.6.4, a device
-/// function's parameters are per activation and their address is a `.local` address), each
-/// function's frame size, and each frame symbol's offset in it (declaration order, aligned;
-/// frames are 16-byte multiples).
-fn frame_layout(m: &Module) -> (Vec<bool>, Vec<u64>, Vec<u64>) {
-    let mut in_frame = vec![false; m.symbols.len()];
-    let mut bytes = vec![0u64; m.funcs.len()];
-    let mut offset = vec![0u64; m.symbols.len()];
-    for (i, s) in m.symbols.iter().enumerate() {
-        let Some(f) = s.func else { continue };
-        let kernel_param = s.space == Space::Param && f == m.entry && m.kernel.params.iter().any(|p| p.0 as usize == i);
-        if !(s.space == Space::Local || s.space == Space::Param && !kernel_param) {
-            continue;
-        }
-        in_frame[i] = true;
-        let b = &mut bytes[f.0 as usize];
-        let a = s.alignment().max(1);
-        *b = (*b + a - 1) / a * a;
-        offset[i] = *b;
-        *b += s.bytes().max(1);
-    }
-    for b in &mut bytes {
-        *b = (*b + 15) & !15;
-    }
-    (in_frame, bytes, offset)
 }
 
 /// The bytes of kernel parameter `name` (`size` bytes): its manifest pieces (a buffer's address,

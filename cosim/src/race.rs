@@ -248,15 +248,27 @@ pub struct Race {
 }
 
 /// Bytes of shadow memory a run of `prog` needs in `mode`: per 4-byte word of each CTA's shared
-/// memory (and of every global buffer with `--race global`) one shadow word, and one vector
-/// clock per warp (read sets and synchronization objects come on top, in proportion to use).
+/// memory (and of every global buffer with `--race global`) one shadow word, and vectors of
+/// `agents` clocks: per warp its clock and its pending acquire, per CTA its exit join and its
+/// named barriers' generations in progress (16 ids), per cluster its barrier's two phases (read
+/// sets, mbarrier phases and operations in flight come on top, in proportion to use).
 pub fn estimate_bytes(nctas: u64, smem_bytes: u64, global_bytes: u64, warps: u64, agents: u64, mode: RaceMode) -> u64 {
     let word = std::mem::size_of::<Word>() as u64;
-    match mode {
-        RaceMode::Off => 0,
-        RaceMode::Shared => nctas * smem_bytes.div_ceil(4) * word + warps * agents * 4,
-        RaceMode::Global => (nctas * smem_bytes.div_ceil(4) + global_bytes.div_ceil(4)) * word + warps * agents * 4,
-    }
+    let words = match mode {
+        RaceMode::Off => return 0,
+        RaceMode::Shared => nctas * smem_bytes.div_ceil(4),
+        RaceMode::Global => nctas * smem_bytes.div_ceil(4) + global_bytes.div_ceil(4),
+    };
+    // A cluster per CTA at most.
+    let vectors = 2 * warps + 17 * nctas + 2 * nctas;
+    words.saturating_mul(word).saturating_add(vectors.saturating_mul(agents).saturating_mul(4))
+}
+
+/// Agents of one happens-before domain (the length of every vector clock): `ctas_per_domain`
+/// CTAs (a cluster; the whole grid with `--race global`) of `warps_per_cta` warps, each warp
+/// with its asynchronous agents.
+pub fn domain_agents(ctas_per_domain: u64, warps_per_cta: u64) -> u64 {
+    ctas_per_domain.saturating_mul(warps_per_cta).saturating_mul(KINDS as u64)
 }
 
 impl Race {
@@ -756,6 +768,19 @@ pub fn op_access(m: &mut Machine<'_>, p: Place, len: usize, write: bool, reducti
     };
     let hit = check(sh, off, len, who, write, pf, size);
     report_hit(m, hit, p, off, site, (issuer.cta, issuer.warp, issuer.lane, issuer.pc))
+}
+
+/// A heap allocation got global region `slot` (new, or one a freed allocation left): with
+/// `--race global` its words start with no accesses.
+pub fn heap_allocated(m: &mut Machine<'_>, slot: usize) {
+    if m.race.mode != RaceMode::Global {
+        return;
+    }
+    let g = &mut m.race.global;
+    if g.len() <= slot {
+        g.resize_with(slot + 1, Shadow::default);
+    }
+    g[slot] = Shadow::default();
 }
 
 fn mem_size(m: &Machine<'_>, p: Place) -> usize {

@@ -52,12 +52,23 @@ pub struct RunReport {
     pub outputs: BTreeMap<String, String>,
     /// Output buffers with expectations, compared.
     pub checks: Vec<OutputCheck>,
-    /// Findings.
+    /// Findings (the first `machine::MAX_FINDINGS`).
     pub findings: Vec<Finding>,
+    /// Findings past those, counted only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings_dropped: u64,
     /// What the threads printed (`printf`, failed `assert` messages), in the order the engine
     /// ran them: each thread's lines are in its program order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub printf: Vec<crate::machine::DeviceOutput>,
+    /// Earlier printf lines overwritten in the printf buffer (the latest
+    /// `machine::PRINTF_BUFFER_BYTES` are kept, as CUDA's circular buffer keeps them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub printf_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Lower-case hex of bytes.
@@ -113,13 +124,20 @@ impl RunReport {
             outputs,
             checks,
             findings: m.findings.clone(),
-            printf: m.output.clone(),
+            findings_dropped: m.findings_dropped,
+            printf: m.output.iter().cloned().collect(),
+            printf_dropped: m.output_dropped,
         }
     }
 
     /// The device's printed output, as a terminal shows a CUDA program's.
     pub fn device_output(&self) -> String {
-        self.printf.iter().map(|o| o.text.as_str()).collect()
+        let mut s = String::new();
+        if self.printf_dropped > 0 {
+            s.push_str(&format!("[hopsync: {} earlier printf lines overwritten: CUDA's printf buffer keeps the last {} bytes]\n", self.printf_dropped, crate::machine::PRINTF_BUFFER_BYTES));
+        }
+        s.extend(self.printf.iter().map(|o| o.text.as_str()));
+        s
     }
 
     /// A short human summary.
@@ -155,6 +173,9 @@ impl RunReport {
         }
         for f in &self.findings {
             s.push_str(&format!("  {f}\n"));
+        }
+        if self.findings_dropped > 0 {
+            s.push_str(&format!("  ... and {} more findings, not kept (a run keeps its first {})\n", self.findings_dropped, self.findings.len()));
         }
         if let Some(e) = &self.error {
             s.push_str(&format!("  error: {e}\n"));

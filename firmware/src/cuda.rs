@@ -63,7 +63,7 @@ pub fn load(path: &Path) -> Result<Program, Diag> {
     let (ptx_path, ptx) = compile(&abs, &opts).map_err(|msg| whole(path, msg))?;
     let ptx_name = ptx_path.display().to_string();
     let module = parser::parse_module(&ptx).map_err(|d| d.with_source(&ptx_name, &ptx))?;
-    let mut prog = Program::assemble(&name, &ptx, module, manifest, &cu).map_err(|d| d.with_source(&name, &cu))?;
+    let mut prog = Program::assemble(&name, &ptx, &ptx_name, module, manifest, &cu)?;
     prog.cuda = Some(CudaInput { file: abs.display().to_string(), ptx_path: ptx_name });
     Ok(prog)
 }

@@ -38,6 +38,9 @@ impl Diag {
     }
 }
 
+/// Characters of a source line shown at most (a window around the column).
+const WINDOW: usize = 120;
+
 impl fmt::Display for Diag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.loc.line == 0 {
@@ -51,14 +54,15 @@ impl fmt::Display for Diag {
             let n = self.loc.line.to_string();
             let pad = " ".repeat(n.len());
             writeln!(f, "{pad} |")?;
-            writeln!(f, "{n} | {}", self.line_text)?;
+            // A very long line (generated or fuzzed source) shows a window around the column.
+            let chars: Vec<char> = self.line_text.chars().collect();
+            let col = (self.loc.col.saturating_sub(1) as usize).min(chars.len());
+            let (from, to) = if chars.len() > WINDOW { (col.saturating_sub(WINDOW / 2), (col.saturating_sub(WINDOW / 2) + WINDOW).min(chars.len())) } else { (0, chars.len()) };
+            let (open, close) = (if from > 0 { "..." } else { "" }, if to < chars.len() { "..." } else { "" });
+            let shown: String = chars[from..to].iter().collect();
+            writeln!(f, "{n} | {open}{shown}{close}")?;
             // Columns count characters; tabs are kept so the caret lines up under them.
-            let lead: String = self
-                .line_text
-                .chars()
-                .take(self.loc.col.saturating_sub(1) as usize)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
+            let lead: String = open.chars().map(|_| ' ').chain(chars[from..col.max(from)].iter().map(|&c| if c == '\t' { '\t' } else { ' ' })).collect();
             write!(f, "{pad} | {lead}^")?;
         }
         if let Some(n) = &self.note {
@@ -75,3 +79,26 @@ impl fmt::Display for Diag {
 }
 
 impl std::error::Error for Diag {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_shows_a_window_with_the_caret_under_the_column() {
+        let line = format!("{}x{}", "{".repeat(5000), "}".repeat(5000));
+        let d = Diag::new(Loc { line: 1, col: 5001 }, "here").with_source("f.ptx", &line);
+        let text = d.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[3].len() < WINDOW + 20, "{}", lines[3]);
+        let (src, caret) = (lines[3].find('x').unwrap(), lines[4].find('^').unwrap());
+        assert_eq!(src, caret, "{text}");
+        assert!(lines[3].contains("...{") && lines[3].ends_with("}..."), "{text}");
+    }
+
+    #[test]
+    fn a_short_line_is_shown_whole() {
+        let d = Diag::new(Loc { line: 1, col: 3 }, "here").with_source("f.ptx", "\tab cd");
+        assert_eq!(d.to_string(), "error: here\n  --> f.ptx:1:3\n  |\n1 | \tab cd\n  | \t ^");
+    }
+}

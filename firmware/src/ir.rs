@@ -244,6 +244,9 @@ pub struct RegDecl {
     pub ty: Mod,
     /// Range declaration this register came from: (`%r`, N) for `%r<N>`; printed back as one line.
     pub range: Option<(String, u32)>,
+    /// Where it is declared.
+    #[serde(default)]
+    pub loc: Loc,
 }
 
 /// The state space of a variable.
@@ -294,6 +297,9 @@ pub struct Symbol {
     pub init: Vec<Init>,
     /// Declared at module scope (outside every function).
     pub module_scope: bool,
+    /// Where its name is declared.
+    #[serde(default)]
+    pub loc: Loc,
     /// The function that declares it (its body, its formal or return parameters); `None` at
     /// module scope.
     pub func: Option<FuncId>,

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod init;
 pub mod ir;
 pub mod lexer;
+pub mod limits;
 pub mod manifest;
 pub mod mma;
 pub mod ops;
@@ -56,16 +57,20 @@ impl Program {
         let wrap = |d: Diag| d.with_source(path, source);
         let module = parser::parse_module(source).map_err(wrap)?;
         let manifest = Manifest::from_source(source).map_err(wrap)?;
-        Program::assemble(path, source, module, manifest, source).map_err(wrap)
+        Program::assemble(path, source, path, module, manifest, source)
     }
 
-    /// A program from a module and a manifest read from `man_src` (the program text, or the
-    /// `.cu` file of CUDA input): picks the launched entry and checks the manifest against it.
-    /// Errors point into `man_src`.
-    pub fn assemble(path: &str, source: &str, mut module: Module, manifest: Manifest, man_src: &str) -> Result<Program, Diag> {
-        select_kernel(&mut module, &manifest, man_src)?;
-        check_params(&module, &manifest, man_src)?;
-        check_launch(&module, &manifest, man_src)?;
+    /// A program from a module (parsed from `source`, the file `source_name`) and a manifest read
+    /// from `man_src` (the program text, or the `.cu` file `path` of CUDA input): picks the
+    /// launched entry, checks its declarations against sm_90's limits ([`limits::check`]) and the
+    /// manifest against it. Errors carry their file and line: the manifest's in `path`, a
+    /// declaration's in `source_name`.
+    pub fn assemble(path: &str, source: &str, source_name: &str, mut module: Module, manifest: Manifest, man_src: &str) -> Result<Program, Diag> {
+        let man_err = |d: Diag| d.with_source(path, man_src);
+        select_kernel(&mut module, &manifest, man_src).map_err(man_err)?;
+        limits::check(&module, &manifest, man_src).map_err(|v| if v.in_manifest { man_err(v.diag) } else { v.diag.with_source(source_name, source) })?;
+        check_params(&module, &manifest, man_src).map_err(man_err)?;
+        check_launch(&module, &manifest, man_src).map_err(man_err)?;
         Ok(Program { path: path.to_string(), source: source.to_string(), manifest, module, cuda: None })
     }
 

@@ -11,6 +11,12 @@
 //! too. The printed module is flat, so a name reused in another block of the same function is
 //! renamed `name$k` (`$` is legal in PTX identifiers, PTX 4.3).
 //!
+//! Limits: nested blocks live on an explicit scope stack (any nesting parses in constant stack
+//! space) up to ptxas's own depth, [`MAX_BLOCK_DEPTH`]; vector and list operands hold scalars
+//! and initializer braces are counted, not recursed into; renaming keeps a suffix counter per
+//! name and "declared twice" is a depth comparison, so no input makes the parser superlinear;
+//! a module declares at most [`MAX_REGS`] registers.
+//!
 //! Errors: the parser goes on after a bad statement (to the next `;`) and reports every error,
 //! up to [`MAX_ERRORS`], as one [`Diag`] whose `also` holds the rest.
 
@@ -22,6 +28,16 @@ use std::collections::{HashMap, HashSet};
 
 /// Errors reported before the parser gives up.
 pub const MAX_ERRORS: usize = 20;
+
+/// The deepest nesting of `{ }` blocks inside a function body that ptxas accepts: 13.5 (sm_90)
+/// assembles 1663 levels and fails on 1664 ("Parsing error near '{': memory exhausted").
+pub const MAX_BLOCK_DEPTH: usize = 1663;
+
+/// The most registers one module may declare. PTX sets no bound on virtual registers, but every
+/// engine keeps each one for all 32 lanes of every warp; real kernels declare thousands
+/// (nvcc's largest unrolled loops: tens of thousands), and a `%r<65536>` range per nested
+/// block would otherwise grow without bound from a few bytes of source each.
+pub const MAX_REGS: usize = 1 << 20;
 
 type R<T> = Result<T, Diag>;
 
@@ -67,6 +83,11 @@ struct FnState {
     /// Names given out in this function (registers, variables, labels), kept unique.
     reg_names: HashSet<String>,
     sym_names: HashSet<String>,
+    /// Per register name: the last `$k` suffix given to a redeclaration in another block (the
+    /// counter only grows, so renaming stays linear however many blocks reuse the name).
+    reg_suffix: HashMap<String, u32>,
+    /// The same for variable names.
+    sym_suffix: HashMap<String, u32>,
     labels: Vec<TmpLabel>,
     first_reg: u32,
     first_pc: u32,
@@ -80,6 +101,10 @@ struct Parser<'a> {
     funcs: Vec<Func>,
     items: Vec<Item>,
     regs: Vec<RegDecl>,
+    /// Per register of `regs`: the scope depth it was declared at (1: the function body).
+    reg_depth: Vec<usize>,
+    /// Per symbol of `symbols`: the scope depth it was declared at (0: module scope).
+    sym_depth: Vec<usize>,
     labels: Vec<String>,
     label_pc: Vec<u32>,
     protos: Vec<(LabelId, String)>,
@@ -89,6 +114,8 @@ struct Parser<'a> {
     files: Vec<(u32, String)>,
     src_locs: Vec<SrcLoc>,
     src_index: HashMap<SrcLoc, u32>,
+    /// The latest `src_locs` entry at each (file, line, col), for `inlined_at`.
+    src_latest: HashMap<(u32, u32, u32), u32>,
     src: SrcRef,
 }
 
@@ -104,6 +131,8 @@ pub fn parse_module(src: &str) -> R<Module> {
         funcs: Vec::new(),
         items: Vec::new(),
         regs: Vec::new(),
+        reg_depth: Vec::new(),
+        sym_depth: Vec::new(),
         labels: Vec::new(),
         label_pc: Vec::new(),
         protos: Vec::new(),
@@ -113,6 +142,7 @@ pub fn parse_module(src: &str) -> R<Module> {
         files: Vec::new(),
         src_locs: Vec::new(),
         src_index: HashMap::new(),
+        src_latest: HashMap::new(),
         src: SrcRef(None),
     };
     p.prescan_files();
@@ -458,6 +488,8 @@ impl<'a> Parser<'a> {
             scopes: vec![Scope::default()],
             reg_names: HashSet::new(),
             sym_names: HashSet::new(),
+            reg_suffix: HashMap::new(),
+            sym_suffix: HashMap::new(),
             labels: Vec::new(),
             first_reg: self.regs.len() as u32,
             first_pc: self.body.len() as u32,
@@ -593,16 +625,17 @@ impl<'a> Parser<'a> {
         let first = self.labels.len() as u32;
         let mut fin = vec![u32::MAX; tmp.len()];
         let mut names = HashSet::new();
+        let mut suffix: HashMap<&str, u32> = HashMap::new();
         for (t, l) in tmp.iter().enumerate() {
             let Some(pc) = l.pc else { continue };
             if l.alias.is_some() {
                 continue;
             }
             let mut name = l.name.clone();
-            let mut k = 1;
             while !names.insert(name.clone()) {
+                let k = suffix.entry(l.name.as_str()).or_insert(0);
+                *k += 1;
                 name = format!("{}${k}", l.name);
-                k += 1;
             }
             fin[t] = self.labels.len() as u32;
             if let Some(d) = &l.directive {
@@ -702,21 +735,18 @@ impl<'a> Parser<'a> {
             }
             Some(_) => {
                 let fs = self.fs.as_mut().expect("function-scope declaration inside a function");
-                let sc = fs.scopes.last().expect("scope");
-                if sc.syms.iter().any(|(n, _)| *n == name) {
+                // The binding in force was made in this block exactly when it was made at this
+                // depth: deeper blocks are closed, and closing restores what they shadowed.
+                let depth = fs.scopes.len();
+                if fs.sym_index.get(&name).is_some_and(|s| self.sym_depth[s.0 as usize] == depth) {
                     return Err(Diag::new(nloc, format!("`{name}` is declared twice")));
                 }
-                let mut u = name.clone();
-                let mut k = 1;
-                while fs.sym_names.contains(&u) {
-                    u = format!("{name}${k}");
-                    k += 1;
-                }
-                u
+                unique_name(&name, &fs.sym_names, &mut fs.sym_suffix)
             }
         };
         let id = SymId(self.symbols.len() as u32);
-        self.symbols.push(Symbol { name: unique.clone(), space, ty, align, array, is_extern, attrs, init, module_scope: func.is_none(), func });
+        self.symbols.push(Symbol { name: unique.clone(), space, ty, align, array, is_extern, attrs, init, module_scope: func.is_none(), loc: nloc, func });
+        self.sym_depth.push(self.fs.as_ref().filter(|_| func.is_some()).map_or(0, |fs| fs.scopes.len()));
         match func {
             None => {
                 self.globals.insert(name, Global::Sym(id));
@@ -732,20 +762,37 @@ impl<'a> Parser<'a> {
     }
 
     /// `= v` or `= {v, {v, v}, ...}` (nested braces flatten): integers, float bit patterns,
-    /// addresses (`name`, `name+8`, `generic(name)`).
+    /// addresses (`name`, `name+8`, `generic(name)`). Braces are counted, not recursed into, so
+    /// no nesting exhausts the stack.
     fn initializer(&mut self, out: &mut Vec<Init>) -> R<()> {
-        if self.eat_punct('{') {
-            if self.eat_punct('}') {
-                return Ok(());
+        let mut depth = 0usize;
+        loop {
+            if self.eat_punct('{') {
+                depth += 1;
+                if !self.eat_punct('}') {
+                    continue;
+                }
+                depth -= 1;
+            } else {
+                self.init_value(out)?;
             }
+            // After a value or `{}`: the braces it closes, then `,` before the next one.
             loop {
-                self.initializer(out)?;
-                if self.eat_punct('}') {
+                if depth == 0 {
                     return Ok(());
                 }
+                if self.eat_punct('}') {
+                    depth -= 1;
+                    continue;
+                }
                 self.punct(',')?;
+                break;
             }
         }
+    }
+
+    /// One initializer value.
+    fn init_value(&mut self, out: &mut Vec<Init>) -> R<()> {
         let l = self.loc();
         match self.next() {
             Some(Tok::Int(v)) => out.push(Init::Int(*v)),
@@ -782,18 +829,30 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// Statements up to the matching `}`, each bad one reported and skipped.
+    /// Statements up to the `}` closing the function body, each bad one reported and skipped.
+    /// Nested blocks live on the `scopes` stack, not on the call stack: any nesting and any
+    /// number of blocks parse in constant stack space.
     fn block(&mut self) -> R<()> {
         loop {
+            let depth = self.fs.as_ref().map_or(0, |f| f.scopes.len());
             match self.peek() {
+                None if depth > 1 => return self.expected("`}` closing a nested block"),
                 None => return self.expected("`}` closing the function body"),
                 Some(Tok::Punct('}')) => {
                     self.pos += 1;
-                    return self.close_scope();
+                    self.close_scope()?;
+                    if depth == 1 {
+                        return Ok(());
+                    }
                 }
                 Some(Tok::Punct('{')) => {
                     // A nested block: nvcc wraps inline asm that declares its own registers and
                     // labels in one (several times per kernel).
+                    if depth > MAX_BLOCK_DEPTH {
+                        return self.err(format!(
+                            "blocks nest more than {MAX_BLOCK_DEPTH} deep inside a function body: ptxas (13.5, sm_90) stops there (\"Parsing error near '{{': memory exhausted\")"
+                        ));
+                    }
                     self.pos += 1;
                     self.fs.as_mut().expect("function state").scopes.push(Scope::default());
                 }
@@ -813,7 +872,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Closes the innermost scope: its bindings end, its unresolved label uses move out.
+    /// Closes the innermost scope: its bindings end, its unresolved label uses move out (at the
+    /// function body's end: each is an error).
     fn close_scope(&mut self) -> R<()> {
         let fs = self.fs.as_mut().expect("function state");
         let sc = fs.scopes.pop().expect("scope");
@@ -841,7 +901,7 @@ impl<'a> Parser<'a> {
                         parent.fwd.insert(name, t);
                     }
                 }
-                self.block()
+                Ok(())
             }
             None => {
                 let missing: Vec<Diag> = fwd.iter().map(|(name, t)| Diag::new(fs.labels[*t as usize].use_loc, format!("label `{name}` is used but never defined"))).collect();
@@ -951,7 +1011,7 @@ impl<'a> Parser<'a> {
                     let l = self.int("a line number")? as u32;
                     let c = self.int("a column")? as u32;
                     // The latest position at f:l:c carries the rest of the chain.
-                    let parent = self.src_locs.iter().rposition(|s| (s.file, s.line, s.col) == (f, l, c)).map(|i| i as u32);
+                    let parent = self.src_latest.get(&(f, l, c)).copied();
                     inlined_at = Some(parent.unwrap_or_else(|| self.intern_src(SrcLoc { file: f, line: l, col: c, inlined_at: None })));
                 }
                 _ => return self.err(format!("unknown `.loc` attribute `{key}`")),
@@ -969,6 +1029,7 @@ impl<'a> Parser<'a> {
         let k = self.src_locs.len() as u32;
         self.src_locs.push(l);
         self.src_index.insert(l, k);
+        self.src_latest.insert((l.file, l.line, l.col), k);
         k
     }
 
@@ -1041,27 +1102,31 @@ impl<'a> Parser<'a> {
     }
 
     fn add_reg(&mut self, name: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<RegId> {
+        if self.regs.len() >= MAX_REGS {
+            return Err(Diag::new(
+                loc,
+                format!("the module declares more than {MAX_REGS} registers: hopsync models at most 2^20 (each costs every warp 32 lanes x 8 bytes)"),
+            ));
+        }
         let fs = self.fs.as_mut().expect("function state");
         let old = fs.reg_index.get(&name).copied();
-        let sc = fs.scopes.last_mut().expect("scope");
-        if sc.regs.iter().any(|(n, _)| *n == name) {
+        // The binding in force was made in this block exactly when it was made at this depth:
+        // deeper blocks are closed, and closing restores what they shadowed.
+        let depth = fs.scopes.len();
+        if old.is_some_and(|id| self.reg_depth[id.0 as usize] == depth) {
             return Err(Diag::new(loc, format!("register `{name}` is declared twice")));
         }
         // The function's register list is flat: a block-local register that reuses a name
         // declared elsewhere gets a unique name (`p$1`) so the printed module declares each once.
-        let mut unique = name.clone();
-        let mut k = 1;
-        while fs.reg_names.contains(&unique) {
-            unique = format!("{name}${k}");
-            k += 1;
-        }
+        let unique = unique_name(&name, &fs.reg_names, &mut fs.reg_suffix);
         let id = RegId(self.regs.len() as u32);
-        sc.regs.push((name.clone(), old));
+        fs.scopes.last_mut().expect("scope").regs.push((name.clone(), old));
         // A renamed register prints on its own, not as part of a `%r<N>` range.
         let range = if unique != name { None } else { range };
         fs.reg_index.insert(name, id);
         fs.reg_names.insert(unique.clone());
-        self.regs.push(RegDecl { name: unique, ty, range });
+        self.regs.push(RegDecl { name: unique, ty, range, loc });
+        self.reg_depth.push(depth);
         Ok(id)
     }
 
@@ -1123,8 +1188,8 @@ impl<'a> Parser<'a> {
             }
         }
         let ins = Instr { op: spec.op, mods, ty2, ty3, ty4, guard, operands, loc: start, src: self.src };
-        let names: Vec<String> = self.fs.as_ref().map(|f| f.labels.iter().map(|l| l.name.clone()).collect()).unwrap_or_default();
-        check_operands(spec, &ins, &self.regs, &names, mloc, &op_locs)?;
+        let labels = self.fs.as_ref().map_or(&[][..], |f| f.labels.as_slice());
+        check_operands(spec, &ins, &self.regs, labels, mloc, &op_locs)?;
         check_vectors(spec, &ins, mloc, &op_locs)?;
         crate::mma::check(&ins).map_err(|e| Diag::new(mloc, e))?;
         Ok(ins)
@@ -1162,7 +1227,26 @@ impl<'a> Parser<'a> {
                     return Ok(Operand::List(v));
                 }
                 loop {
-                    v.push(self.operand()?);
+                    // Vector elements and call arguments are scalars (PTX 6.4.2, 9.7.12.5).
+                    // Refusing a nested `{`/`(` and reading a `[` as a plain address also keep
+                    // this recursion one level deep.
+                    match self.peek() {
+                        Some(Tok::Punct('{' | '(')) => {
+                            return self.err(if paren {
+                                "a call's parenthesized list cannot contain another list or vector (its elements are scalars)"
+                            } else {
+                                "a vector operand cannot contain another vector (PTX 6.4.2: elements are scalars)"
+                            })
+                        }
+                        Some(Tok::Punct('[')) => {
+                            // Parsed only to be refused by `check_vectors`, which names the element.
+                            self.pos += 1;
+                            let a = self.address()?;
+                            self.punct(']')?;
+                            v.push(a);
+                        }
+                        _ => v.push(self.operand()?),
+                    }
                     if self.eat_punct(close) {
                         break;
                     }
@@ -1285,6 +1369,20 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// `name`, or `name$k` with the next `k` of `name`'s counter when `taken` has it: linear however
+/// many blocks redeclare a name.
+fn unique_name(name: &str, taken: &HashSet<String>, suffix: &mut HashMap<String, u32>) -> String {
+    let mut unique = name.to_string();
+    if taken.contains(&unique) {
+        let k = suffix.entry(name.to_string()).or_insert(0);
+        while taken.contains(&unique) {
+            *k += 1;
+            unique = format!("{name}${k}");
+        }
+    }
+    unique
+}
+
 /// The instruction names of the PTX ISA (its instruction index, PTX 9.7): a name here that the
 /// opcode table lacks is a real instruction hopsync does not model yet, and says so.
 const PTX_MNEMONICS: &[&str] = &[
@@ -1341,7 +1439,7 @@ fn parse_mods(spec: &OpSpec, segs: &[&str], seg_locs: &[Loc], mnemonic: Loc) -> 
 
 /// Checks operand count and kinds against the row's patterns; the first alternative that fits wins,
 /// otherwise the error of the alternative with the operand count closest to the one given.
-fn check_operands(spec: &OpSpec, ins: &Instr, regs: &[RegDecl], labels: &[String], loc: Loc, op_locs: &[Loc]) -> R<()> {
+fn check_operands(spec: &OpSpec, ins: &Instr, regs: &[RegDecl], labels: &[TmpLabel], loc: Loc, op_locs: &[Loc]) -> R<()> {
     let mut first_err: Option<(bool, Diag)> = None;
     for slots in spec.patterns() {
         match check_pattern(spec, &slots, ins, regs, labels, loc, op_locs) {
@@ -1361,7 +1459,7 @@ fn check_pattern(
     slots: &[ops::OperandSlot],
     ins: &Instr,
     regs: &[RegDecl],
-    labels: &[String],
+    labels: &[TmpLabel],
     loc: Loc,
     op_locs: &[Loc],
 ) -> Result<(), (bool, Diag)> {
@@ -1411,7 +1509,7 @@ fn check_pattern(
                         "operand {} of `{}`: `{}` is not a declared register or variable",
                         i + 1,
                         spec.name,
-                        labels[l.0 as usize]
+                        labels.get(l.0 as usize).map_or("?", |t| t.name.as_str())
                     ))
                 }
                 Operand::Sink => "`_`",

@@ -163,7 +163,7 @@ fn bulk_program(bytes: u64, ctas: u32) -> String {
 //! [launch]
 //! grid = [{ctas}, 1, 1]
 //! block = [32, 1, 1]
-{cluster}//! [[buffer]]
+{cluster}{dynamic}//! [[buffer]]
 //! name = "src"
 //! bytes = {bytes}
 //! fill = "iota"
@@ -182,7 +182,7 @@ fn bulk_program(bytes: u64, ctas: u32) -> String {
 	.reg .b16 %rs<2>;
 	.reg .b32 %r<4>;
 	.reg .b64 %rd<4>;
-	.shared .align 128 .b8 buf[{bytes}];
+	{buf}
 	.shared .align 8 .b64 bar;
 	mov.u32 %r1, %tid.x;
 	setp.eq.u32 %p1, %r1, 0;
@@ -205,8 +205,33 @@ wait:
 	ret;
 }}
 "#,
-        cmask = (1u32 << ctas) - 1
+        cmask = (1u32 << ctas) - 1,
+        dynamic = dynamic_manifest(bytes),
+        buf = buffer_decl(bytes, 128),
     )
+}
+
+/// The destination buffer: a static `.shared` array, or dynamic shared memory where it is
+/// larger than sm_90's 48 KiB of static shared variables (hopsync_firmware::limits).
+fn buffer_decl(bytes: u64, align: u64) -> String {
+    if needs_dynamic(bytes) {
+        format!(".extern .shared .align {align} .b8 buf[];")
+    } else {
+        format!(".shared .align {align} .b8 buf[{bytes}];")
+    }
+}
+
+/// The manifest line of [`buffer_decl`]'s dynamic shared memory, if it uses any.
+fn dynamic_manifest(bytes: u64) -> String {
+    if needs_dynamic(bytes) {
+        format!("//! dynamic_smem = {bytes}\n")
+    } else {
+        String::new()
+    }
+}
+
+fn needs_dynamic(bytes: u64) -> bool {
+    bytes + 8 > hopsync_firmware::limits::MAX_STATIC_SMEM
 }
 
 /// The program of a bulk store of `bytes` from shared::cta to global memory (`red`: the
@@ -220,7 +245,7 @@ fn store_program(bytes: u64, red: bool) -> String {
 //! [launch]
 //! grid = [1, 1, 1]
 //! block = [32, 1, 1]
-//! [[buffer]]
+{dynamic}//! [[buffer]]
 //! name = "dst"
 //! bytes = {bytes}
 //! [[param]]
@@ -237,7 +262,7 @@ fn store_program(bytes: u64, red: bool) -> String {
 	.reg .pred %p<4>;
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<4>;
-	.shared .align 128 .b8 buf[{bytes}];
+	{buf}
 	mov.u32 %r1, %tid.x;
 	setp.eq.u32 %p1, %r1, 0;
 	mov.u32 %r2, buf;
@@ -258,7 +283,9 @@ fill:
 	@%p1 cp.async.bulk.wait_group 0;
 	ret;
 }}
-"#
+"#,
+        dynamic = dynamic_manifest(bytes),
+        buf = buffer_decl(bytes, 128),
     )
 }
 
@@ -284,7 +311,7 @@ fn tile_program(box_dim: &[u64], swizzle: &str) -> String {
 //! [launch]
 //! grid = [1, 1, 1]
 //! block = [32, 1, 1]
-//! [[buffer]]
+{dynamic}//! [[buffer]]
 //! name = "tensor"
 //! bytes = {tensor_bytes}
 //! fill = "iota"
@@ -311,7 +338,7 @@ fn tile_program(box_dim: &[u64], swizzle: &str) -> String {
 	.reg .pred %p<4>;
 	.reg .b32 %r<4>;
 	.reg .b64 %rd<4>;
-	.shared .align 1024 .b8 buf[{bytes}];
+	{buf}
 	.shared .align 8 .b64 bar;
 	mov.u32 %r1, %tid.x;
 	setp.eq.u32 %p1, %r1, 0;
@@ -331,6 +358,8 @@ wait:
         gs = list(&strides),
         bd = list(box_dim),
         es = list(&vec![1; rank]),
+        dynamic = dynamic_manifest(bytes),
+        buf = buffer_decl(bytes, 1024),
     )
 }
 

@@ -15,6 +15,7 @@
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
 use crate::probe::Probe;
+use hopsync_cosim::budget::Footprint;
 use hopsync_cosim::exec::Stop;
 use hopsync_cosim::lockstep::{CosimReport, Divergence, Golden};
 use hopsync_cosim::machine::{Config, Machine, Outcome};
@@ -44,6 +45,14 @@ pub fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
             g.expect_async_finding(seq, cta, kind)
         }
     }
+}
+
+/// The memory a lockstep run takes: the golden model's machine (with race detection `race`)
+/// beside the SM engine's.
+pub fn footprint(prog: &Program, sm: &SmConfig, race: hopsync_cosim::race::RaceMode) -> Footprint {
+    let mut f = crate::footprint(prog, sm);
+    f.extend("golden model:", Footprint::golden_with_race(prog, race));
+    f
 }
 
 /// Runs `prog` on the RTL engine in lockstep with the golden model.

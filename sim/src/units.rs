@@ -383,15 +383,21 @@ impl MbarUnit {
     /// A unit whose bank covers `smem_bytes` of shared memory (at most 2^15 words, 256 KiB),
     /// with the try_wait time limit `default_suspend_cycles`.
     pub fn new(smem_bytes: u32, default_suspend_cycles: u32) -> MbarUnit {
-        let words = (smem_bytes as u64).div_ceil(8).max(1);
-        let inner = if words <= 1 << 9 {
-            MbarAny::A9(MbarInst::new(default_suspend_cycles))
-        } else if words <= 1 << 12 {
-            MbarAny::A12(MbarInst::new(default_suspend_cycles))
-        } else {
-            MbarAny::A15(MbarInst::new(default_suspend_cycles))
+        let inner = match Self::bank_words_log2(smem_bytes) {
+            9 => MbarAny::A9(MbarInst::new(default_suspend_cycles)),
+            12 => MbarAny::A12(MbarInst::new(default_suspend_cycles)),
+            _ => MbarAny::A15(MbarInst::new(default_suspend_cycles)),
         };
         MbarUnit { inner, edges: 0 }
+    }
+
+    /// log2 of the words of the bank that covers `smem_bytes`: 9, 12 or 15.
+    pub fn bank_words_log2(smem_bytes: u32) -> u32 {
+        match (smem_bytes as u64).div_ceil(8).max(1) {
+            w if w <= 1 << 9 => 9,
+            w if w <= 1 << 12 => 12,
+            _ => 15,
+        }
     }
 
     /// [`MbarUnit::new`] on `backend`'s simulator.

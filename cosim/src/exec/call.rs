@@ -13,7 +13,8 @@
 
 use super::{lanes, Cx, Exec, Flow, Stop, R};
 use crate::finding::FindingKind;
-use crate::machine::{DeviceOutput, Frame, Place, Region, FUNC_ADDR_BASE, HEAP_BYTES, STACK_BYTES, WARP};
+use crate::heap::BadFree;
+use crate::machine::{DeviceOutput, Frame, Place, Region, FUNC_ADDR_BASE, STACK_BYTES, WARP};
 use hopsync_firmware::ir::{Formal, FuncId, Instr, Mod, Operand, Space};
 use hopsync_firmware::ops::op;
 
@@ -325,7 +326,7 @@ fn ids(cx: &Cx<'_, '_>, l: u32) -> ([u32; 3], [u32; 3]) {
 
 fn push_output(cx: &mut Cx<'_, '_>, l: u32, text: String) {
     let (block, thread) = ids(cx, l);
-    cx.m.output.push(DeviceOutput { cta: cx.cta, block, thread, text });
+    cx.m.push_output(DeviceOutput { cta: cx.cta, block, thread, text });
 }
 
 /// `size` bytes at generic address `a`, little-endian.
@@ -356,35 +357,39 @@ fn read_cstring(cx: &Cx<'_, '_>, l: u32, a: u64) -> Option<String> {
 }
 
 /// `malloc` (CUDA C++ Programming Guide, Dynamic Global Memory Allocation): a fresh region of
-/// the device heap, or NULL when the heap's 8 MiB are taken.
+/// the device heap (crate::heap), or NULL when the heap cannot hold it.
 fn malloc(cx: &mut Cx<'_, '_>, size: u64) -> u64 {
-    let size = size.max(1);
-    if cx.m.heap_live + size > HEAP_BYTES {
-        return 0;
+    let m = &mut *cx.m;
+    let Some((base, block, k)) = m.heap.alloc(size, m.global.len()) else { return 0 };
+    let region = Region { name: format!("malloc#{k}"), base, bytes: vec![0; block.size as usize] };
+    if block.slot == m.global.len() {
+        m.global.push(region);
+    } else {
+        m.global[block.slot] = region;
     }
-    let base = cx.m.heap_next;
-    cx.m.heap_next += ((size + 255) & !255) + 256;
-    cx.m.heap_live += size;
-    let n = cx.m.global.iter().filter(|r| r.name.starts_with("malloc#") || r.name.starts_with("free#")).count();
-    cx.m.global.push(Region { name: format!("malloc#{n}"), base, bytes: vec![0; size as usize] });
+    crate::race::heap_allocated(m, block.slot);
     base
 }
 
-/// `free`: the region's bytes go (later accesses are out of bounds); NULL is ignored.
+/// `free`: the region's bytes go (later accesses are outside every allocation, named use after
+/// free); NULL is ignored (CUDA: "If ptr is NULL, no operation is performed").
 fn free(cx: &mut Cx<'_, '_>, l: u32, p: u64) -> Result<(), Stop> {
     if p == 0 {
         return Ok(());
     }
-    match cx.m.global.iter().position(|r| r.base == p && r.name.starts_with("malloc#")) {
-        Some(k) => {
-            let r = &mut cx.m.global[k];
-            cx.m.heap_live -= r.bytes.len() as u64;
+    match cx.m.heap.free(p) {
+        Ok(block) => {
+            let r = &mut cx.m.global[block.slot];
             r.bytes = Vec::new();
             r.name = r.name.replacen("malloc#", "free#", 1);
             Ok(())
         }
-        None => {
-            let what = if cx.m.global.iter().any(|r| r.base == p && r.name.starts_with("free#")) { "was freed already" } else { "was not returned by malloc" };
+        Err(bad) => {
+            let what = match bad {
+                BadFree::FreedAlready => "was freed already (double free)".to_string(),
+                BadFree::Interior { base } => format!("points inside the allocation at 0x{base:x}, not at its start"),
+                BadFree::NotAllocated => "was not returned by malloc".to_string(),
+            };
             cx.finding(FindingKind::HeapFreeInvalid, l, format!("free(0x{p:x}): the pointer {what}"))
         }
     }

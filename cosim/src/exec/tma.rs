@@ -131,6 +131,13 @@ fn is_tma(op: Opcode) -> bool {
     )
 }
 
+/// Whether a module uses the TMA, so that runs keep its proxy and bulk-group state
+/// ([`TmaState`]: per CTA, 8 bytes per shared byte). wgmma.mma_async reads shared memory
+/// through the async proxy too (exec/wgmma.rs).
+pub fn tracks(m: &hopsync_firmware::Module) -> bool {
+    m.kernel.body.iter().any(|i| is_tma(i.op) || i.op == Opcode::WgmmaMmaAsync)
+}
+
 // ---- state -------------------------------------------------------------------------------------
 
 /// Where an operation was issued: (cta, warp, lane, pc), for findings at its completion.
@@ -190,8 +197,7 @@ impl TmaState {
     fn init(m: &mut Machine<'_>) {
         let st = &mut m.tma;
         st.scanned = true;
-        // wgmma.mma_async reads shared memory through the async proxy too (exec/wgmma.rs).
-        st.active = m.prog.module.kernel.body.iter().any(|i| is_tma(i.op) || i.op == Opcode::WgmmaMmaAsync);
+        st.active = tracks(&m.prog.module);
         if !st.active {
             return;
         }

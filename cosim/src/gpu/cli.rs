@@ -76,13 +76,13 @@ pub fn import_cmd(results: &Path, traces: &Path, root: &Path) -> i32 {
 }
 
 /// `hopsync gpu golden BATCH RESULTS [--list FILE]`.
-pub fn golden_cmd(batch: &Path, results: &Path) -> i32 {
-    golden_list_cmd(batch, "batch.txt", results)
+pub fn golden_cmd(batch: &Path, results: &Path, mem_limit: u64) -> i32 {
+    golden_list_cmd(batch, "batch.txt", results, mem_limit)
 }
 
 /// `hopsync gpu golden BATCH RESULTS --list FILE`: the launches of one batch file.
-pub fn golden_list_cmd(batch: &Path, list: &str, results: &Path) -> i32 {
-    match crate::gpu::pack::run_list_golden(batch, list, results) {
+pub fn golden_list_cmd(batch: &Path, list: &str, results: &Path, mem_limit: u64) -> i32 {
+    match crate::gpu::pack::run_list_golden(batch, list, results, mem_limit) {
         Ok(n) => {
             println!("ran {n} launches of {} on the golden engine; results in {}", batch.display(), results.display());
             0

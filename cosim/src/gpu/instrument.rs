@@ -411,7 +411,7 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
         if out.kernel.regs.iter().any(|r| r.name == name) {
             return Err(format!("the program already declares register `{name}`"));
         }
-        out.kernel.regs.push(RegDecl { name, ty, range: None });
+        out.kernel.regs.push(RegDecl { name, ty, range: None, loc: Default::default() });
         Ok(RegId(out.kernel.regs.len() as u32 - 1))
     };
     let rg = Regs {
@@ -446,6 +446,7 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
         attrs: Vec::new(),
         init: Vec::new(),
         module_scope: false,
+        loc: Default::default(),
         func: Some(m.entry),
     });
     out.kernel.params.push(sym);

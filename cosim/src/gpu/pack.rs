@@ -8,6 +8,7 @@ use crate::machine::{Config, Machine};
 use hopsync_firmware::ir::Space;
 use hopsync_firmware::manifest::TensorMapDecl;
 use hopsync_firmware::tensormap::TensorMapMode;
+use crate::budget::Footprint;
 use hopsync_firmware::printer::print_module;
 use hopsync_firmware::Program;
 use serde::{Deserialize, Serialize};
@@ -322,17 +323,26 @@ pub struct BatchEntry {
 /// Packs programs into `dir`: per program `<name>.ptx/.launch/.bin` (instrumented),
 /// `<name>.plain.ptx/.launch/.bin` (the file unchanged), `<name>.pack.json`, and `batch.txt`
 /// listing every launch description.
-pub fn write_batch(programs: &[PathBuf], dir: &Path) -> Result<Vec<BatchEntry>, String> {
-    write_batch_with(programs, dir, &PackOptions::default())
+/// Each program is held to the memory budget `mem_limit` (packing runs the golden model on it).
+pub fn write_batch(programs: &[PathBuf], dir: &Path, mem_limit: u64) -> Result<Vec<BatchEntry>, String> {
+    write_batch_with(programs, dir, &PackOptions { mem_limit, ..PackOptions::default() })
 }
 
 /// How [`write_batch_with`] writes the programs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PackOptions {
     /// The newest PTX ISA version the GPU's driver JIT-compiles (CUDA 13.0's driver: 9.0): a
     /// program with a newer `.version` (nvcc 13.5 writes 9.5) is written with this one instead,
     /// and must still assemble with ptxas at that version (a construct newer than it does not).
     pub ptx_version: Option<(u32, u32)>,
+    /// The memory budget each program's golden run (trace sizing) is held to (`--mem-limit`).
+    pub mem_limit: u64,
+}
+
+impl Default for PackOptions {
+    fn default() -> Self {
+        PackOptions { ptx_version: None, mem_limit: crate::budget::DEFAULT_MEM_LIMIT }
+    }
 }
 
 /// `text` (a module) with its `.version` lowered to `opts.ptx_version` where newer, checked by
@@ -374,6 +384,8 @@ pub fn write_batch_with(programs: &[PathBuf], dir: &Path, opts: &PackOptions) ->
         let shown = rel.as_deref().unwrap_or(path).to_string_lossy().trim_start_matches("./").to_string();
         let result = (|| -> Result<PackMeta, String> {
             let prog = Program::load(path).map_err(|d| d.to_string())?;
+            // Packing runs the golden model on it (trace sizing): within the memory budget.
+            Footprint::golden(&prog).check(&prog, "golden", opts.mem_limit).map_err(|d| d.to_string())?;
             let mut prog = prog;
             prog.path = shown.clone();
             let name = prog.name();
@@ -522,13 +534,13 @@ pub fn parse_launch_description(text: &str) -> Result<LaunchDescription, String>
 /// Runs a packed batch on the golden engine and writes the results in the runner's format (so
 /// `hopsync gpu import` and replay can be exercised without a GPU). Checks each description
 /// against its program's manifest: launch shape, buffers, initial contents, params.
-pub fn run_batch_golden(batch: &Path, results: &Path) -> Result<usize, String> {
-    run_list_golden(batch, "batch.txt", results)
+pub fn run_batch_golden(batch: &Path, results: &Path, mem_limit: u64) -> Result<usize, String> {
+    run_list_golden(batch, "batch.txt", results, mem_limit)
 }
 
 /// [`run_batch_golden`] for the launches of one batch file `list` of `batch` (e.g. the
 /// `plain.txt` and `traced.txt` of `hopsync calibrate pack`).
-pub fn run_list_golden(batch: &Path, list: &str, results: &Path) -> Result<usize, String> {
+pub fn run_list_golden(batch: &Path, list: &str, results: &Path, mem_limit: u64) -> Result<usize, String> {
     std::fs::create_dir_all(results).map_err(|e| e.to_string())?;
     let list = std::fs::read_to_string(batch.join(list)).map_err(|e| format!("{list}: {e}"))?;
     let mut n = 0;
@@ -536,6 +548,7 @@ pub fn run_list_golden(batch: &Path, list: &str, results: &Path) -> Result<usize
         let text = std::fs::read_to_string(batch.join(l)).map_err(|e| format!("{l}: {e}"))?;
         let d = parse_launch_description(&text).map_err(|e| format!("{l}: {e}"))?;
         let prog = Program::load(&batch.join(&d.ptx)).map_err(|e| e.to_string())?;
+        Footprint::golden(&prog).check(&prog, "golden", mem_limit).map_err(|d| d.to_string())?;
         let data = std::fs::read(batch.join(&d.data)).map_err(|e| format!("{}: {e}", d.data))?;
         let man = &prog.manifest;
         let la = &man.launch;

@@ -392,18 +392,19 @@ pub fn read_records(dir: &Path) -> Result<Vec<SiliconRecord>, String> {
 /// The device batch of `hopsync calibrate pack`: every calibration program under `root` and every
 /// program of a GPU trace with clocks in `traces` ([`pack_programs`]). Returns (calibration
 /// programs, whole programs).
-pub fn pack(root: &Path, traces: &Path, dir: &Path) -> Result<(usize, usize), String> {
+pub fn pack(root: &Path, traces: &Path, dir: &Path, mem_limit: u64) -> Result<(usize, usize), String> {
     let calib = hopsync_cosim::gpu::pack::collect_programs(&[root.join(PROGRAMS)]);
     let calib: Vec<PathBuf> = calib.iter().map(|p| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| p.clone())).collect();
-    pack_programs(root, &calib, &whole::traced_programs(traces)?, dir)
+    pack_programs(root, &calib, &whole::traced_programs(traces)?, dir, mem_limit)
 }
 
 /// Packs `calib` (calibration programs, paths relative to `root`) into `dir/calibration`
 /// (`hopsync gpu pack`'s files and `plain.txt`, their unchanged launches only: each run folder runs
 /// it once) and `whole` (traced programs with their trace's slot count) into `dir/whole`
-/// (instrumented launches only, `traced.txt`).
-pub fn pack_programs(root: &Path, calib: &[PathBuf], whole: &[(String, u32)], dir: &Path) -> Result<(usize, usize), String> {
-    let entries = write_batch(calib, &dir.join("calibration"))?;
+/// (instrumented launches only, `traced.txt`). Each program must fit the memory budget
+/// `mem_limit` on the golden engine.
+pub fn pack_programs(root: &Path, calib: &[PathBuf], whole: &[(String, u32)], dir: &Path, mem_limit: u64) -> Result<(usize, usize), String> {
+    let entries = write_batch(calib, &dir.join("calibration"), mem_limit)?;
     let mut plain = Vec::new();
     for e in &entries {
         match &e.result {
@@ -412,7 +413,7 @@ pub fn pack_programs(root: &Path, calib: &[PathBuf], whole: &[(String, u32)], di
         }
     }
     write_launch_list(&dir.join("calibration").join("plain.txt"), plain.into_iter())?;
-    let n = whole::write_whole_batch(whole, root, &dir.join("whole"))?;
+    let n = whole::write_whole_batch(whole, root, &dir.join("whole"), mem_limit)?;
     Ok((entries.len(), n))
 }
 
@@ -443,6 +444,19 @@ impl Workload {
             })
             .collect();
         Workload { records, programs }
+    }
+
+    /// The workload with every program the memory budget `limit` refuses on the RTL engine
+    /// ([`crate::footprint`]) marked as not loading, with the budget's error.
+    pub fn within(mut self, sm: &SmConfig, limit: u64) -> Workload {
+        for p in &mut self.programs {
+            if let Ok(prog) = p {
+                if let Err(d) = crate::footprint(prog, sm).check(prog, "SM-engine", limit) {
+                    *p = Err(format!("does not fit the memory budget: {d}"));
+                }
+            }
+        }
+        self
     }
 
     /// The records.

@@ -85,12 +85,13 @@ pub fn traced_programs(traces: &Path) -> Result<Vec<(String, u32)>, String> {
 
 /// Packs each traced program (path relative to `root`, slots) into `dir`: the instrumented launch
 /// only (`NAME.ptx/.launch/.bin`, `NAME.pack.json`) and `traced.txt` listing the launches.
-pub fn write_whole_batch(programs: &[(String, u32)], root: &Path, dir: &Path) -> Result<usize, String> {
+pub fn write_whole_batch(programs: &[(String, u32)], root: &Path, dir: &Path, mem_limit: u64) -> Result<usize, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let w = |name: &str, data: &[u8]| std::fs::write(dir.join(name), data).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
     let mut launches = Vec::new();
     for (path, slots) in programs {
         let mut prog = Program::load(&root.join(path)).map_err(|d| d.to_string())?;
+        hopsync_cosim::budget::Footprint::golden(&prog).check(&prog, "golden", mem_limit).map_err(|d| d.to_string())?;
         prog.path = path.clone();
         let name = prog.name();
         let p = pack_with(&prog, *slots).map_err(|e| format!("{path}: {e}"))?;

@@ -368,8 +368,7 @@ impl<'p> Engine<'p> {
         self.m.set_step(self.cycle);
         self.active_this_cycle = false;
         if self.cycle > self.cfg.run.max_cycles {
-            self.m.report(FindingKind::StepLimit, format!("the run passed its limit of {} cycles", self.cfg.run.max_cycles), None)?;
-            return Err(Stop::Finding);
+            return self.m.step_limit("cycle", self.cfg.run.max_cycles);
         }
         self.clock_units()?;
         self.advance_async()?;
@@ -409,7 +408,9 @@ impl<'p> Engine<'p> {
         // golden model's rule), even while units are busy: warps that poll with try_wait keep
         // their MbarrierUnit busy (suspended) forever, so waiting for quiet units first would
         // never name it (gen --ub --small seed 1000701: 4 warps of a CTA take turns suspended).
-        if self.asyncs.is_empty() && self.cycle - self.m.last_progress() > self.cfg.run.deadlock_spin_cycles {
+        // A warp with an operation in a unit is stuck once proven to repeat (hopsync_cosim::spin).
+        let spinning = self.asyncs.is_empty() && self.cycle - self.m.last_progress() > self.cfg.run.deadlock_spin_cycles;
+        if spinning && self.m.spins_forever(|c, w| self.ctas[c].warps[w].op.is_some()) {
             self.mirror_named_barriers();
             self.m.deadlock(true)?;
         }
