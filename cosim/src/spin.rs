@@ -182,6 +182,7 @@ mod tests {
             cluster_arrival: [None; WARP],
             frames: vec![Vec::new(); WARP],
             conv: Vec::new(),
+            run_ahead: None,
         }
     }
 
