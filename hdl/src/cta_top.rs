@@ -7,9 +7,10 @@
 //! `smem_`), except where the top wires them together:
 //! - the TMA engine's complete_tx requests for this CTA go to the mbarrier unit's TMA port;
 //!   those for another CTA leave on `tma_remote_mbar_*` (to that CTA's `mbar_cluster_*`);
-//! - its shared-memory writes for this CTA go to the shared-memory port; multicast writes for
-//!   another CTA leave on `dsmem_out_*` (to that CTA's `dsmem_in_*`); its reads (bulk stores)
-//!   use the shared-memory port's read side;
+//! - its shared-memory writes carry a CTA mask: this CTA's part goes to the shared-memory port
+//!   and, in the same cycle, the rest leaves on `dsmem_out_*` with the other CTAs' ranks (the
+//!   cluster fabric delivers it to each one's `dsmem_in_*`); the write is taken when both sides
+//!   take it; its reads (bulk stores) use the shared-memory port's read side;
 //! - a reducing beat (`cp.reduce.async.bulk.shared::cluster`, `red_op` not `Copy`), from this
 //!   CTA's TMA engine or on `dsmem_in` (`dsmem_in_red_op`), is consumed and dropped with `smem_red_dropped` set:
 //!   the SmemPort has no reduction ALU, so the top refuses the beat rather than writing it as
@@ -143,7 +144,8 @@ pub struct CtaTop<const A: usize, const S: usize> {
     pub tma_remote_mbar_valid: Signal<Out, bool>,
     /// `tma_remote_mbar_req` is accepted
     pub tma_remote_mbar_ready: Signal<In, bool>,
-    /// a multicast beat of this CTA's TMA for another CTA's shared memory
+    /// a beat of this CTA's TMA for other CTAs' shared memories (`ctam`: every destination but
+    /// this CTA; the cluster fabric delivers it to each, in parallel)
     pub dsmem_out: Signal<Out, TmaSmemWrite>,
     /// `dsmem_out` is valid
     pub dsmem_out_valid: Signal<Out, bool>,
@@ -181,8 +183,16 @@ pub struct CtaTop<const A: usize, const S: usize> {
     tma: TmaEngine,
     /// the shared-memory data port
     smem: SmemPort<S>,
-    /// the TMA engine's shared-memory write is for this CTA
+    /// this CTA's rank, one-hot
+    wr_own: Signal<Local, Bits<16>>,
+    /// the TMA engine's shared-memory write is for this CTA (among others)
     wr_local: Signal<Local, bool>,
+    /// the TMA engine's shared-memory write is for another CTA (among others)
+    wr_remote: Signal<Local, bool>,
+    /// the local side takes the write (or it has none)
+    wr_local_ok: Signal<Local, bool>,
+    /// the DSMEM side takes the write (or it has none)
+    wr_remote_ok: Signal<Local, bool>,
     /// the TMA engine's shared-memory write is a reduction
     wr_red: Signal<Local, bool>,
     /// `dsmem_in` is a reduction
@@ -266,7 +276,11 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             cluster: Default::default(),
             tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE),
             smem: Default::default(),
+            wr_own: Default::default(),
             wr_local: Default::default(),
+            wr_remote: Default::default(),
+            wr_local_ok: Default::default(),
+            wr_remote_ok: Default::default(),
             wr_red: Default::default(),
             in_red: Default::default(),
         }
@@ -355,20 +369,25 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
             self.tma.mbar_ready.next = self.tma_remote_mbar_ready.val();
         }
 
-        // ---- TMA shared-memory writes: this CTA's bank, or out to another CTA
-        // (a local reducing beat is consumed and dropped: no ALU at the SmemPort)
-        self.wr_local.next = self.tma.smem_wr.val().cta == self.cta_rank.val();
+        // ---- TMA shared-memory writes: this CTA's bank and, in the same cycle, out to the
+        // other CTAs of the write's mask (multicast writes its destinations in parallel; the
+        // write is accepted when both sides take it). A local reducing beat is consumed and
+        // dropped: no ALU at the SmemPort.
+        self.wr_own.next = bits::<16>(1) << self.cta_rank.val();
+        self.wr_local.next = (self.tma.smem_wr.val().ctam & self.wr_own.val()) != 0;
+        self.wr_remote.next = (self.tma.smem_wr.val().ctam & !self.wr_own.val()) != 0;
         self.wr_red.next = self.tma.smem_wr.val().red_op != TmaRedOp::Copy;
+        self.wr_local_ok.next = !self.wr_local.val() || self.wr_red.val() || self.smem.tma_wr_ready.val();
+        self.wr_remote_ok.next = !self.wr_remote.val() || self.dsmem_out_ready.val();
         self.smem.tma_wr.next.addr = self.tma.smem_wr.val().addr;
         self.smem.tma_wr.next.data = self.tma.smem_wr.val().data;
         self.smem.tma_wr.next.mask = self.tma.smem_wr.val().mask;
-        self.smem.tma_wr_valid.next = self.tma.smem_wr_valid.val() && self.wr_local.val() && !self.wr_red.val();
+        self.smem.tma_wr_valid.next =
+            self.tma.smem_wr_valid.val() && self.wr_local.val() && !self.wr_red.val() && self.wr_remote_ok.val();
         self.dsmem_out.next = self.tma.smem_wr.val();
-        self.dsmem_out_valid.next = self.tma.smem_wr_valid.val() && !self.wr_local.val();
-        self.tma.smem_wr_ready.next = self.dsmem_out_ready.val();
-        if self.wr_local.val() {
-            self.tma.smem_wr_ready.next = self.smem.tma_wr_ready.val() || self.wr_red.val();
-        }
+        self.dsmem_out.next.ctam = self.tma.smem_wr.val().ctam & !self.wr_own.val();
+        self.dsmem_out_valid.next = self.tma.smem_wr_valid.val() && self.wr_remote.val() && self.wr_local_ok.val();
+        self.tma.smem_wr_ready.next = self.wr_local_ok.val() && self.wr_remote_ok.val();
         // TMA shared-memory reads (bulk stores)
         self.smem.tma_rd_addr.next = self.tma.smem_rd_addr.val();
         self.smem.tma_rd_valid.next = self.tma.smem_rd_valid.val();
@@ -381,7 +400,7 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         self.smem.remote_wr.next = self.dsmem_in.val();
         self.smem.remote_wr_valid.next = self.dsmem_in_valid.val() && !self.in_red.val();
         self.dsmem_in_ready.next = self.smem.remote_wr_ready.val() || self.in_red.val();
-        self.smem_red_dropped.next = (self.tma.smem_wr_valid.val() && self.wr_local.val() && self.wr_red.val())
+        self.smem_red_dropped.next = (self.tma.smem_wr_valid.val() && self.wr_local.val() && self.wr_red.val() && self.wr_remote_ok.val())
             || (self.dsmem_in_valid.val() && self.in_red.val());
         self.smem.local_req.next = self.smem_req.val();
         self.smem.local_valid.next = self.smem_valid.val();

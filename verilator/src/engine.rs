@@ -279,7 +279,7 @@ unpack_struct! {
     MbarrierReq { op, word, count, tx_count, token, phase_parity, warp, suspend_time_hint, has_suspend_time_hint }
     TmaData16 { w0, w1, w2, w3 }
     TmaGmemReq { addr_lo, addr_hi, tag, write, data_lo, data_hi, mask_lo, mask_hi, red_op, red_type }
-    TmaSmemWrite { cta, addr, data, mask, red_op, red_type }
+    TmaSmemWrite { ctam, addr, data, mask, red_op, red_type }
     TmaFault { valid, kind, thread }
 }
 
@@ -842,7 +842,7 @@ mod tests {
             };
             words::<{ TmaGmemReq::BITS }, TmaGmemReq>(g, &mut w);
             assert_eq!(decode::<TmaGmemReq>(&w), g);
-            let s = TmaSmemWrite { cta: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits(), red_op: pick(&mut rng), red_type: pick(&mut rng) };
+            let s = TmaSmemWrite { ctam: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits(), red_op: pick(&mut rng), red_type: pick(&mut rng) };
             words::<{ TmaSmemWrite::BITS }, TmaSmemWrite>(s, &mut w);
             assert_eq!(decode::<TmaSmemWrite>(&w), s);
             let remote = rng.pct(50);

@@ -19,7 +19,7 @@
 //!   gmem_resp ─► ROB (256 tags x 32 B in RAM, out-of-order responses, in-order drain)
 //!   row queue + ROB / smem_rd ─► BA stage X (slot iterator, swizzle, byte masks)
 //!                             ─► BA stage Y (byte realigner, OOB fill, sector packer)
-//!   Y ─► OB (3) ─► multicast sequencer ─► smem_wr;  job end ─► CPL ─► mbar_req (complete_tx)
+//!   Y ─► OB (3) ─► smem_wr (one write, every CTA of its mask);  job end ─► CPL ─► mbar_req
 //!   Y ─► WB (3) ─► gmem_req (sector writes) ;  acks ─► bulk-group counters
 //! ```
 //!
@@ -37,15 +37,16 @@
 //! | ROB: the reorder buffer | [`rob::TmaRob`] | rob.rs |
 //! | BA stage X: the slot iterator | [`ba_x::TmaSlotIter`] | ba_x.rs |
 //! | BA stage Y: realigner, OOB fill, sector packer | [`ba_y::TmaRealign`] | ba_y.rs |
-//! | OB: output buffer, multicast sequencer | [`obuf::TmaOutBuf`] | obuf.rs |
+//! | OB: output buffer | [`obuf::TmaOutBuf`] | obuf.rs |
 //! | CPL: the complete_tx sequencer | [`cpl::TmaComplete`] | cpl.rs |
 //! | WB: the write buffer | [`wbuf::TmaWriteBuf`] | wbuf.rs |
 //!
 //! - **Loads** (`BulkLoad`, `TensorLoad`): RG walks the box's rows (the walk of
 //!   `firmware/src/tensormap.rs`, the golden model's), the issuer reads each row's in-bounds
 //!   sectors, the ROB puts responses back in order, BA writes the box dense and swizzled into
-//!   shared memory (OOB bytes filled), OB writes each beat to every CTA of `cta_mask`, and CPL
-//!   sends complete_tx with the box's bytes to each.
+//!   shared memory (OOB bytes filled), OB writes each beat once with `cta_mask` (it lands in
+//!   every CTA of the mask in the same cycle), and CPL sends complete_tx with the box's bytes to
+//!   each.
 //! - **Prefetch** (`BulkPrefetch`, `TensorPrefetch`): a load job with no destination: its
 //!   sector reads are issued (and counted against `max_outstanding` and the token bucket) as a
 //!   load's, BA pops and drops every chunk (no `smem_wr`), and no complete_tx follows. PTX gives
@@ -68,8 +69,8 @@
 //!   (`TmaGmemReq::red_op` / `red_type`) and memory applies `old op new` per element (the L2 on
 //!   silicon).
 //!
-//! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (per destination
-//! CTA stream: 16 / popcount(cta_mask)) when the row start is 16-byte aligned in global memory
+//! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (into every
+//! destination CTA at once: multicast costs no beat more than one copy) when the row start is 16-byte aligned in global memory
 //! (`coords[0] * elementSize` a multiple of 16); a misaligned row spends one extra slot.
 //! Requests: one 32-byte sector per cycle at most; 256 tags (8 KiB in flight) hide 512 cycles
 //! of memory latency at 16 B/cycle, so at sm90.toml's 384-cycle `[global] latency` the engine
@@ -87,7 +88,8 @@
 //!   data, 32-bit byte mask, tag = bulk-group slot). `gmem_resp` / `_valid` / `_ready`: read data
 //!   (by tag, any order) and write acknowledgements (`write` set). `gmem_resp_ready` is always
 //!   high (every response has a reserved place).
-//! - `smem_wr` / `_valid` / `_ready`: 16-byte shared-memory writes (CTA rank, 16-byte aligned
+//! - `smem_wr` / `_valid` / `_ready`: 16-byte shared-memory writes (the destination CTA mask:
+//!   accepted means landed in every CTA of it, in the same cycle; the 16-byte aligned
 //!   shared::cta address, data, byte mask, and the reduction to apply: `Copy` but for a
 //!   `cp.reduce.async.bulk` beat).
 //! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`, `smem_rd_data`: 16-byte reads of this

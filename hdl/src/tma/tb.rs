@@ -911,31 +911,36 @@ impl Tb {
             self.st.copies += 1;
         }
         if swr_v && wr_ready {
-            self.st.smem_writes += 1;
-            self.st.smem_bytes += 16;
-            self.st.first_wr.get_or_insert(c);
-            self.st.last_wr = c;
             let a = swr.addr.to_u64();
-            let cta = swr.cta.index();
+            let ctam = swr.ctam.to_u64();
+            assert_ne!(ctam, 0, "cycle {c}: a write with no destination");
             assert_eq!(swr.mask.to_u64(), 0xFFFF, "cycle {c}: loads write whole beats");
             if let Some(l) = self.loads.front() {
                 assert_eq!((swr.red_op, swr.red_type), l.red, "cycle {c}: the write's reduction");
+                assert_eq!(ctam, l.slot.iter().enumerate().filter(|s| *s.1 >= 0).fold(0u64, |m, s| m | 1 << s.0), "cycle {c}: the write's CTA mask is the load's");
             }
             assert_eq!(a % 16, 0);
             let data = swr.data.to_bytes();
-            if let Some(log) = &mut self.wr_log {
-                log.push((cta as u8, a, data));
+            self.st.first_wr.get_or_insert(c);
+            self.st.last_wr = c;
+            // every CTA of the mask gets the beat in this cycle
+            for cta in (0..16).filter(|k| ctam >> k & 1 == 1) {
+                self.st.smem_writes += 1;
+                self.st.smem_bytes += 16;
+                if let Some(log) = &mut self.wr_log {
+                    log.push((cta as u8, a, data));
+                }
+                let l = self.loads.front_mut().unwrap_or_else(|| panic!("cycle {c}: unexpected smem write {a:#x}"));
+                assert!(l.slot[cta] >= 0, "cycle {c}: write to cta {cta} outside the mask");
+                assert!(a >= l.base as u64 && a + 16 <= l.base as u64 + l.span as u64, "cycle {c}: smem write {a:#x} outside the box at {:#x}", l.base);
+                for i in 0..16 {
+                    let idx = l.slot[cta] as usize * l.span + (a - l.base as u64) as usize + i;
+                    assert!(l.bytes[idx] >= 0, "cycle {c}: byte {:#x} of cta {cta} not expected (or written twice)", a + i as u64);
+                    assert_eq!(data[i] as i16, l.bytes[idx], "cycle {c}: byte {:#x} of cta {cta}", a + i as u64);
+                    l.bytes[idx] = -2;
+                }
+                l.remaining -= 16;
             }
-            let l = self.loads.front_mut().unwrap_or_else(|| panic!("cycle {c}: unexpected smem write {a:#x}"));
-            assert!(l.slot[cta] >= 0, "cycle {c}: write to cta {cta} outside the mask");
-            assert!(a >= l.base as u64 && a + 16 <= l.base as u64 + l.span as u64, "cycle {c}: smem write {a:#x} outside the box at {:#x}", l.base);
-            for i in 0..16 {
-                let idx = l.slot[cta] as usize * l.span + (a - l.base as u64) as usize + i;
-                assert!(l.bytes[idx] >= 0, "cycle {c}: byte {:#x} of cta {cta} not expected (or written twice)", a + i as u64);
-                assert_eq!(data[i] as i16, l.bytes[idx], "cycle {c}: byte {:#x} of cta {cta}", a + i as u64);
-                l.bytes[idx] = -2;
-            }
-            l.remaining -= 16;
             while self.loads.front().map(|l| l.remaining == 0).unwrap_or(false) {
                 let l = self.loads.pop_front().unwrap();
                 self.cpls.extend(l.cpl);

@@ -109,7 +109,7 @@ pub struct TmaEngine {
     ba_x: TmaSlotIter,
     /// BA stage Y: realigner, filler, sector packer
     ba_y: TmaRealign,
-    /// the output buffer and the multicast sequencer (loads)
+    /// the output buffer (loads, shared::cta -> shared::cluster beats)
     ob: TmaOutBuf,
     /// the complete_tx sequencer
     cpl: TmaComplete,

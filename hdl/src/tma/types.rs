@@ -482,11 +482,13 @@ pub struct TmaGmemResp {
     pub data_hi: TmaData16,
 }
 
-/// A 16-byte shared-memory write.
+/// A 16-byte shared-memory write, landed in every CTA of `ctam` in the same cycle (multicast
+/// writes its destinations in parallel: the CTA top writes its own shared memory and sends the
+/// rest over the DSMEM network at once).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TmaSmemWrite {
-    /// destination CTA rank in the cluster
-    pub cta: Bits<4>,
+    /// destination CTA ranks in the cluster (bit r: rank r; never empty)
+    pub ctam: Bits<16>,
     /// shared::cta byte address, 16-byte aligned
     pub addr: Bits<18>,
     /// the bytes

@@ -229,8 +229,9 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   Warps of 64 independent `fma` each run their window in 65 cycles even 16 at a time: the
   schedulers are greedy-then-oldest (`issue.policy`).
 - TMA: silicon moves a 200 KiB bulk copy at ~83 B/cycle and lands a multicast in 16 CTAs in about
-  the time of one copy; the RTL TmaEngine writes one 16-byte beat a cycle and multicast
-  destinations one after another (issue 15 section 2), so every large TMA figure is 2..10x slow.
+  the time of one copy; the RTL TmaEngine lands each beat in every multicast destination in the
+  same cycle, but writes one 16-byte beat a cycle (issue 15 section 2), so every large TMA figure
+  is up to 5x slow.
 - `try_wait` whose phase is not complete answers `false` after 41 cycles without a hint
   (`sync.default_suspend_ns` = 0) and waits a hint out; a suspended waiter is woken 143..181
   cycles after the arrive that completes its phase (`sync.mbarrier_wake_cycles`).

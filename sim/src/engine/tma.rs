@@ -380,8 +380,8 @@ impl<'p> Engine<'p> {
     }
 
     /// Clocks CTA `c`'s TmaEngine when it has work: commands in, global reads answered after
-    /// `[global] latency` from the engine's memory, 16-byte beats written into the destination
-    /// CTAs' shared memory (booking their shared-memory pipes), complete-tx requests queued to
+    /// `[global] latency` from the engine's memory, 16-byte beats written into every destination
+    /// CTA's shared memory in the same cycle (booking their shared-memory pipes), complete-tx requests queued to
     /// the destination MbarrierUnits (local: async-copy port; remote: cluster port after the
     /// DSMEM latency).
     pub(super) fn clock_tma(&mut self, c: u32, now: u64) -> Result<(), Stop> {
@@ -470,13 +470,19 @@ impl<'p> Engine<'p> {
         }
         let cluster = self.m.cta_cluster(c);
         if let Some(wr) = out.smem_wr {
-            let d = self.m.cluster_ctas(cluster).get(wr.cta.index()).copied();
-            let Some(d) = d else { return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {}, outside its cluster", wr.cta.index()))) };
-            if d == c {
-                self.land_tma_beat(c, d, &wr, now)?;
-            } else {
-                let at = now + self.cfg.dsmem.latency;
-                self.ctas[c as usize].tma.dsmem.push_back(DsmemBeat { lands: at, cta: d, write: wr });
+            // Every CTA of the write's mask gets the beat in this cycle: this CTA's shared memory
+            // now, the others' across the DSMEM network (in parallel, one latency).
+            let ctam = wr.ctam.to_u64();
+            for rank in (0..16usize).filter(|r| ctam >> r & 1 == 1) {
+                let Some(d) = self.m.cluster_ctas(cluster).get(rank).copied() else {
+                    return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {rank}, outside its cluster")));
+                };
+                if d == c {
+                    self.land_tma_beat(c, d, &wr, now)?;
+                } else {
+                    let at = now + self.cfg.dsmem.latency;
+                    self.ctas[c as usize].tma.dsmem.push_back(DsmemBeat { lands: at, cta: d, write: wr });
+                }
             }
         }
         if let Some((req, to_rank, remote)) = out.mbar {
@@ -670,20 +676,19 @@ impl<'p> Engine<'p> {
                 // over the latency and the shared-memory write port.
                 let rate = timing::tma_rate(&cfg);
                 let fetch = (g as f64 / rate).ceil() as u64 + sh.div_ceil(t.smem_bytes_per_cycle);
-                // Each beat is written once per destination CTA (multicast fetches once).
-                let write = (box_bytes * ctas.len() as u64).div_ceil(t.smem_bytes_per_cycle);
+                // Each beat is written once, into every destination CTA at the same time
+                // (multicast fetches once and writes its destinations in parallel).
+                let write = box_bytes.div_ceil(t.smem_bytes_per_cycle);
                 let stream = fetch.max(write).max(1);
                 let lat = if g > 0 { cfg.global.latency } else if sh > 0 { cfg.smem.latency } else { 0 };
                 cs.tma.model_free = start + stream;
                 if g > 0 {
                     cs.mem.global.book(start, g.div_ceil(cfg.global.bytes_per_cycle), None);
                 }
-                for (k, &d) in ctas.iter().enumerate() {
-                    // Destinations are written lowest rank first, one beat per cycle each; a
-                    // remote CTA's beats cross the DSMEM network.
-                    let order = ((k as u64 + 1) * box_bytes).div_ceil(t.smem_bytes_per_cycle);
+                for &d in ctas {
+                    // A remote CTA's beats cross the DSMEM network.
                     let remote = if d != c { cfg.dsmem.latency } else { 0 };
-                    let at = start + lat + stream.max(order) + remote;
+                    let at = start + lat + stream + remote;
                     self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op.clone()), cta: Some(d) }, queued: false });
                 }
             }
