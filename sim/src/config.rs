@@ -59,8 +59,15 @@ pub struct Latency {
     pub fp64: u64,
     /// Division, remainder.
     pub div: u64,
-    /// Warp-wide operations.
+    /// Warp-wide votes and the rest of the warp-wide operations (`vote`, `elect`,
+    /// `bar.warp.sync`).
     pub warp_op: u64,
+    /// `redux.sync`: a warp-wide reduction.
+    pub redux: u64,
+    /// `match.sync`: a warp-wide compare of every lane's value with every other's.
+    pub match_sync: u64,
+    /// `activemask`: reads the warp's active mask (no exchange between lanes).
+    pub activemask: u64,
     /// Special-register reads (S2R).
     pub sreg: u64,
     /// `%clock` / `%clock64` reads (CS2R: faster than the other special registers).
@@ -135,6 +142,20 @@ pub struct Global {
     pub bytes_per_cycle: u64,
     /// Bytes per cycle the SM's path takes for plain stores.
     pub store_bytes_per_cycle: u64,
+    /// The SM's path's cost of one write request (one per 128-byte line a store touches), in
+    /// bytes at `store_bytes_per_cycle`: a scattered store pays it per sector.
+    pub store_request_bytes: u64,
+    /// Cycles a warp takes to issue a plain global store (the stall count ptxas gives it).
+    pub store_issue_cycles: u64,
+    /// Bytes per cycle a scheduler's memory-instruction path takes of a store: its data, or
+    /// `store_request_bytes` per line it touches, whichever is more.
+    pub store_operand_bytes_per_cycle: u64,
+    /// Plain stores a scheduler's memory-instruction queue holds before their registers are read
+    /// (the next store of its warps stalls with MemoryThrottle while it is full).
+    pub store_queue: u64,
+    /// Sectors of plain stores one warp may have unacknowledged: a store beyond them is sent when
+    /// the warp's earliest one is acknowledged.
+    pub store_inflight_sectors: u64,
     /// Sectors one warp may have in flight to L2 (loads, stores, atomics; not cp.async): a sector
     /// beyond them is sent when the warp's earliest one completes.
     pub warp_inflight_sectors: u64,
@@ -194,6 +215,9 @@ pub struct Sync {
     pub cp_async_arrive_cycles: u64,
     /// try_wait time limit without suspendTimeHint, ns.
     pub default_suspend_ns: f64,
+    /// try_wait time limit when the instruction gives a suspendTimeHint, ns: silicon's, whatever
+    /// the hint.
+    pub try_wait_hint_limit_ns: f64,
     /// Upper bound of one nanosleep, ns.
     pub nanosleep_max_ns: f64,
 }

@@ -55,6 +55,20 @@ pub struct InstrInfo {
     /// An integer multiply / multiply-add: it occupies its scheduler's IMAD pipe
     /// (`issue.imad_issue_cycles`).
     pub imad: bool,
+    /// A register-to-register `mov` (also packing or unpacking a vector, `mov.b64 {lo, hi}, x`):
+    /// ptxas allocates it away, so it does not wait for its sources; its destinations are ready
+    /// when they are (`hopsync gpu pack`'s trace code reads an mbarrier token with such a `mov`
+    /// before the %clock64 read, and silicon's bracket is 2..5 cycles, not the token's 31).
+    pub rename: bool,
+}
+
+/// A register, or a vector of registers: what a renaming `mov` moves.
+fn reg_only(o: &Operand) -> bool {
+    match o {
+        Operand::Reg(_) => true,
+        Operand::Vector(v) => v.iter().all(|x| matches!(x, Operand::Reg(_))),
+        _ => false,
+    }
 }
 
 fn regs_of(op: &Operand, out: &mut Vec<u32>) {
@@ -210,8 +224,14 @@ enum LatencyKind {
     Mul,
     /// `div`.
     Div,
-    /// `warp_op`: a warp-wide exchange.
+    /// `warp_op`: a warp-wide exchange (vote, elect, bar.warp.sync).
     WarpOp,
+    /// `redux`: a warp-wide reduction.
+    Redux,
+    /// `match_sync`: a warp-wide match.
+    Match,
+    /// `activemask`.
+    Activemask,
     /// `misc`: no result, or bookkeeping only.
     Misc,
     /// `mufu`: the special-function unit (the `.approx` forms; the IEEE-rounded sqrt and rcp are
@@ -229,7 +249,10 @@ fn latency_kind(op: Opcode) -> LatencyKind {
         Div | Rem => LatencyKind::Div,
         Mul | Mad | Fma | Mul24 | Mad24 | Sad | Dp4a | Dp2a => LatencyKind::Mul,
         Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh => LatencyKind::Mufu,
-        Elect | Activemask | Vote | Match | Redux | BarWarpSync => LatencyKind::WarpOp,
+        Elect | Vote | BarWarpSync => LatencyKind::WarpOp,
+        Redux => LatencyKind::Redux,
+        Match => LatencyKind::Match,
+        Activemask => LatencyKind::Activemask,
         ShflSync | Movmatrix => LatencyKind::Shfl,
         Mma => LatencyKind::Mma,
         Membar | Fence | Griddepcontrol | CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | Exit | Ret | Call | Trap | Brkpt | Setmaxnreg => LatencyKind::Misc,
@@ -257,6 +280,9 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         LatencyKind::Mufu => l.mufu,
         LatencyKind::Mul => typed(l.mul),
         LatencyKind::WarpOp => l.warp_op,
+        LatencyKind::Redux => l.redux,
+        LatencyKind::Match => l.match_sync,
+        LatencyKind::Activemask => l.activemask,
         LatencyKind::Shfl => l.shfl,
         LatencyKind::Mma => l.mma,
         LatencyKind::Misc => l.misc,
@@ -341,6 +367,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 load: matches!(i.op, Opcode::Ld | Opcode::Ldmatrix),
                 ordering: ordering_of(i),
                 imad: latency_kind(i.op) == LatencyKind::Mul && !(i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float())),
+                rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
             }
         })
         .collect()

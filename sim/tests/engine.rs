@@ -120,3 +120,135 @@ fn cycle_counts_are_deterministic_and_cosim_is_clean() {
     assert_eq!(c.run.cycles, a.cycles);
     assert!(c.compared > 0);
 }
+
+/// One warp: `n` plain `st.global.u64` with one sector per lane (lane stride 2048 bytes) of
+/// register `%rd9`, then a `%clock64` read into `%rd9` itself (`war`) or into a fresh register;
+/// `t` gets the cycles from the first store's issue to that read.
+fn store_program(n: u32, war: bool) -> Program {
+    let stores: String = (0..n).map(|k| format!("\tst.global.u64 [%rd3+{}], %rd9;\n", k * 24)).collect();
+    let after = if war { "mov.u64 %rd9, %clock64;\n\tmov.u64 %rd5, %rd9;" } else { "mov.u64 %rd5, %clock64;" };
+    let src = format!(
+        r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "dst"
+//! bytes = 65536
+//! [[buffer]]
+//! name = "t"
+//! bytes = 8
+//! output = true
+//! [[param]]
+//! name = "dst_ptr"
+//! buffer = "dst"
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 dst_ptr, .param .u64 t_ptr)
+{{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<16>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [dst_ptr];
+	cvta.to.global.u64 %rd1, %rd1;
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	mul.wide.u32 %rd3, %r0, 2048;
+	add.s64 %rd3, %rd3, %rd1;
+	cvt.u64.u32 %rd9, %r0;
+	mov.u64 %rd4, %clock64;
+{stores}	{after}
+	sub.s64 %rd6, %rd5, %rd4;
+	setp.eq.u32 %p0, %r0, 0;
+	@%p0 st.global.u64 [%rd2], %rd6;
+	ret;
+}}
+"#
+    );
+    Program::parse("stores.ptx", &src).unwrap()
+}
+
+/// The `t` the program stored.
+fn stored_t(p: &Program) -> u64 {
+    let r = run_rtl(p, Config::default(), SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{}", r.summary());
+    let hex = &r.outputs["t"];
+    let b: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    u64::from_le_bytes(b[..8].try_into().unwrap())
+}
+
+#[test]
+fn stores_fill_the_store_queue_then_go_at_the_paths_pace() {
+    let g = SmConfig::sm90().global;
+    let q = g.store_queue as u32;
+    // up to a queue's worth the warp issues them at its store issue rate
+    let within = stored_t(&store_program(q, false));
+    assert!(within <= q as u64 * g.store_issue_cycles + 8, "{q} stores took {within} cycles");
+    // each store beyond the queue waits for one store's time on the paths: 32 requests of
+    // store_request_bytes on the scheduler's path (more than the 256 data bytes), or the SM's
+    // path, whichever is slower
+    let sched = (32 * g.store_request_bytes).max(256).div_ceil(g.store_operand_bytes_per_cycle);
+    let sm = (32 * g.store_request_bytes + 32 * g.sector_bytes).div_ceil(g.store_bytes_per_cycle);
+    let per = sched.max(sm);
+    let beyond = stored_t(&store_program(q + 8, false));
+    // (the queue has let one or two stores go while the first q issued)
+    assert!(beyond >= within + 6 * per, "8 stores beyond the queue: {within} -> {beyond} cycles ({per} a store)");
+}
+
+#[test]
+fn a_write_to_a_queued_stores_register_waits_for_its_read() {
+    let n = SmConfig::sm90().global.store_queue as u32;
+    let fresh = stored_t(&store_program(n, false));
+    let war = stored_t(&store_program(n, true));
+    // the %clock64 read into the stores' data register waits until the last of the queued stores
+    // has read it: the whole queue's time on the paths
+    assert!(war > fresh + 200, "clock read into a fresh register after {fresh} cycles, into the stores' register after {war}");
+}
+
+#[test]
+fn a_renaming_mov_does_not_wait_for_its_source() {
+    // mbarrier.arrive's token, unpacked by a mov and not otherwise used: the clock read after the
+    // mov comes before the token would be readable (`sync.mbarrier_response_cycles`)
+    let src = r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "t"
+//! bytes = 8
+//! output = true
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 t_ptr)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<16>;
+	.reg .pred %p<2>;
+	.shared .align 8 .b64 bar;
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	setp.eq.u32 %p0, %r0, 0;
+	@%p0 mbarrier.init.shared::cta.b64 [bar], 64;
+	bar.sync 0;
+	mov.u64 %rd4, %clock64;
+	mbarrier.arrive.shared::cta.b64 %rd7, [bar];
+	mov.b64 {%r4, %r5}, %rd7;
+	mov.u64 %rd5, %clock64;
+	sub.s64 %rd6, %rd5, %rd4;
+	@%p0 st.global.u64 [%rd2], %rd6;
+	cvt.u64.u32 %rd9, %r5;
+	ret;
+}
+"#;
+    let p = Program::parse("rename.ptx", src).unwrap();
+    let t = stored_t(&p);
+    assert!(t < SmConfig::sm90().sync.mbarrier_response_cycles, "arrive + mov took {t} cycles");
+}

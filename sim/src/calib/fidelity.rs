@@ -223,7 +223,14 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
 - Global bandwidth: one warp's 8 independent 512-byte loads take 927 cycles, 4 or 8 warps' barely
   longer, 32 warps' 1460: a warp's own traffic is limited (the engine: `global.warp_inflight_sectors`
   sectors in flight per warp; cp.async is not, 8 KiB of it in 412 cycles), the SM's path moves
-  about 110 B/cycle of reads but only about 26 of plain stores (`global.store_bytes_per_cycle`).
+  about 110 B/cycle of reads.
+- Plain global stores (gmem_stores.ptx, H200): a warp issues one about every 4.6 cycles (ptxas's
+  stall count) until the SM's store queue is full, 16 stores whatever their size; then one per
+  store's time on the SM's path: about 2.9 cycles a coalesced `st.global.u32` with 4+ warps, 36 a
+  store with one sector per lane (a write request per line). A store reads its registers when the
+  path takes it: the next write to one of them waits (the SASS read barrier), which is what makes
+  `hopsync gpu pack`'s trace code, and so every whole-program figure, run at the store path's
+  pace on silicon.
 - Branches: every `bra`, taken or not, costs about 18 cycles (an empty counted loop takes 27 an
   iteration); integer `mad.lo` issues every 2 cycles (the IMAD pipe), `fma.f32` every cycle.
   Warps of 64 independent `fma` each run their window in 65 cycles even 16 at a time: the
@@ -233,8 +240,9 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   same cycle, but writes one 16-byte beat a cycle (issue 15 section 2), so every large TMA figure
   is up to 5x slow.
 - `try_wait` whose phase is not complete answers `false` after 41 cycles without a hint
-  (`sync.default_suspend_ns` = 0) and waits a hint out; a suspended waiter is woken 143..181
-  cycles after the arrive that completes its phase (`sync.mbarrier_wake_cycles`).
+  (`sync.default_suspend_ns` = 0) and after 7855 cycles with any hint from 100 to 20000 ns
+  (`sync.try_wait_hint_limit_ns`; docs/SILICON_DISAGREEMENTS.md section 4); a suspended waiter is
+  woken 143..181 cycles after the arrive that completes its phase (`sync.mbarrier_wake_cycles`).
 - Error statistics leave out the figures the RTL engine cannot run.
 
 ";

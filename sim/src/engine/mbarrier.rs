@@ -130,9 +130,12 @@ fn unit_requests(st: &MbarStep, w: u32, several: bool, cfg: &SmConfig) -> Vec<Mb
             } else {
                 r.token = MbarrierWord::from_u64(arg);
             }
-            if let (Some(ns), true) = (suspend_hint_ns, try_wait) {
-                // (kept when the try_wait became a test: the unit ignores it there)
-                r.suspend_time_hint = cfg.ns_to_cycles(ns as f64).min(u32::MAX as u64 - 4).into();
+            if let (Some(_), true) = (suspend_hint_ns, try_wait) {
+                // (kept when the try_wait became a test: the unit ignores it there). Silicon
+                // suspends for the same time whatever the hint (`sync.try_wait_hint_limit_ns`:
+                // calibration/val_try_wait_hint.ptx, hints 100..20000 ns, H100 and H200), so the
+                // limit is the configuration's, not the instruction's.
+                r.suspend_time_hint = cfg.ns_to_cycles(cfg.sync.try_wait_hint_limit_ns).min(u32::MAX as u64 - 4).into();
                 r.has_suspend_time_hint = true;
             }
             vec![r]

@@ -78,6 +78,13 @@ impl PipeBooking {
     /// the lower scheduler). `register`: a throttled warp joins its scheduler's waiters now (false
     /// for what a probe looks at after the scheduler issued, so observing changes nothing).
     pub(super) fn throttled(&mut self, now: u64, queue: u64, warp: usize, register: bool) -> bool {
+        let full = self.free > now + queue;
+        self.throttled_by(full, now, warp, register)
+    }
+
+    /// [`PipeBooking::throttled`] with the pipe's own condition given: `full` (the SM's store
+    /// queue is full, for a plain store), and the same turn order among the throttled warps.
+    pub(super) fn throttled_by(&mut self, full: bool, now: u64, warp: usize, register: bool) -> bool {
         let n = self.waiting.len();
         let s = warp % n;
         let first = self.waiting[s].first().copied();
@@ -87,7 +94,7 @@ impl PipeBooking {
             (Some(_), None) => o != s,
             (None, _) => false,
         });
-        let throttled = self.free > now + queue || behind_own || yields;
+        let throttled = full || behind_own || yields;
         if throttled && register && !self.waiting[s].iter().any(|m| m.warp == warp) {
             self.waiting[s].push(PipeWaiter { since: now, warp });
         }
@@ -111,6 +118,44 @@ impl PipeBooking {
         }
         start
     }
+}
+
+/// What a plain global store moves.
+#[derive(Debug, Clone, Copy)]
+struct StoreShape {
+    /// Bytes of data its active lanes store.
+    data: u64,
+    /// Distinct sectors it touches.
+    sectors: u64,
+    /// Distinct 128-byte lines it touches (one write request each).
+    lines: u64,
+}
+
+/// Books a plain global store of warp `w` issued at `now`: its scheduler's store path (the data
+/// read from the register file), then the SM's path (a request per line, its sectors), within the
+/// warp's window of unacknowledged store sectors. Marks the store's source registers read when the
+/// SM's path takes it (a later write to them waits: `WarpState::read_pending`). Returns the cycle
+/// its last sector has left.
+fn store_cost(cfg: &SmConfig, cs: &mut CtaState, w: usize, now: u64, st: StoreShape, srcs: &[u32]) -> u64 {
+    let g = &cfg.global;
+    let path = &mut cs.stores;
+    let s = w % path.free.len();
+    let read = now.max(path.free[s]);
+    // the scheduler's path reads the data and forms one request per line: a store of one sector
+    // per lane is limited by its 32 requests, a coalesced v4 by its 512 bytes
+    path.free[s] = read + (st.lines * g.store_request_bytes).max(st.data).div_ceil(g.store_operand_bytes_per_cycle.max(1)).max(1);
+    let occ = (st.lines * g.store_request_bytes + st.sectors * g.sector_bytes.max(1)).div_ceil(g.store_bytes_per_cycle.max(1)).max(1);
+    let start = cs.mem.global.book(path.free[s], occ, Some(w));
+    path.queued.push_back(start);
+    let ws = &mut cs.warps[w];
+    ws.store_issue_until = now + g.store_issue_cycles;
+    let sent = warp_window(&mut ws.store_inflight, start, st.sectors, g.store_inflight_sectors);
+    let end = (start + occ).max(sent);
+    ws.store_inflight.extend((0..st.sectors).map(|_| std::cmp::Reverse(end + g.write_ack_cycles)));
+    for &r in srcs {
+        ws.read_pending[r as usize] = ws.read_pending[r as usize].max(start);
+    }
+    end
 }
 
 /// The cycle a warp's access of `n` sectors has sent its last one, from `now`: with `limit`
@@ -186,6 +231,32 @@ fn caches_in_l1(ins: &Instr) -> bool {
     let bypass = ins.has(Mod::Cg) || ins.has(Mod::Cs) || ins.has(Mod::Lu) || ins.has(Mod::Cv) || ins.has(Mod::Volatile);
     let strong_wide = (ins.has(Mod::Relaxed) || ins.has(Mod::Acquire)) && (ins.has(Mod::Gpu) || ins.has(Mod::Sys));
     ins.op == Opcode::Ld && !bypass && !strong_wide
+}
+
+/// The SM's path for plain global stores: each warp scheduler's register-file read of a store's
+/// data and its requests (`global.store_operand_bytes_per_cycle`), and the SM's store
+/// queue, from a store's issue until the SM's path reads its registers. Measured by
+/// calibration/gmem_stores.ptx: one warp issues 16 stores of 32 sectors each in 74 cycles (the
+/// queue takes them), then one per store's time on the SM's path; with 4..16 warps storing, a
+/// warp's last store issues when all but about a queue's worth of every warp's stores have left.
+#[derive(Debug, Clone, Default)]
+pub(super) struct StorePath {
+    /// Per warp scheduler: its register-file read takes the next store from this cycle.
+    free: Vec<u64>,
+    /// The cycles the queued stores' registers are read (they leave the queue), in issue order.
+    queued: std::collections::VecDeque<u64>,
+}
+
+impl StorePath {
+    pub(super) fn new(schedulers: usize) -> StorePath {
+        StorePath { free: vec![0; schedulers.max(1)], queued: Default::default() }
+    }
+
+    /// Whether the queue holds `capacity` stores whose registers are not read by `now`.
+    pub(super) fn full(&mut self, now: u64, capacity: u64) -> bool {
+        self.queued.retain(|&r| r > now);
+        self.queued.len() as u64 >= capacity.max(1)
+    }
 }
 
 /// Which memory pipe an access uses.
@@ -302,7 +373,13 @@ impl<'p> Engine<'p> {
                 // a plain store is complete at its acknowledgement; loads, atomics and cp.async
                 // reads take the round trip. Writes leave the SM slower than reads come in.
                 let store = class == Class::Mem && !inf.load && !inf.atomic;
-                let rate = if store { cfg.global.store_bytes_per_cycle } else { cfg.global.bytes_per_cycle };
+                if store {
+                    let data = (places.len() * size) as u64;
+                    let lines = { let mut l: Vec<u64> = sectors.iter().map(|s| s * sb / 128).collect(); l.dedup(); l.len().max(1) as u64 };
+                    let end = store_cost(&cfg, cs, w as usize, now, StoreShape { data, sectors: n, lines }, &inf.srcs);
+                    return (now + cfg.latency.misc, end + cfg.global.write_ack_cycles, end + cfg.global.write_ack_cycles);
+                }
+                let rate = cfg.global.bytes_per_cycle;
                 let occ = (n * sb).div_ceil(rate.max(1));
                 let start = cs.mem.global.book(now, occ, sched);
                 // A warp's own sectors in flight are limited (not cp.async's, which the LSU's

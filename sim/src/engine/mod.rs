@@ -191,6 +191,8 @@ struct CtaState {
     /// Per warp scheduler: its integer multiply-add pipe takes the next instruction from this
     /// cycle (`issue.imad_issue_cycles`).
     imad_free: Vec<u64>,
+    /// The path of plain global stores: per scheduler register-file reads, the SM's queue.
+    stores: memory::StorePath,
 }
 
 /// The cycle-accurate engine.
@@ -257,6 +259,7 @@ impl<'p> Engine<'p> {
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
                 imad_free: vec![0; cfg.issue.schedulers as usize],
+                stores: memory::StorePath::new(cfg.issue.schedulers as usize),
             })
             .collect();
         let mut ctas = ctas;

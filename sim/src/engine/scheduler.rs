@@ -10,6 +10,9 @@ use super::*;
 pub(super) struct WarpState {
     /// Per register: the cycle from which it may be read (or written again).
     pub(super) ready: Vec<u64>,
+    /// Per register: the cycle a queued plain store of the warp reads it (its data or address);
+    /// an instruction that writes it issues no earlier (write-after-read, the SASS read barrier).
+    pub(super) read_pending: Vec<u64>,
     pub(super) next_issue: u64,
     /// Why the next issue waits on `next_issue`.
     pub(super) wait_why: Stall,
@@ -32,6 +35,12 @@ pub(super) struct WarpState {
     /// When each of the warp's global sectors in flight completes (at most
     /// `global.warp_inflight_sectors`; the earliest first).
     pub(super) gmem_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// When each of the warp's plain-store sectors in flight is acknowledged (at most
+    /// `global.store_inflight_sectors`; the earliest first).
+    pub(super) store_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// The warp's next instruction issues no earlier than this after a plain global store
+    /// (`global.store_issue_cycles`).
+    pub(super) store_issue_until: u64,
     /// The cycle the warp's release from a named barrier it ran ahead of
     /// (`exec::runs_ahead_of_barrier`) reaches it: its first instruction that waits for the
     /// barrier issues no earlier (those that run ahead are not held).
@@ -41,7 +50,7 @@ pub(super) struct WarpState {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0 }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0 }
     }
 }
 
@@ -147,15 +156,21 @@ impl<'p> Engine<'p> {
             return Stall::BarrierWait;
         }
         let Some(inf) = self.info.get(pc as usize) else { return Stall::Ready };
-        for &r in inf.srcs.iter().chain(&inf.dsts) {
+        // a renaming mov waits for nothing but its destinations' earlier writers
+        let srcs: &[u32] = if inf.rename { &[] } else { &inf.srcs };
+        for &r in srcs.iter().chain(&inf.dsts) {
             if ws.ready[r as usize] > self.cycle {
                 return Stall::ScoreboardDep;
             }
+        }
+        if inf.dsts.iter().any(|&r| ws.read_pending[r as usize] > self.cycle) {
+            return Stall::ScoreboardDep;
         }
         if inf.imad && self.ctas[c].imad_free[w % self.cfg.issue.schedulers.max(1) as usize] > self.cycle {
             return Stall::PipeThrottle;
         }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
+            let plain_store = inf.class == Class::Mem && !inf.load && !inf.atomic;
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
             let queue = match pipe {
@@ -164,8 +179,16 @@ impl<'p> Engine<'p> {
                 Pipe::Dsmem => cfg.dsmem.queue_cycles,
                 Pipe::Fixed(_) => 0,
             };
+            // A plain store waits for a place in the SM's store queue instead of the pipe's
+            // booking horizon: the queue holds `global.store_queue` stores whatever their size
+            // (calibration/gmem_stores.ptx).
             let cs = &mut self.ctas[c];
-            let busy = cs.mem.of(pipe).is_some_and(|b| b.throttled(now, queue, w, register));
+            let busy = if pipe == Pipe::Global && plain_store {
+                let full = cs.stores.full(now, cfg.global.store_queue);
+                cs.mem.global.throttled_by(full, now, w, register)
+            } else {
+                cs.mem.of(pipe).is_some_and(|b| b.throttled(now, queue, w, register))
+            };
             if register {
                 cs.warps[w].pipe = Some(pipe);
             }
@@ -235,6 +258,11 @@ impl<'p> Engine<'p> {
         let mask = self.m.guard_mask(c, w, pc, group);
         let (ready_at, copy_done, store_done) = match class {
             Class::Mem | Class::CpAsync | Class::AsyncStore if mask != 0 => self.mem_cost(c, w, pc, mask, ins, class),
+            _ if self.info[pc as usize].rename => {
+                let ws = &self.ctas[c as usize].warps[w as usize];
+                let ready = self.info[pc as usize].srcs.iter().map(|&r| ws.ready[r as usize]).max().unwrap_or(0);
+                (ready.max(self.cycle), self.cycle, self.cycle)
+            }
             _ => (self.cycle + self.info[pc as usize].latency, self.cycle, self.cycle),
         };
         self.m.count_retired(mask);
@@ -273,6 +301,11 @@ impl<'p> Engine<'p> {
         }
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
+        // ptxas gives a plain global store a stall count of 4 (the MIO issue): a warp issues its
+        // stores about one per `global.store_issue_cycles` (calibration/gmem_stores.ptx)
+        if ws.store_issue_until > ws.next_issue {
+            (ws.next_issue, ws.wait_why) = (ws.store_issue_until, Stall::MemoryThrottle);
+        }
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
             (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
         }
