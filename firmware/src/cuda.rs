@@ -23,7 +23,7 @@
 //! `// hopsync: nvcc PTX, key K, <nvcc release>`, where K is the SHA-256 of nvcc's version, the
 //! CUTLASS package's version (`[cuda] cutlass`), the flags and the `.cu` text but its manifest
 //! (no paths: the key is the same on every machine); the `.cu` file's own path in nvcc's `.file`
-//! directive is stored as [`CU_PLACEHOLDER`]. While K matches, hopsync uses the file without
+//! directive is stored as [`CU_PLACEHOLDER`], the cache folder's as [`CACHE_PLACEHOLDER`]. While K matches, hopsync uses the file without
 //! compiling; otherwise it compiles as usual, says the file is stale, and `HOPSYNC_WRITE_PTX=1`
 //! rewrites it.
 
@@ -116,6 +116,8 @@ struct Toolchain {
 
 /// What a committed PTX file stores in place of the `.cu` file's absolute path.
 pub const CU_PLACEHOLDER: &str = "@HOPSYNC_CU@";
+/// ... and in place of [`cache_dir`] (the CUTLASS headers' folder in nvcc's `.file` directives).
+pub const CACHE_PLACEHOLDER: &str = "@HOPSYNC_CACHE@";
 
 /// The machine-independent key of a committed PTX file (module doc). The manifest's `//!` lines
 /// count as blank lines (nvcc sees comments; only the line numbers matter), so clients that differ
@@ -150,15 +152,15 @@ pub fn compile(cu: &Path, opts: &crate::manifest::CudaOptions) -> Result<(PathBu
     let Some(rel) = &opts.ptx else { return compile_cached(cu, opts, &tools, &cache, &text) };
     let committed = cu.parent().unwrap_or(Path::new(".")).join(rel);
     let header = ptx_header(&portable_key(&tools, opts, &text), &tools);
-    let cu_path = cu.display().to_string();
+    let (cu_path, cache_path) = (cu.display().to_string(), cache.display().to_string());
     if let Ok(t) = std::fs::read_to_string(&committed) {
         if t.lines().next() == Some(header.as_str()) {
-            return Ok((committed, t.replace(CU_PLACEHOLDER, &cu_path)));
+            return Ok((committed, t.replace(CU_PLACEHOLDER, &cu_path).replace(CACHE_PLACEHOLDER, &cache_path)));
         }
     }
     let (ptx, t) = compile_cached(cu, opts, &tools, &cache, &text)?;
     if std::env::var_os("HOPSYNC_WRITE_PTX").is_some_and(|v| v == "1") {
-        let body = format!("{header}\n{}", t.replace(&cu_path, CU_PLACEHOLDER));
+        let body = format!("{header}\n{}", t.replace(&cu_path, CU_PLACEHOLDER).replace(&cache_path, CACHE_PLACEHOLDER));
         std::fs::write(&committed, body).map_err(|e| format!("cannot write {}: {e}", committed.display()))?;
     } else {
         eprintln!("hopsync: {} is not the PTX of {} as it is now (nvcc, CUTLASS or the source changed); compiled instead (HOPSYNC_WRITE_PTX=1 rewrites it)", committed.display(), cu.display());
