@@ -391,6 +391,8 @@ fn clients_pack_for_the_gpu_at_ptx_isa_9_0() {
 const NEEDS_NEWER_PTX: &[(&str, &str)] = &[
     // cuda::device::memcpy_async_tx: cp.async.bulk to .shared::cta
     ("cuda_barrier_tx.cu", "Illegal modifier '.mbarrier::complete_tx::bytes' for instruction 'cp.async.bulk'"),
+    // cuda::memcpy_async of 16-byte-aligned chunks onto a cuda::barrier: the same form
+    ("memcpy_async_bulk.cu", "Illegal modifier '.mbarrier::complete_tx::bytes' for instruction 'cp.async.bulk'"),
     // cp.async.bulk .ignore_oob is PTX ISA 9.2
     ("ptx_bulk_ignore_oob.cu", "Feature '.ignore_oob' requires PTX ISA .version 9.2 or later"),
 ];
