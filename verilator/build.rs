@@ -89,6 +89,8 @@ fn without_models(out: &Path, why: &str) {
          pub const ENGINE_TMA_READ_TAGS: u32 = {ENGINE_TMA_READ_TAGS};\n\
          /// Request bytes per cycle of the engine's TmaEngine model.\n\
          pub const ENGINE_TMA_BYTES_PER_CYCLE: u32 = {ENGINE_TMA_BYTES_PER_CYCLE};\n\
+         /// Read request bytes of the engine's TmaEngine model.\n\
+         pub const ENGINE_TMA_REQUEST_BYTES: u32 = {ENGINE_TMA_REQUEST_BYTES};\n\
          /// The try_wait limit (cycles) the engine's MbarrierUnit models were built with.\n\
          pub const ENGINE_SUSPEND_CYCLES: u32 = {ENGINE_SUSPEND_CYCLES};\n\
          /// Every unit's model: none in this build.\n\
@@ -171,24 +173,26 @@ fn main() {
     // The engine's TmaEngine at sm90.toml's parameters: the lockstep model when they are its
     // parameters (the same Verilog), else a model of its own.
     let tma_model = {
-        let mut u = TmaEngine::new(ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE);
+        let mut u = TmaEngine::new(ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_REQUEST_BYTES);
         u.connect_all();
         check_all(&u).unwrap_or_else(|e| panic!("tma_engine at the engine's parameters: {e:?}"));
         let body = rename_top(&generate_verilog_unchecked(&u), &module_name("tma_engine"));
         if body == generate_body("tma_engine", &sizes).unwrap() {
             "tma_engine".to_string()
         } else {
-            let name = format!("tma_engine_t{ENGINE_TMA_READ_TAGS}_b{ENGINE_TMA_BYTES_PER_CYCLE}");
+            let name = format!("tma_engine_t{ENGINE_TMA_READ_TAGS}_b{ENGINE_TMA_BYTES_PER_CYCLE}_r{ENGINE_TMA_REQUEST_BYTES}");
             models.push((name.clone(), "tma_engine", body, vec![]));
             name
         }
     };
-    writeln!(rs, "/// The model of the engine's TmaEngine (its parameters: [`ENGINE_TMA_READ_TAGS`], [`ENGINE_TMA_BYTES_PER_CYCLE`]).").unwrap();
+    writeln!(rs, "/// The model of the engine's TmaEngine (its parameters: [`ENGINE_TMA_READ_TAGS`], [`ENGINE_TMA_BYTES_PER_CYCLE`], [`ENGINE_TMA_REQUEST_BYTES`]).").unwrap();
     writeln!(rs, "pub const ENGINE_TMA_MODEL: &str = {tma_model:?};").unwrap();
     writeln!(rs, "/// Global reads in flight of the engine's TmaEngine model (sm90.toml `[tma] read_tags`).").unwrap();
     writeln!(rs, "pub const ENGINE_TMA_READ_TAGS: u32 = {ENGINE_TMA_READ_TAGS};").unwrap();
-    writeln!(rs, "/// Request bytes per cycle of the engine's TmaEngine model (sm90.toml `[global] bytes_per_cycle`, at most 32).").unwrap();
+    writeln!(rs, "/// Request bytes per cycle of the engine's TmaEngine model (sm90.toml `[global] bytes_per_cycle`, at most 128).").unwrap();
     writeln!(rs, "pub const ENGINE_TMA_BYTES_PER_CYCLE: u32 = {ENGINE_TMA_BYTES_PER_CYCLE};").unwrap();
+    writeln!(rs, "/// Read request bytes of the engine's TmaEngine model (sm90.toml `[tma] request_bytes`).").unwrap();
+    writeln!(rs, "pub const ENGINE_TMA_REQUEST_BYTES: u32 = {ENGINE_TMA_REQUEST_BYTES};").unwrap();
     writeln!(rs, "/// The try_wait limit (cycles) the engine's MbarrierUnit models were built with.").unwrap();
     writeln!(rs, "pub const ENGINE_SUSPEND_CYCLES: u32 = {ENGINE_SUSPEND_CYCLES};").unwrap();
     rs += "mod ffi {\n    use std::os::raw::{c_char, c_int, c_void};\n    extern \"C\" {\n";
@@ -265,12 +269,14 @@ const ENGINE_MBAR_WORDS_LOG2: [usize; 3] = [9, 12, 15];
 const ENGINE_SUSPEND_CYCLES: u32 = 0;
 
 /// sim/configs/sm90.toml's TmaEngine parameters (sim/src/units.rs `tma_engine_params`): `[tma]
-/// read_tags` and `[global] bytes_per_cycle` (at most 32). The test
+/// read_tags`, `[global] bytes_per_cycle` (at most 128) and `[tma] request_bytes`. The test
 /// `engine_models_use_the_sm90_tma_parameters` (verilator/src/engine.rs) checks them against
 /// `SmConfig::sm90()`, and the engine refuses another configuration.
 const ENGINE_TMA_READ_TAGS: u32 = 256;
 /// See [`ENGINE_TMA_READ_TAGS`].
-const ENGINE_TMA_BYTES_PER_CYCLE: u32 = 32;
+const ENGINE_TMA_BYTES_PER_CYCLE: u32 = 112;
+/// See [`ENGINE_TMA_READ_TAGS`].
+const ENGINE_TMA_REQUEST_BYTES: u32 = 128;
 
 /// Marks internal signals `/*verilator public_flat_rd*/` at their declaration in the generated
 /// Verilog so Verilator keeps them as readable members. (A `.vlt` `public_flat_rd -var` did not

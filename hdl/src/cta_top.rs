@@ -202,12 +202,14 @@ pub struct CtaTop<const A: usize, const S: usize> {
 /// Global requests the top's TMA engine keeps in flight: all its reorder-buffer tags (sm90.toml
 /// `[tma] read_tags`).
 pub const CTA_TMA_MAX_OUTSTANDING: u32 = crate::tma::TMA_TAGS as u32;
-/// The top's TMA request bandwidth, bytes per cycle.
-pub const CTA_TMA_BYTES_PER_CYCLE: u32 = 32;
+/// The top's TMA request bandwidth, bytes per cycle (sm90.toml `[global] bytes_per_cycle`).
+pub const CTA_TMA_BYTES_PER_CYCLE: u32 = 112;
+/// The top's TMA read request size, bytes (sm90.toml `[tma] request_bytes`: one 128-byte line).
+pub const CTA_TMA_REQUEST_BYTES: u32 = 128;
 
 impl<const A: usize, const S: usize> CtaTop<A, S> {
     /// A top whose try_wait system time limit is `default_suspend_cycles` (TMA engine:
-    /// [`CTA_TMA_MAX_OUTSTANDING`], [`CTA_TMA_BYTES_PER_CYCLE`]).
+    /// [`CTA_TMA_MAX_OUTSTANDING`], [`CTA_TMA_BYTES_PER_CYCLE`], [`CTA_TMA_REQUEST_BYTES`]).
     pub fn new(default_suspend_cycles: u32) -> Self {
         Self {
             clock: Default::default(),
@@ -274,7 +276,7 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             mbar: MbarrierUnit::new(default_suspend_cycles),
             named: Default::default(),
             cluster: Default::default(),
-            tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE),
+            tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_REQUEST_BYTES),
             smem: Default::default(),
             wr_own: Default::default(),
             wr_local: Default::default(),

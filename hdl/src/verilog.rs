@@ -13,7 +13,7 @@ use crate::mbarrier_unit::MbarrierUnit;
 use crate::named_barrier_unit::NamedBarrierUnit;
 use crate::smem_port::SmemPort;
 use crate::tma::TmaEngine;
-use crate::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING};
+use crate::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING, CTA_TMA_REQUEST_BYTES};
 use rust_hdl::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -276,7 +276,7 @@ pub fn generate_body(unit_name: &str, sizes: &Sizes) -> Result<String, String> {
         "named_barrier_unit" => emit(NamedBarrierUnit::default(), &m),
         "cluster_barrier_unit" => emit(ClusterBarrierUnit::default(), &m),
         "tma_engine" => emit(
-            TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE),
+            TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_REQUEST_BYTES),
             &m,
         ),
         "smem_port" => with_s!(sizes.smem_beats_log2, S => emit(SmemPort::<S>::default(), &m)),

@@ -449,13 +449,14 @@ mod tests {
         // more complete-tx), not its beats again nor a second memory latency
         assert!(lat("bulk_4096") < lat("bulk_4096_mc"));
         assert!(lat("bulk_4096_mc") <= lat("bulk_4096") + sm.dsmem.latency + 8, "{} vs {}", lat("bulk_4096_mc"), lat("bulk_4096"));
-        // the same 1 KiB in 16-byte rows needs a 32-byte sector request per row (twice the
-        // reads of 128-byte rows); with sm90.toml's 32 B/cycle of requests that is still one
-        // row per cycle, the 16-byte beat rate, so it costs no time, never less
+        // the same 1 KiB in 16-byte rows needs a request per row (eight times the requests of
+        // 128-byte rows, one a line); one request a cycle is still one row per cycle, the
+        // 16-byte beat rate, so it costs no time, never less
         assert!(lat("tile_4x64") >= lat("tile_32x8"));
-        // a large copy streams at the narrower of the RTL unit's tags (read_tags sectors per
-        // latency, Little's law) and its 16-byte shared-memory beat (issue 4 §3: >= 16 B/cycle)
-        let bound = (sm.tma.read_tags as f64 * 32.0 / sm.global.latency as f64).min(sm.tma.smem_bytes_per_cycle as f64);
+        // a large copy streams at the narrower of the RTL unit's tags (read_tags requests of
+        // request_bytes per latency, Little's law) and its shared-memory beat (issue 4 §3:
+        // >= 16 B/cycle)
+        let bound = (sm.tma.read_tags as f64 * sm.tma.request_bytes as f64 / sm.global.latency as f64).min(sm.tma.smem_bytes_per_cycle as f64);
         assert!(bound >= 16.0, "sm90.toml [tma] read_tags too few for 16 B/cycle: {bound}");
         let r = rs.iter().find(|r| r.case.name == "bulk_65536").unwrap();
         assert!(r.bytes_per_cycle() <= bound && r.bytes_per_cycle() > bound * 0.85, "{} vs {bound}", r.bytes_per_cycle());

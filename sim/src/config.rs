@@ -233,10 +233,13 @@ pub struct Tma {
     pub decode_cycles: u64,
     /// Bytes per cycle written into (or read from) shared memory, per SM.
     pub smem_bytes_per_cycle: u64,
-    /// Global read requests (`global.sector_bytes` each) in flight at most: the RTL TmaEngine's
-    /// reorder-buffer tags (1..=256); the timing model of the forms it does not run uses the
-    /// same bound.
+    /// Global read requests (`request_bytes` each at most) in flight at most: the RTL
+    /// TmaEngine's reorder-buffer tags (1..=256); the timing model of the forms it does not run
+    /// uses the same bound.
     pub read_tags: u32,
+    /// Bytes of one global read request of the TmaEngine (32, 64 or 128): the aligned block of
+    /// a row it reads at once, at most one 128-byte line (its reorder-buffer row).
+    pub request_bytes: u32,
     /// Cycles from the last beat reaching a CTA's shared memory to its complete-tx reaching the
     /// MbarrierUnit.
     pub complete_tx_cycles: u64,
@@ -291,8 +294,8 @@ impl SmConfig {
     /// Parses a configuration.
     pub fn parse(text: &str) -> Result<SmConfig, String> {
         let c: SmConfig = toml::from_str(text).map_err(|e| e.to_string())?;
-        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(1..=256).contains(&c.tma.read_tags) || c.clock.mhz <= 0.0 {
-            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle and mhz must be positive, tma.read_tags in 1..=256".into());
+        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
+            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle and mhz must be positive, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
         }
         Ok(c)
     }

@@ -297,9 +297,9 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
 
 /// Bytes per cycle a TMA copy streams from global memory: the narrowest of the SM's path to
 /// L2 (`global.bytes_per_cycle`), the bytes in flight over the latency (`tma.read_tags x
-/// global.sector_bytes / global.latency`, Little's law) and the shared-memory write port (`tma.smem_bytes_per_cycle`).
+/// tma.request_bytes / global.latency`, Little's law) and the shared-memory write port (`tma.smem_bytes_per_cycle`).
 pub fn tma_rate(c: &SmConfig) -> f64 {
-    let inflight = (c.tma.read_tags as u64 * c.global.sector_bytes) as f64 / c.global.latency.max(1) as f64;
+    let inflight = (c.tma.read_tags as u64 * c.tma.request_bytes as u64) as f64 / c.global.latency.max(1) as f64;
     (c.global.bytes_per_cycle as f64).min(inflight).min(c.tma.smem_bytes_per_cycle as f64)
 }
 

@@ -69,9 +69,10 @@ pub trait UnitBackend: Send + Sync {
     fn named(&self) -> Box<dyn NamedSim>;
     /// A ClusterBarrierUnit.
     fn cluster(&self) -> Box<dyn ClusterSim>;
-    /// A TmaEngine with `read_tags` global reads in flight and `bytes_per_cycle` bytes of
-    /// requests per cycle ([`tma_engine_params`]; the backend checked both when it was made).
-    fn tma(&self, read_tags: u32, bytes_per_cycle: u32) -> Box<dyn TmaSim>;
+    /// A TmaEngine with `read_tags` global reads in flight, `bytes_per_cycle` bytes of requests
+    /// per cycle and reads of `request_bytes` ([`tma_engine_params`]; the backend checked them
+    /// when it was made).
+    fn tma(&self, read_tags: u32, bytes_per_cycle: u32, request_bytes: u32) -> Box<dyn TmaSim>;
     /// `Some("unsupported: ...")` when the backend has no model of `unit` (a name of
     /// hopsync_hdl::verilog::UNITS): the engine must stop rather than fall back to rust-hdl.
     fn unsupported(&self, unit: &str) -> Option<String>;
@@ -712,9 +713,9 @@ pub struct TmaOutputs {
 
 /// The TmaEngine parameters of configuration `cfg`: (global reads in flight: `[tma]
 /// read_tags`, bytes of requests per cycle: `[global] bytes_per_cycle`, at most the engine's
-/// 32-byte sector).
-pub fn tma_engine_params(cfg: &crate::SmConfig) -> (u32, u32) {
-    (cfg.tma.read_tags, (cfg.global.bytes_per_cycle as u32).clamp(1, 32))
+/// 128-byte line, read request size: `[tma] request_bytes`).
+pub fn tma_engine_params(cfg: &crate::SmConfig) -> (u32, u32, u32) {
+    (cfg.tma.read_tags, (cfg.global.bytes_per_cycle as u32).clamp(1, 128), cfg.tma.request_bytes)
 }
 
 /// The rust-hdl simulation of a TmaEngine.
@@ -784,10 +785,11 @@ pub struct TmaUnit {
 }
 
 impl TmaUnit {
-    /// An engine with at most `max_outstanding` (1..=256) global requests in flight and
-    /// `bytes_per_cycle` (1..=32) bytes per cycle of requests.
-    pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
-        let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle));
+    /// An engine with at most `max_outstanding` (1..=256) global requests in flight,
+    /// `bytes_per_cycle` (1..=128) bytes per cycle of requests and reads of `request_bytes`
+    /// (32, 64 or 128).
+    pub fn new(max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> TmaUnit {
+        let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle, request_bytes));
         uut.connect_all();
         assert!(simulate(&mut *uut, 400));
         let mut t = TmaUnit { inner: TmaAny::Hdl(TmaHdl { uut }), edges: 0 };
@@ -800,10 +802,10 @@ impl TmaUnit {
     }
 
     /// [`TmaUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
-    pub fn with_backend(backend: &Backend, max_outstanding: u32, bytes_per_cycle: u32) -> TmaUnit {
+    pub fn with_backend(backend: &Backend, max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> TmaUnit {
         match &backend.0 {
-            None => TmaUnit::new(max_outstanding, bytes_per_cycle),
-            Some(b) => TmaUnit { inner: TmaAny::Other(b.tma(max_outstanding, bytes_per_cycle)), edges: 0 },
+            None => TmaUnit::new(max_outstanding, bytes_per_cycle, request_bytes),
+            Some(b) => TmaUnit { inner: TmaAny::Other(b.tma(max_outstanding, bytes_per_cycle, request_bytes)), edges: 0 },
         }
     }
 

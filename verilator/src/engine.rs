@@ -14,7 +14,8 @@
 //! words) with sm90.toml's try_wait limit ([`ENGINE_SUSPEND_CYCLES`]), its bank write port made
 //! readable (`exec$bank_we`, `exec$bank_wa`, `exec$bank_wd`, `exec$bank_wv`).
 //! The TmaEngine is built at sm90.toml's parameters ([`ENGINE_TMA_READ_TAGS`] read tags,
-//! [`ENGINE_TMA_BYTES_PER_CYCLE`] bytes per cycle: the lockstep model when those are its own).
+//! [`ENGINE_TMA_BYTES_PER_CYCLE`] bytes per cycle, [`ENGINE_TMA_REQUEST_BYTES`]-byte requests:
+//! the lockstep model when those are its own).
 //!
 //! Ports: each unit's ports are declared once ([`input_ports`]: name, type, value from the
 //! engine's inputs; [`output_ports`]: name, type), their widths checked against the Verilog when
@@ -29,7 +30,7 @@
 //! the unit alone (idle) are not in the file.
 
 use crate::lockstep::words;
-use crate::{Model, ENGINE_SUSPEND_CYCLES, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_MODEL, ENGINE_TMA_READ_TAGS};
+use crate::{Model, ENGINE_SUSPEND_CYCLES, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_MODEL, ENGINE_TMA_READ_TAGS, ENGINE_TMA_REQUEST_BYTES};
 use hopsync_hdl::cluster_barrier_unit::{
     ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierFinding, ClusterBarrierReq,
     ClusterBarrierResp, ClusterLaunch, ClusterWarpExit,
@@ -76,13 +77,14 @@ impl VerilatorBackend {
                  for {suspend} (change ENGINE_SUSPEND_CYCLES in verilator/build.rs)"
             ));
         }
-        let (tags, per) = tma_engine_params(cfg);
-        if (tags, per) != (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE) {
+        let (tags, per, req) = tma_engine_params(cfg);
+        if (tags, per, req) != (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_REQUEST_BYTES) {
             return Err(format!(
                 "unsupported: the Verilator TmaEngine model is built with {ENGINE_TMA_READ_TAGS} \
-                 read tags and {ENGINE_TMA_BYTES_PER_CYCLE} bytes per cycle \
-                 (sim/configs/sm90.toml); this configuration asks for {tags} and {per} (change \
-                 ENGINE_TMA_READ_TAGS / ENGINE_TMA_BYTES_PER_CYCLE in verilator/build.rs)"
+                 read tags, {ENGINE_TMA_BYTES_PER_CYCLE} bytes per cycle and \
+                 {ENGINE_TMA_REQUEST_BYTES}-byte requests (sim/configs/sm90.toml); this \
+                 configuration asks for {tags}, {per} and {req} (change ENGINE_TMA_READ_TAGS / \
+                 ENGINE_TMA_BYTES_PER_CYCLE / ENGINE_TMA_REQUEST_BYTES in verilator/build.rs)"
             ));
         }
         if let Some(d) = &vcd {
@@ -136,9 +138,9 @@ impl UnitBackend for VerilatorBackend {
     fn cluster(&self) -> Box<dyn ClusterSim> {
         Box::new(VUnit::new(self.model("cluster_barrier_unit", 2, "cluster"), |m| (ClusterIn::new(m), ClusterOut::new(m))))
     }
-    fn tma(&self, read_tags: u32, bytes_per_cycle: u32) -> Box<dyn TmaSim> {
+    fn tma(&self, read_tags: u32, bytes_per_cycle: u32, request_bytes: u32) -> Box<dyn TmaSim> {
         // VerilatorBackend::new checked the parameters against the configuration
-        debug_assert_eq!((read_tags, bytes_per_cycle), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE));
+        debug_assert_eq!((read_tags, bytes_per_cycle, request_bytes), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_REQUEST_BYTES));
         Box::new(vtma(self.model(ENGINE_TMA_MODEL, 3, "tma")))
     }
     fn unsupported(&self, unit: &str) -> Option<String> {
@@ -278,7 +280,7 @@ impl Unpack for MbarrierWord {
 unpack_struct! {
     MbarrierReq { op, word, count, tx_count, token, phase_parity, warp, suspend_time_hint, has_suspend_time_hint }
     TmaData16 { w0, w1, w2, w3 }
-    TmaGmemReq { addr_lo, addr_hi, tag, write, data_lo, data_hi, mask_lo, mask_hi, red_op, red_type }
+    TmaGmemReq { addr_lo, addr_hi, sect, tag, write, data_lo, data_hi, mask_lo, mask_hi, red_op, red_type }
     TmaSmemWrite { ctam, addr, data, mask, red_op, red_type }
     TmaFault { valid, kind, thread }
 }
@@ -831,6 +833,7 @@ mod tests {
             let g = TmaGmemReq {
                 addr_lo: rng.bits(),
                 addr_hi: rng.bits(),
+                sect: rng.bits(),
                 tag: rng.bits(),
                 write: rng.pct(50),
                 data_lo: data16(&mut rng),
@@ -883,9 +886,9 @@ mod tests {
         use hopsync_sim::units::TmaUnit;
         let cfg = SmConfig::sm90();
         let be = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, None).unwrap())));
-        let (tags, per) = tma_engine_params(&cfg);
-        let mut a = TmaUnit::new(tags, per);
-        let mut b = TmaUnit::with_backend(&be, tags, per);
+        let (tags, per, req) = tma_engine_params(&cfg);
+        let mut a = TmaUnit::new(tags, per, req);
+        let mut b = TmaUnit::with_backend(&be, tags, per, req);
         let mut rng = Rng::new(3);
         let mut gmem = GmemResponder::default();
         let mut busy = 0;
@@ -921,7 +924,7 @@ mod tests {
     #[test]
     fn engine_models_use_the_sm90_tma_parameters() {
         let c = SmConfig::sm90();
-        assert_eq!(tma_engine_params(&c), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE));
+        assert_eq!(tma_engine_params(&c), (ENGINE_TMA_READ_TAGS, ENGINE_TMA_BYTES_PER_CYCLE, ENGINE_TMA_REQUEST_BYTES));
         let mut other = SmConfig::sm90();
         other.tma.read_tags = ENGINE_TMA_READ_TAGS / 2;
         let e = VerilatorBackend::new(&other, None).err().unwrap();

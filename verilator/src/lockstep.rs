@@ -25,9 +25,9 @@ use hopsync_hdl::named_barrier_unit::{
 };
 use hopsync_hdl::smem_port::{SmemPort, SmemReq, SmemWrite};
 use hopsync_hdl::tma_engine::{
-    TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaEngine, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
+    TmaCmd, TmaCmdKind, TmaData128, TmaData16, TmaDescImage, TmaEngine, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
 };
-use hopsync_hdl::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING};
+use hopsync_hdl::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING, CTA_TMA_REQUEST_BYTES};
 use hopsync_hdl::verilog::{TEST_A, TEST_S, TEST_SUSPEND_CYCLES};
 use rust_hdl::prelude::*;
 use std::time::Instant;
@@ -698,8 +698,16 @@ impl GmemResponder {
         let mut r = TmaGmemResp {
             tag: rng.bits(),
             write: rng.pct(50),
-            data_lo: data16(rng),
-            data_hi: data16(rng),
+            data: TmaData128 {
+                c0: data16(rng),
+                c1: data16(rng),
+                c2: data16(rng),
+                c3: data16(rng),
+                c4: data16(rng),
+                c5: data16(rng),
+                c6: data16(rng),
+                c7: data16(rng),
+            },
         };
         if !self.pending.is_empty() && rng.pct(40) {
             let (tag, write) = self.pending.swap_remove(rng.below(self.pending.len() as u64) as usize);
@@ -712,7 +720,8 @@ impl GmemResponder {
     }
 }
 
-/// TmaEngine (256 tags, 32 B/cycle), with a global-memory responder.
+/// TmaEngine (the CTA top's parameters: 256 tags, 112 B/cycle, 128-byte requests), with a
+/// global-memory responder.
 pub struct TmaEngineDut {
     u: Box<TmaEngine>,
     gmem: GmemResponder,
@@ -733,7 +742,7 @@ impl Dut for TmaEngineDut {
                  store_read_done: bool, store_writes_issued: bool,
                  fault: hopsync_hdl::tma_engine::TmaFault, idle: bool]);
     fn create() -> Self {
-        let mut u = Box::new(TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE));
+        let mut u = Box::new(TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_REQUEST_BYTES));
         u.connect_all();
         assert!(simulate(&mut *u, SETTLE));
         TmaEngineDut { u, gmem: GmemResponder::default() }

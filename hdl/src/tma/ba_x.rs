@@ -7,9 +7,8 @@
 //!   or at its job's last slot (no bubble between jobs), and holds `taken` until J is freed.
 //! - `rq_head` / `rq_nonempty` (in), `row_pop`: the row queue's head row; BA loads it when its
 //!   current row ends.
-//! - `rob_vld` / `rob_half` (in), `rob_pop`: a load pops one 16-byte chunk per slot from the
-//!   reorder buffer (none for slots outside the row's in-bounds chunks); `rob_half` says which
-//!   half of the head sector it is.
+//! - `rob_vld` (in), `rob_pop`: a load pops one 16-byte chunk per slot from the reorder buffer
+//!   (none for slots outside the row's in-bounds chunks); the reorder buffer hands it to stage Y.
 //! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`: a store (and a shared::cta ->
 //!   shared::cluster copy) reads one 16-byte beat of shared memory per slot; its data comes the
 //!   cycle after the accepting edge, when the slot is in Y.
@@ -73,8 +72,6 @@ pub struct TmaSlotIter {
     pub row_pop: Signal<Out, bool>,
     /// the reorder buffer's head has arrived
     pub rob_vld: Signal<In, bool>,
-    /// its next chunk is the high half
-    pub rob_half: Signal<In, bool>,
     /// the chunk is taken at this edge
     pub rob_pop: Signal<Out, bool>,
     /// shared-memory read address (stores; swizzled, 16-byte aligned)
@@ -246,7 +243,6 @@ impl Logic for TmaSlotIter {
             }
             self.y.d.next.valid = true;
             self.y.d.next.store = self.b.q.val().store;
-            self.y.d.next.half = self.rob_half.val();
             // a prefetch's chunks are popped and dropped
             self.y.d.next.emit = self.x_emit.val() && !self.b.q.val().pf;
             self.y.d.next.jlast = self.x_rend.val() && self.r.q.val().last;

@@ -6,8 +6,7 @@
 //!
 //! - `y` (in): the slot in stage Y ([`crate::tma::ba_x::TmaSlotIter`]).
 //! - `smem_rd_data` (in): a store's shared-memory beat (read at the edge that moved the slot
-//!   into Y); `rob_lo` / `rob_hi` (in): a load's reorder-buffer sector (read at that edge), of
-//!   which `y.half` selects the chunk.
+//!   into Y); `rob_rd` (in): a load's reorder-buffer chunk (the one popped at that edge).
 //! - `ob_push` / `ob_entry`: a beat (or only a job's end marker, for complete_tx) for the output
 //!   buffer; `wb_push` / `wb_entry`: a sector write (or only an op's end marker) for the write
 //!   buffer. Stage X never moves a slot whose output buffer is full.
@@ -36,10 +35,8 @@ pub struct TmaRealign {
     pub y: Signal<In, TmaSlot>,
     /// a store's shared-memory beat
     pub smem_rd_data: Signal<In, TmaData16>,
-    /// a load's sector, bytes 0..=15
-    pub rob_lo: Signal<In, TmaData16>,
-    /// bytes 16..=31
-    pub rob_hi: Signal<In, TmaData16>,
+    /// a load's reorder-buffer chunk
+    pub rob_rd: Signal<In, TmaData16>,
     /// an output-buffer entry
     pub ob_push: Signal<Out, bool>,
     /// that entry
@@ -77,8 +74,7 @@ impl Default for TmaRealign {
             clock: Default::default(),
             y: Default::default(),
             smem_rd_data: Default::default(),
-            rob_lo: Default::default(),
-            rob_hi: Default::default(),
+            rob_rd: Default::default(),
             ob_push: Default::default(),
             ob_entry: Default::default(),
             wb_push: Default::default(),
@@ -107,18 +103,14 @@ impl Logic for TmaRealign {
         self.align.fill.next = self.y.val().fill;
         if self.y.val().store {
             self.align.cur.next = self.smem_rd_data.val();
-        } else if self.y.val().half {
-            self.align.cur.next = self.rob_hi.val();
         } else {
-            self.align.cur.next = self.rob_lo.val();
+            self.align.cur.next = self.rob_rd.val();
         }
         if self.y.val().valid {
             if self.y.val().store {
                 self.y_prev.d.next = self.smem_rd_data.val();
-            } else if self.y.val().half {
-                self.y_prev.d.next = self.rob_hi.val();
             } else {
-                self.y_prev.d.next = self.rob_lo.val();
+                self.y_prev.d.next = self.rob_rd.val();
             }
         }
         // loads and S2S beats go to OB: the beat, or only the job's end marker
@@ -311,9 +303,9 @@ mod tests {
             y.edge();
         }
         assert_eq!(pushes, vec![(true, 0x100, 0xFFFF, 0xFFFF, 1, 2, false), (true, 0x120, 0xFFFF, 0, 3, 0, true)]);
-        // a load beat: to OB with the ROB chunk that `half` selects
-        y.y.next = TmaSlot { valid: true, emit: true, half: true, mask: 0xFFFF.into(), addr: 0x40.into(), ctam: 5.into(), ..Default::default() };
-        y.rob_hi.next = TmaData16::from_bytes(&[9; 16]);
+        // a load beat: to OB with the ROB's chunk
+        y.y.next = TmaSlot { valid: true, emit: true, mask: 0xFFFF.into(), addr: 0x40.into(), ctam: 5.into(), ..Default::default() };
+        y.rob_rd.next = TmaData16::from_bytes(&[9; 16]);
         y.low();
         let e = y.ob_entry.val();
         assert!(y.ob_push.val() && !y.wb_push.val());

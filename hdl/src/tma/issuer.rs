@@ -1,5 +1,5 @@
-//! TmaIssuer: the TMA engine's global-memory request port: sector reads of load rows and the
-//! sector writes of the write buffer, one 32-byte request per cycle.
+//! TmaIssuer: the TMA engine's global-memory request port: line reads of load rows and the
+//! sector writes of the write buffer, one request per cycle.
 //!
 //! # Ports
 //!
@@ -11,18 +11,22 @@
 //!   ([`crate::tma::rob::TmaRob`]).
 //! - `gmem_req` / `gmem_req_valid` / `gmem_req_ready`, `gmem_resp_valid`: the engine's port; a
 //!   response of either kind returns a credit.
-//! - `rd_issue` / `want`: a read is accepted this cycle, and the halves (16-byte chunks) of its
-//!   sector that its row wants (bit 0 low, bit 1 high), for the reorder buffer.
+//! - `rd_issue` / `want`: a read is accepted this cycle, and the 16-byte chunks of its line that
+//!   its row wants (bit k: bytes 16k..16k+15 of the 128-byte line), for the reorder buffer.
 //! - `wr_issue`: the write buffer's head write is accepted this cycle.
 //! - `idle`: no row to issue and nothing in flight.
 //!
 //! # Behaviour
 //!
-//! A row is issued as one 32-byte sector read per cycle covering exactly its in-bounds bytes
+//! A row is issued as one read per `request_bytes`-aligned block (32, 64 or 128 bytes: a
+//! constructor parameter; sm90.toml `[tma] request_bytes`) covering exactly its in-bounds bytes
 //! (chunks `p..=cb` of its 16-byte aligned span: OOB elements never cause a request), tagged with
-//! its reorder-buffer entry. A write of the write buffer has priority over reads. Rate: at most
+//! its reorder-buffer entry. The request names the 128-byte line and the 32-byte sectors of it
+//! the block's wanted chunks fall in; with 32-byte requests this is one sector a request. A
+//! write of the write buffer (one 32-byte sector) has priority over reads. Rate: at most
 //! `max_outstanding` requests (reads and writes) in flight and a token bucket of
-//! `bytes_per_cycle` (both constructor parameters; a sector costs 32, the bucket holds 64).
+//! `bytes_per_cycle` (constructor parameters; a request costs 32 bytes per sector, the bucket
+//! holds two requests of `request_bytes`).
 
 use super::types::*;
 use rust_hdl::prelude::*;
@@ -56,8 +60,8 @@ pub struct TmaIssuer {
     pub gmem_resp_valid: Signal<In, bool>,
     /// a read is accepted this cycle
     pub rd_issue: Signal<Out, bool>,
-    /// the halves of its sector its row wants
-    pub want: Signal<Out, Bits<2>>,
+    /// the chunks of its line its row wants
+    pub want: Signal<Out, Bits<8>>,
     /// a write is accepted this cycle
     pub wr_issue: Signal<Out, bool>,
     /// no row to issue, nothing in flight
@@ -66,7 +70,17 @@ pub struct TmaIssuer {
     /// `max_outstanding`
     max_out: Constant<Bits<9>>,
     /// `bytes_per_cycle`
-    bpc: Constant<Bits<8>>,
+    bpc: Constant<Bits<9>>,
+    /// the bucket's capacity: two requests of `request_bytes`
+    cap: Constant<Bits<9>>,
+    /// chunks of a request block less one (`request_bytes / 16 - 1`)
+    rq_m: Constant<Bits<3>>,
+    /// 7 (the last chunk of a line)
+    seven: Constant<Bits<3>>,
+    /// eight ones, 9 bits wide
+    ff9: Constant<Bits<9>>,
+    /// eight ones
+    ff8: Constant<Bits<8>>,
     /// 16 zero bytes
     zero16: Constant<TmaData16>,
     /// the next row for the issuer
@@ -76,23 +90,44 @@ pub struct TmaIssuer {
     /// requests in flight
     outstanding: DFF<Bits<9>>,
     /// request token bucket (bytes)
-    bucket: DFF<Bits<8>>,
+    bucket: DFF<Bits<9>>,
     /// the candidate row (the one being issued, else the next one)
     c: Signal<Local, TmaIss>,
-    /// the candidate chunk is a low half
-    c_even: Signal<Local, bool>,
-    /// a request may go this cycle (credits and tokens)
-    may: Signal<Local, bool>,
-    /// WB presents a write
+    /// its next chunk's address, low half
+    c_a: Signal<Local, Bits<32>>,
+    /// that chunk's place in its line
+    pos: Signal<Local, Bits<3>>,
+    /// the chunks after it in its request block
+    span: Signal<Local, Bits<3>>,
+    /// the row's chunks after it
+    left: Signal<Local, Bits<16>>,
+    /// the chunks after it this request takes
+    n: Signal<Local, Bits<3>>,
+    /// the request's last chunk's place in the line
+    last: Signal<Local, Bits<3>>,
+    /// the request's chunks from `pos` up (9 bits: the shift's overflow is dropped)
+    lo9: Signal<Local, Bits<9>>,
+    /// the request's chunks
+    w8: Signal<Local, Bits<8>>,
+    /// the request's sectors
+    sect: Signal<Local, Bits<4>>,
+    /// the request's cost in bytes (32 per sector)
+    cost: Signal<Local, Bits<9>>,
+    /// the address after the request's chunks
+    a_nx: Signal<Local, Bits<32>>,
+    /// a read may go this cycle (credits and tokens)
+    may_rd: Signal<Local, bool>,
+    /// WB presents a write it may issue
     wr_want: Signal<Local, bool>,
-    /// bucket + bytes_per_cycle
-    bk_add: Signal<Local, Bits<8>>,
+    /// bucket + bytes_per_cycle, capped
+    bk_add: Signal<Local, Bits<9>>,
 }
 
 impl TmaIssuer {
-    /// An issuer with at most `max_outstanding` requests in flight and `bytes_per_cycle` of
-    /// request bandwidth.
-    pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> Self {
+    /// An issuer with at most `max_outstanding` requests in flight, `bytes_per_cycle` (1..=128)
+    /// of request bandwidth and reads of `request_bytes` (32, 64 or 128) blocks.
+    pub fn new(max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> Self {
+        assert!((1..=128).contains(&bytes_per_cycle) && [32, 64, 128].contains(&request_bytes));
         Self {
             clock: Default::default(),
             nr_load: Default::default(),
@@ -112,14 +147,29 @@ impl TmaIssuer {
             idle: Default::default(),
             max_out: Constant::new((max_outstanding as u64).into()),
             bpc: Constant::new((bytes_per_cycle as u64).into()),
+            cap: Constant::new((2 * request_bytes as u64).into()),
+            rq_m: Constant::new((request_bytes as u64 / 16 - 1).into()),
+            seven: Constant::new(7.into()),
+            ff9: Constant::new(0xFF.into()),
+            ff8: Constant::new(0xFF.into()),
             zero16: Constant::new(TmaData16::default()),
             nr: Default::default(),
             iss: Default::default(),
             outstanding: Default::default(),
             bucket: Default::default(),
             c: Default::default(),
-            c_even: Default::default(),
-            may: Default::default(),
+            c_a: Default::default(),
+            pos: Default::default(),
+            span: Default::default(),
+            left: Default::default(),
+            n: Default::default(),
+            last: Default::default(),
+            lo9: Default::default(),
+            w8: Default::default(),
+            sect: Default::default(),
+            cost: Default::default(),
+            a_nx: Default::default(),
+            may_rd: Default::default(),
             wr_want: Default::default(),
             bk_add: Default::default(),
         }
@@ -136,21 +186,59 @@ impl Logic for TmaIssuer {
         } else {
             self.c.next = self.nr.q.val();
         }
-        self.c_even.next = !self.c.val().odd;
-        // a write of WB has priority over reads
-        self.may.next = (self.outstanding.q.val() < self.max_out.val()) && (self.bucket.q.val() >= 32);
-        self.wr_want.next = self.wb_valid.val() && self.wb_head.val().write && self.may.val();
+        // the request: the candidate's chunks from its next one to the end of its request block
+        // or of the row, whichever comes first
+        self.c_a.next = self.c.val().a_lo;
+        self.pos.next = bit_cast::<3, 32>(self.c_a.val() >> 4);
+        self.span.next = (self.pos.val() | self.rq_m.val()) - self.pos.val();
+        self.left.next = self.c.val().cb - self.c.val().p;
+        if self.left.val() < bit_cast::<16, 3>(self.span.val()) {
+            self.n.next = bit_cast::<3, 16>(self.left.val());
+        } else {
+            self.n.next = self.span.val();
+        }
+        self.last.next = self.pos.val() + self.n.val();
+        self.lo9.next = self.ff9.val() << self.pos.val();
+        self.w8.next = bit_cast::<8, 9>(self.lo9.val()) & (self.ff8.val() >> (self.seven.val() - self.last.val()));
+        self.sect.next = 0.into();
+        self.sect.next = self
+            .sect
+            .val()
+            .replace_bit(0, self.w8.val().get_bit(0) || self.w8.val().get_bit(1))
+            .replace_bit(1, self.w8.val().get_bit(2) || self.w8.val().get_bit(3))
+            .replace_bit(2, self.w8.val().get_bit(4) || self.w8.val().get_bit(5))
+            .replace_bit(3, self.w8.val().get_bit(6) || self.w8.val().get_bit(7));
+        self.cost.next = 0.into();
+        if self.sect.val().get_bit(0) {
+            self.cost.next = self.cost.val() + 32;
+        }
+        if self.sect.val().get_bit(1) {
+            self.cost.next = self.cost.val() + 32;
+        }
+        if self.sect.val().get_bit(2) {
+            self.cost.next = self.cost.val() + 32;
+        }
+        if self.sect.val().get_bit(3) {
+            self.cost.next = self.cost.val() + 32;
+        }
+        // a write of WB (32 bytes) has priority over reads
+        self.wr_want.next = self.wb_valid.val()
+            && self.wb_head.val().write
+            && (self.outstanding.q.val() < self.max_out.val())
+            && (self.bucket.q.val() >= 32);
+        self.may_rd.next = (self.outstanding.q.val() < self.max_out.val()) && (self.bucket.q.val() >= self.cost.val());
         self.gmem_req_valid.next =
-            self.wr_want.val() || (self.c.val().valid && self.may.val() && !self.rob_full.val());
+            self.wr_want.val() || (self.c.val().valid && self.may_rd.val() && !self.rob_full.val());
         self.rd_issue.next = !self.wr_want.val()
             && self.c.val().valid
-            && self.may.val()
+            && self.may_rd.val()
             && !self.rob_full.val()
             && self.gmem_req_ready.val();
         self.wr_issue.next = self.wr_want.val() && self.gmem_req_ready.val();
         if self.wr_want.val() {
             self.gmem_req.next.addr_lo = self.wb_head.val().addr_lo;
             self.gmem_req.next.addr_hi = self.wb_head.val().addr_hi;
+            self.gmem_req.next.sect = 0.into();
             self.gmem_req.next.tag = bit_cast::<8, 4>(self.wb_head.val().grp);
             self.gmem_req.next.write = true;
             self.gmem_req.next.data_lo = self.wb_head.val().data_lo;
@@ -160,8 +248,9 @@ impl Logic for TmaIssuer {
             self.gmem_req.next.red_op = self.wb_head.val().red_op;
             self.gmem_req.next.red_type = self.wb_head.val().red_type;
         } else {
-            self.gmem_req.next.addr_lo = self.c.val().s_lo;
-            self.gmem_req.next.addr_hi = self.c.val().s_hi;
+            self.gmem_req.next.addr_lo = self.c_a.val() & 0xFFFF_FF80_u64;
+            self.gmem_req.next.addr_hi = self.c.val().a_hi;
+            self.gmem_req.next.sect = self.sect.val();
             self.gmem_req.next.tag = self.tag.val();
             self.gmem_req.next.write = false;
             self.gmem_req.next.data_lo = self.zero16.val();
@@ -171,33 +260,22 @@ impl Logic for TmaIssuer {
             self.gmem_req.next.red_op = TmaRedOp::Copy;
             self.gmem_req.next.red_type = TmaRedType::B32;
         }
-        // the halves the sector's row wants
-        // (a 1-bit Local: `!odd` inline would be widened and inverted in Verilog)
-        self.want.next = 0.into();
-        self.want.next = self.want.val().replace_bit(0, self.c_even.val()).replace_bit(
-            1,
-            self.c.val().odd || (self.c.val().p < self.c.val().cb),
-        );
-        // the row advances by a sector; nr is taken when its row starts issuing
+        self.want.next = self.w8.val();
+        // the row advances past the request's chunks; nr is taken when its row starts issuing
+        self.a_nx.next = self.c_a.val() + ((bit_cast::<32, 3>(self.n.val()) + 1) << 4);
         if self.rd_issue.val() {
             if !self.iss.q.val().valid {
                 self.nr.d.next.valid = false;
             }
             self.iss.d.next.cb = self.c.val().cb;
-            self.iss.d.next.odd = false;
-            self.iss.d.next.s_lo = self.c.val().s_lo + 32;
-            if self.c.val().s_lo >= 0xFFFF_FFE0_u64 {
-                self.iss.d.next.s_hi = self.c.val().s_hi + 1;
+            self.iss.d.next.a_lo = self.a_nx.val();
+            if self.a_nx.val() < self.c_a.val() {
+                self.iss.d.next.a_hi = self.c.val().a_hi + 1;
             } else {
-                self.iss.d.next.s_hi = self.c.val().s_hi;
+                self.iss.d.next.a_hi = self.c.val().a_hi;
             }
-            if self.c.val().odd {
-                self.iss.d.next.p = self.c.val().p + 1;
-                self.iss.d.next.valid = self.c.val().p < self.c.val().cb;
-            } else {
-                self.iss.d.next.p = self.c.val().p + 2;
-                self.iss.d.next.valid = (self.c.val().p + 1) < self.c.val().cb;
-            }
+            self.iss.d.next.p = self.c.val().p + bit_cast::<16, 3>(self.n.val()) + 1;
+            self.iss.d.next.valid = self.left.val() > bit_cast::<16, 3>(self.n.val());
         }
         self.nr_ready.next = !self.nr.q.val().valid || (self.rd_issue.val() && !self.iss.q.val().valid);
         if self.nr_load.val() {
@@ -211,14 +289,13 @@ impl Logic for TmaIssuer {
             self.outstanding.d.next = self.outstanding.q.val() - 1;
         }
         self.bk_add.next = self.bucket.q.val() + self.bpc.val();
-        if self.rd_issue.val() || self.wr_issue.val() {
-            if self.bk_add.val() > 64 {
-                self.bucket.d.next = 32.into();
-            } else {
-                self.bucket.d.next = self.bk_add.val() - 32;
-            }
-        } else if self.bk_add.val() > 64 {
-            self.bucket.d.next = 64.into();
+        if self.bk_add.val() > self.cap.val() {
+            self.bk_add.next = self.cap.val();
+        }
+        if self.wr_issue.val() {
+            self.bucket.d.next = self.bk_add.val() - 32;
+        } else if self.rd_issue.val() {
+            self.bucket.d.next = self.bk_add.val() - self.cost.val();
         } else {
             self.bucket.d.next = self.bk_add.val();
         }
@@ -237,15 +314,16 @@ mod tests {
     fn row(addr: u64, p: u64, cb: u64) -> TmaIss {
         TmaIss {
             valid: true,
-            s_lo: (addr & 0xFFFF_FFE0 & 0xFFFF_FFFF).into(),
-            s_hi: (addr >> 32).into(),
+            a_lo: (addr & 0xFFFF_FFF0).into(),
+            a_hi: (addr >> 32).into(),
             p: p.into(),
-            odd: (addr >> 4) & 1 == 1,
             cb: cb.into(),
         }
     }
 
-    /// One cycle; returns the request (address, write, tag, wanted halves) if accepted.
+    /// One cycle; returns the request (address, write, tag, wanted chunks) if accepted; a
+    /// read's address is its line's plus 32 x its lowest sector (the sectors are checked
+    /// against the wanted chunks).
     fn cyc(u: &mut TmaIssuer, nr: Option<TmaIss>, wb: Option<TmaWbEntry>, ready: bool, resp: bool) -> Option<(u64, bool, u64, u64)> {
         u.nr_load.next = false;
         u.wb_valid.next = wb.is_some();
@@ -265,19 +343,27 @@ mod tests {
         let g = u.gmem_req.val();
         let out = (u.gmem_req_valid.val() && ready).then(|| {
             assert_eq!((u.rd_issue.val(), u.wr_issue.val()), (!g.write, g.write));
-            (g.addr_lo.to_u64() | g.addr_hi.to_u64() << 32, g.write, g.tag.to_u64(), u.want.val().to_u64())
+            let a = g.addr_lo.to_u64() | g.addr_hi.to_u64() << 32;
+            if g.write {
+                return (a, true, g.tag.to_u64(), 0);
+            }
+            let (w, sect) = (u.want.val().to_u64(), g.sect.to_u64());
+            let want_sect = (0..4).filter(|k| w >> (2 * k) & 3 != 0).fold(0, |m, k| m | 1 << k);
+            assert_eq!(sect, want_sect, "sectors of chunks {w:#b}");
+            (a + 32 * sect.trailing_zeros() as u64, false, g.tag.to_u64(), w)
         });
         u.tag.next = (u.tag.val().to_u64() + u.rd_issue.val() as u64).into();
         u.edge();
         out
     }
 
-    /// A row's reads: one sector per cycle from the one holding chunk `p` to the one holding
-    /// chunk `cb`, with the halves the row wants (a row starting in a high half, a row ending in
-    /// a low half), tags in order; a write of the write buffer goes first.
+    /// 32-byte requests: a row's reads go one sector per cycle from the one holding chunk `p`
+    /// to the one holding chunk `cb`, with the chunks the row wants (a row starting in a high
+    /// half, a row ending in a low half), tags in order; a write of the write buffer goes
+    /// first.
     #[test]
     fn sectors_of_a_row_and_write_priority() {
-        let mut u = block(TmaIssuer::new(256, 32));
+        let mut u = block(TmaIssuer::new(256, 32, 32));
         // row at 0x1_0000_0010 (chunk 1 = high half of sector 0): chunks 1..=6
         let r = row(0x1_0000_0010, 1, 6);
         let mut got = vec![];
@@ -288,7 +374,7 @@ mod tests {
             }
         }
         let s = 0x1_0000_0000u64;
-        assert_eq!(got, vec![(s, false, 0, 0b10), (s + 32, false, 1, 0b11), (s + 64, false, 2, 0b11), (s + 96, false, 3, 0b01)]);
+        assert_eq!(got, vec![(s, false, 0, 0b10), (s + 32, false, 1, 0b1100), (s + 64, false, 2, 0b11_0000), (s + 96, false, 3, 0b0100_0000)]);
         // a write waits for nothing; reads wait behind it
         let w = TmaWbEntry { write: true, addr_lo: 0x40.into(), addr_hi: 2.into(), grp: 7.into(), ..Default::default() };
         let first = cyc(&mut u, Some(row(0x3_0000_0000, 0, 1)), Some(w), true, false);
@@ -300,11 +386,31 @@ mod tests {
         assert!(!u.idle.val());
     }
 
+    /// 128-byte requests: a row is read a line (or what it wants of one) per request, each
+    /// request's chunks and sectors exactly the row's within the line; 64-byte requests split
+    /// each line in two halves.
+    #[test]
+    fn lines_of_a_row() {
+        // chunks 3..=20 of a row starting at line 0x1_0000_0000 + 0x30: chunks 3..7 of line
+        // 0, all of line 1, chunks 0..=4 of line 2
+        for (req, want) in [
+            (128, vec![(0x30, 0b1111_1000), (0x80, 0xFF), (0x100, 0b1_1111)]),
+            (64, vec![(0x30, 0b1000), (0x40, 0b1111_0000), (0x80, 0b1111), (0xC0, 0b1111_0000), (0x100, 0b1111), (0x140, 0b1_0000)]),
+        ] {
+            let mut u = block(TmaIssuer::new(256, 128, req));
+            let mut nr = Some(row(0x1_0000_0030, 3, 20));
+            let got: Vec<(u64, u64)> = (0..10).filter_map(|_| cyc(&mut u, nr.take(), None, true, false)).map(|x| (x.0 - 0x1_0000_0000, x.3)).collect();
+            // the first sector of each request: its line's plus 32 x the lowest wanted sector
+            let exp: Vec<(u64, u64)> = want.iter().map(|&(a, w): &(u64, u64)| ((a & !127) + 32 * (w.trailing_zeros() as u64 / 2), w)).collect();
+            assert_eq!(got, exp, "request_bytes {req}");
+        }
+    }
+
     /// `bytes_per_cycle` 8 issues a sector every 4th cycle; `max_outstanding` 3 stops at 3
     /// requests until a response returns a credit.
     #[test]
     fn token_bucket_and_credits() {
-        let mut u = block(TmaIssuer::new(3, 8));
+        let mut u = block(TmaIssuer::new(3, 8, 32));
         let mut nr = Some(row(0x1_0000_0000, 0, 63));
         let (mut at, mut inflight) = (vec![], 0);
         for n in 0..40 {
@@ -392,7 +498,7 @@ mod tests {
         ));
         assert!(st > 14.0, "{st}");
         // the request limits: 8 B/cycle of request bandwidth; 4 outstanding at latency 40
-        let mut tb = Tb::with_params(lat20, 10, 16, 8);
+        let mut tb = Tb::with_params(lat20, 10, 16, 8, 32);
         load_t(&mut tb, &m, &[0, 0], 0, 1 << 2, 1);
         tb.drain();
         let bw = rate(&tb);
@@ -403,7 +509,7 @@ mod tests {
             lat_max: 40,
             ..FAST
         };
-        let mut tb = Tb::with_params(lat40, 10, 4, 32);
+        let mut tb = Tb::with_params(lat40, 10, 4, 32, 32);
         load_t(&mut tb, &m, &[0, 0], 0, 1 << 2, 1);
         tb.drain();
         let mo = rate(&tb);
@@ -434,13 +540,23 @@ mod tests {
         assert!(tiled384 >= 15.9, "{tiled384}");
         // the bound the tags set (Little's law): 64 tags x 32 B per round trip; 32 KiB is 16
         // rounds, written over 15 round trips (384 + 2 cycles) + the last round's 128 beats
-        let mut tb = Tb::with_params(lat384, 10, 64, 32);
+        let mut tb = Tb::with_params(lat384, 10, 64, 32, 32);
         load_b(&mut tb, GBASE, 0, 32768, 1 << 2, 1);
         tb.drain();
         let t64 = rate(&tb);
         report.push(format!("max_outstanding 64, latency 384: {t64:.2} B/cycle"));
         let little = 32768.0 / (15.0 * 386.0 + 128.0);
         assert!((t64 - little).abs() < 0.1, "{t64} vs {little}");
+        // the same bound with 128-byte requests: 8 tags x 128 B per round trip; 32 KiB is 32
+        // rounds, written over 31 round trips + the last round's 64 beats
+        let mut tb = Tb::with_params(lat384, 10, 8, 128, 128);
+        load_b(&mut tb, GBASE, 0, 32768, 1 << 2, 1);
+        tb.drain();
+        let t8 = rate(&tb);
+        report.push(format!("max_outstanding 8 x 128 B, latency 384: {t8:.2} B/cycle"));
+        let little = 32768.0 / (31.0 * 386.0 + 64.0);
+        assert!((t8 / little - 1.0).abs() < 0.03, "{t8} vs {little}");
+        assert_eq!(tb.st.requests, 256, "one request per 128-byte line");
         eprintln!("{}", report.join("\n"));
     }
 }

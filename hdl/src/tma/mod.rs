@@ -16,7 +16,7 @@
 //!   J ─► RG: row iterator (dims 1..4, element strides or im2col pixel walk, OOB predication)
 //!                                                                       ─┬─► issuer ─► gmem_req
 //!                                                                       └─► row queue (256, RAM)
-//!   gmem_resp ─► ROB (256 tags x 32 B in RAM, out-of-order responses, in-order drain)
+//!   gmem_resp ─► ROB (256 tags x 128 B in RAM, out-of-order responses, in-order drain)
 //!   row queue + ROB / smem_rd ─► BA stage X (slot iterator, swizzle, byte masks)
 //!                             ─► BA stage Y (byte realigner, OOB fill, sector packer)
 //!   Y ─► OB (3) ─► smem_wr (one write, every CTA of its mask);  job end ─► CPL ─► mbar_req
@@ -72,21 +72,24 @@
 //! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (into every
 //! destination CTA at once: multicast costs no beat more than one copy) when the row start is 16-byte aligned in global memory
 //! (`coords[0] * elementSize` a multiple of 16); a misaligned row spends one extra slot.
-//! Requests: one 32-byte sector per cycle at most; 256 tags (8 KiB in flight) hide 512 cycles
-//! of memory latency at 16 B/cycle, so at sm90.toml's 384-cycle `[global] latency` the engine
-//! streams 16 B/cycle in steady state (issue 4 §3; the `throughput` test), and the row queue
-//! holds as many rows as there are tags, so boxes of rows down to 32 bytes keep every tag busy.
-//! The 16-byte shared-memory beat is what keeps the engine far from silicon: an H200 SM's TMA
-//! moves about 82-100 B/cycle (docs/FIDELITY.md, cosim/traces/sm90/calibration/), which needs
-//! wider beats (and 8x the bytes in flight): the beat width lives in BA X/Y, OB and the
-//! shared-memory port.
+//! Requests: one per cycle at most, each the row's wanted sectors within one aligned block of
+//! `request_bytes` (32, 64 or 128: a constructor parameter, sm90.toml `[tma] request_bytes` =
+//! 128, one line) and a response carries one 128-byte line, so the global side moves up to 128
+//! B/cycle; 256 tags of 128 B (32 KiB in flight) cover 128 B/cycle over sm90.toml's 255-cycle
+//! `[global] latency` (the `throughput` test checks the Little's-law bound for 32- and
+//! 128-byte requests), and the row queue holds as many rows as there are tags, so boxes of
+//! short rows keep every tag busy. The 16-byte shared-memory beat is what keeps the engine far
+//! from silicon: an H100 SM's TMA moves about 70-100 B/cycle (docs/FIDELITY.md,
+//! cosim/traces/sm90/calibration/), which needs wider beats: the beat width lives in BA X/Y, OB
+//! and the shared-memory port.
 //!
 //! # Ports (all synchronous to `clock`)
 //!
 //! - `cmd` + `cmd_desc` / `cmd_valid` / `cmd_ready`: commands ([`TmaCmd`], [`TmaDescImage`]).
-//! - `gmem_req` / `_valid` / `_ready`: 32-byte sector requests (reads: tag = ROB entry; writes:
-//!   data, 32-bit byte mask, tag = bulk-group slot). `gmem_resp` / `_valid` / `_ready`: read data
-//!   (by tag, any order) and write acknowledgements (`write` set). `gmem_resp_ready` is always
+//! - `gmem_req` / `_valid` / `_ready`: requests (reads: a 128-byte line and the sectors of it to
+//!   read, tag = ROB entry; writes: one 32-byte sector, data, 32-bit byte mask, tag = bulk-group
+//!   slot). `gmem_resp` / `_valid` / `_ready`: read data (a line, by tag, any order) and write
+//!   acknowledgements (`write` set). `gmem_resp_ready` is always
 //!   high (every response has a reserved place).
 //! - `smem_wr` / `_valid` / `_ready`: 16-byte shared-memory writes (the destination CTA mask:
 //!   accepted means landed in every CTA of it, in the same cycle; the 16-byte aligned

@@ -347,14 +347,13 @@ impl Logic for TmaRowIter {
         // the row's reads: sectors from the first in-bounds chunk to the last
         self.nr_load.next = self.push.val() && !self.oob.val() && !self.j.val().store;
         self.nr.next.valid = true;
-        self.nr.next.s_lo = self.n_lo.val() & 0xFFFF_FFE0_u64;
+        self.nr.next.a_lo = self.n_lo.val() & 0xFFFF_FFF0_u64;
         if self.n_lo.val() < self.rg.q.val().a1_lo {
-            self.nr.next.s_hi = self.rg.q.val().a1_hi + 1;
+            self.nr.next.a_hi = self.rg.q.val().a1_hi + 1;
         } else {
-            self.nr.next.s_hi = self.rg.q.val().a1_hi;
+            self.nr.next.a_hi = self.rg.q.val().a1_hi;
         }
         self.nr.next.p = self.j.val().ca;
-        self.nr.next.odd = self.n_lo.val().get_bit(4);
         self.nr.next.cb = self.j.val().cb;
         if self.push.val() {
             self.rg.d.next.pix = self.rg.q.val().pix + 1;
@@ -458,7 +457,7 @@ mod tests {
                 assert_eq!(rg.nr_load.val(), !r.oob, "a row with bytes to read goes to the issuer");
                 if rg.nr_load.val() {
                     let nr = rg.nr.val();
-                    reads.push(nr.s_lo.to_u64() | nr.s_hi.to_u64() << 32);
+                    reads.push((nr.a_lo.to_u64() | nr.a_hi.to_u64() << 32) & !31);
                 }
             }
             let done = rg.done.val();

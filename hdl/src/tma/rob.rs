@@ -1,29 +1,31 @@
-//! TmaRob: the reorder buffer: read responses arrive in any order and are written by tag; the
-//! slot iterator drains 16-byte chunks in issue order.
+//! TmaRob: the reorder buffer: read responses (128-byte lines) arrive in any order and are
+//! written by tag; the slot iterator drains the wanted 16-byte chunks in issue order.
 //!
 //! # Ports
 //!
 //! - `alloc` / `alloc_want` (in): a read is issued this cycle with tag `tag` (the next entry,
-//!   allocated in order), and the halves of its sector that its row wants (bit 0: bytes 0..=15,
-//!   bit 1: bytes 16..=31); `full`: every entry is allocated.
+//!   allocated in order), and the 16-byte chunks of its line that its row wants (bit k: bytes
+//!   16k..16k+15); `full`: every entry is allocated.
 //! - `gmem_resp` / `gmem_resp_valid` (in): read data by tag (write acknowledgements are not the
 //!   ROB's).
-//! - `h_vld`: the head entry's data has arrived; `h_half`: the head's next wanted half is the
-//!   high one; `pop` (in): the slot iterator takes that chunk at this edge (the entry is freed
-//!   when it was the entry's last wanted half).
-//! - `rd_lo`, `rd_hi`: the head entry's data as read at the last edge (the slot taken at that
-//!   edge reads it in stage Y the cycle after).
+//! - `h_vld`: the head entry's data has arrived; `pop` (in): the slot iterator takes the head's
+//!   next wanted chunk (the lowest one not taken) at this edge (the entry is freed when it was
+//!   the entry's last wanted chunk).
+//! - `rd`: the chunk taken at the last edge (the slot taken at that edge reads it in stage Y
+//!   the cycle after).
 //! - `idle`: no entry allocated.
 //!
 //! # State
 //!
-//! `TMA_TAGS` (256) entries of 32 bytes: 256 x 32 B = 8 KiB of reads in flight, more than the
-//! 16 B/cycle x 384 cycles (6 KiB) that 16 B/cycle needs against sm90.toml's `[global]
-//! latency`. Data, the wanted halves of each tag and its arrival mark are RAMs (block RAM on an
-//! FPGA, not flip-flops): the flag RAMs are read one cycle ahead at the next head address, with
-//! the same-edge write forwarded (a RAM read of an entry written at the same edge returns the old
-//! value). Arrival needs no clear on free: an entry's mark is the complement of its pass parity
-//! over the 256 tags, compared with the head's (`rh_gen`), so freeing needs no second write port.
+//! `TMA_TAGS` (256) rows of 128 bytes (`TMA_LINE_BYTES`): with 128-byte requests 32 KiB of
+//! reads in flight, 128 B/cycle over sm90.toml's 255-cycle `[global] latency`. Data, the wanted
+//! chunks of each tag and its arrival mark are RAMs with registered reads (block RAM on an
+//! FPGA, not flip-flops): the data row is read at the head's address and the chunk that was
+//! popped is selected after the edge (`sel`); the flag RAMs are read one cycle ahead at the next
+//! head address, with the same-edge write forwarded (a RAM read of an entry written at the same
+//! edge returns the old value). Arrival needs no clear on free: an entry's mark is the
+//! complement of its pass parity over the 256 tags, compared with the head's (`rh_gen`), so
+//! freeing needs no second write port.
 
 use super::types::*;
 use rust_hdl::prelude::*;
@@ -35,8 +37,8 @@ pub struct TmaRob {
     pub clock: Signal<In, Clock>,
     /// a read is issued with tag `tag`
     pub alloc: Signal<In, bool>,
-    /// the halves its row wants
-    pub alloc_want: Signal<In, Bits<2>>,
+    /// the chunks of its line its row wants
+    pub alloc_want: Signal<In, Bits<8>>,
     /// the next tag to allocate
     pub tag: Signal<Out, Bits<8>>,
     /// every entry is allocated
@@ -47,23 +49,17 @@ pub struct TmaRob {
     pub gmem_resp_valid: Signal<In, bool>,
     /// the head's data has arrived
     pub h_vld: Signal<Out, bool>,
-    /// the head's next chunk is its high half
-    pub h_half: Signal<Out, bool>,
     /// the head's next chunk is taken at this edge
     pub pop: Signal<In, bool>,
-    /// the head's data read at the last edge, bytes 0..=15
-    pub rd_lo: Signal<Out, TmaData16>,
-    /// bytes 16..=31
-    pub rd_hi: Signal<Out, TmaData16>,
+    /// the chunk taken at the last edge
+    pub rd: Signal<Out, TmaData16>,
     /// no entry allocated
     pub idle: Signal<Out, bool>,
 
-    /// data, bytes 0..=15 of each sector
-    rob_lo: RAM<TmaData16, TMA_TAG_BITS>,
-    /// data, bytes 16..=31
-    rob_hi: RAM<TmaData16, TMA_TAG_BITS>,
-    /// per tag: the halves the row wants; written at issue, read one cycle ahead at the next head
-    rob_want: RAM<Bits<2>, TMA_TAG_BITS>,
+    /// data: one 128-byte line per tag
+    rob_data: RAM<TmaData128, TMA_TAG_BITS>,
+    /// per tag: the chunks the row wants; written at issue, read one cycle ahead at the next head
+    rob_want: RAM<Bits<8>, TMA_TAG_BITS>,
     /// per tag: arrival mark (the complement of the parity of the pass of the tags the entry's
     /// data belongs to; the head has arrived when it is `!rh_gen`)
     rob_arr: RAM<bool, TMA_TAG_BITS>,
@@ -80,11 +76,21 @@ pub struct TmaRob {
     /// an issue wrote the head's `rob_want` at the edge of its read: use `want_fw_v`
     want_fw: DFF<bool>,
     /// the forwarded `rob_want` value
-    want_fw_v: DFF<Bits<2>>,
-    /// the head entry's low half was consumed
-    h_lo_done: DFF<bool>,
-    /// the halves the head's row wants
-    h_want: Signal<Local, Bits<2>>,
+    want_fw_v: DFF<Bits<8>>,
+    /// the head entry's chunks already taken
+    h_done: DFF<Bits<8>>,
+    /// the chunk taken at the last edge (selects `rd` from the row read at that edge)
+    sel: DFF<Bits<3>>,
+    /// the row read at the last edge
+    row: Signal<Local, TmaData128>,
+    /// the chunks the head's row wants
+    h_want: Signal<Local, Bits<8>>,
+    /// of those, the ones not taken yet
+    h_rest: Signal<Local, Bits<8>>,
+    /// the lowest of them (one-hot)
+    h_one: Signal<Local, Bits<8>>,
+    /// its index
+    h_idx: Signal<Local, Bits<3>>,
     /// the head entry is freed at this edge
     free: Signal<Local, bool>,
     /// the head after this cycle's free (the flag RAMs' read address)
@@ -104,14 +110,11 @@ impl Default for TmaRob {
             gmem_resp: Default::default(),
             gmem_resp_valid: Default::default(),
             h_vld: Default::default(),
-            h_half: Default::default(),
             pop: Default::default(),
-            rd_lo: Default::default(),
-            rd_hi: Default::default(),
+            rd: Default::default(),
             idle: Default::default(),
-            rob_lo: (0..TMA_TAGS).map(|_| TmaData16::default()).into(),
-            rob_hi: (0..TMA_TAGS).map(|_| TmaData16::default()).into(),
-            rob_want: (0..TMA_TAGS).map(|_| Bits::<2>::default()).into(),
+            rob_data: (0..TMA_TAGS).map(|_| TmaData128::default()).into(),
+            rob_want: (0..TMA_TAGS).map(|_| Bits::<8>::default()).into(),
             rob_arr: (0..TMA_TAGS).map(|_| false).into(),
             ra: Default::default(),
             rh: Default::default(),
@@ -120,8 +123,13 @@ impl Default for TmaRob {
             arr_fw: Default::default(),
             want_fw: Default::default(),
             want_fw_v: Default::default(),
-            h_lo_done: Default::default(),
+            h_done: Default::default(),
+            sel: Default::default(),
+            row: Default::default(),
             h_want: Default::default(),
+            h_rest: Default::default(),
+            h_one: Default::default(),
+            h_idx: Default::default(),
             free: Default::default(),
             rh_nx: Default::default(),
             r_par: Default::default(),
@@ -132,16 +140,14 @@ impl Default for TmaRob {
 impl Logic for TmaRob {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, ra, rh, rh_gen, rob_cnt, arr_fw, want_fw, want_fw_v, h_lo_done);
-        self.rob_lo.read_clock.next = self.clock.val();
-        self.rob_lo.write_clock.next = self.clock.val();
-        self.rob_hi.read_clock.next = self.clock.val();
-        self.rob_hi.write_clock.next = self.clock.val();
+        dff_setup!(self, clock, ra, rh, rh_gen, rob_cnt, arr_fw, want_fw, want_fw_v, h_done, sel);
+        self.rob_data.read_clock.next = self.clock.val();
+        self.rob_data.write_clock.next = self.clock.val();
         self.rob_want.read_clock.next = self.clock.val();
         self.rob_want.write_clock.next = self.clock.val();
         self.rob_arr.read_clock.next = self.clock.val();
         self.rob_arr.write_clock.next = self.clock.val();
-        // allocation at issue: the wanted halves into rob_want[ra]
+        // allocation at issue: the wanted chunks into rob_want[ra]
         self.tag.next = self.ra.q.val();
         self.full.next = self.rob_cnt.q.val() == 256;
         self.rob_want.write_address.next = self.ra.q.val();
@@ -151,16 +157,34 @@ impl Logic for TmaRob {
             self.ra.d.next = self.ra.q.val() + 1;
         }
         // responses by tag
-        self.rob_lo.write_address.next = self.gmem_resp.val().tag;
-        self.rob_lo.write_data.next = self.gmem_resp.val().data_lo;
-        self.rob_lo.write_enable.next = self.gmem_resp_valid.val() && !self.gmem_resp.val().write;
-        self.rob_hi.write_address.next = self.gmem_resp.val().tag;
-        self.rob_hi.write_data.next = self.gmem_resp.val().data_hi;
-        self.rob_hi.write_enable.next = self.gmem_resp_valid.val() && !self.gmem_resp.val().write;
-        self.rob_lo.read_address.next = self.rh.q.val();
-        self.rob_hi.read_address.next = self.rh.q.val();
-        self.rd_lo.next = self.rob_lo.read_data.val();
-        self.rd_hi.next = self.rob_hi.read_data.val();
+        self.rob_data.write_address.next = self.gmem_resp.val().tag;
+        self.rob_data.write_data.next = self.gmem_resp.val().data;
+        self.rob_data.write_enable.next = self.gmem_resp_valid.val() && !self.gmem_resp.val().write;
+        self.rob_data.read_address.next = self.rh.q.val();
+        // the chunk taken at the last edge, from the row read at that edge
+        self.row.next = self.rob_data.read_data.val();
+        self.rd.next = self.row.val().c0;
+        if self.sel.q.val() == 1 {
+            self.rd.next = self.row.val().c1;
+        }
+        if self.sel.q.val() == 2 {
+            self.rd.next = self.row.val().c2;
+        }
+        if self.sel.q.val() == 3 {
+            self.rd.next = self.row.val().c3;
+        }
+        if self.sel.q.val() == 4 {
+            self.rd.next = self.row.val().c4;
+        }
+        if self.sel.q.val() == 5 {
+            self.rd.next = self.row.val().c5;
+        }
+        if self.sel.q.val() == 6 {
+            self.rd.next = self.row.val().c6;
+        }
+        if self.sel.q.val() == 7 {
+            self.rd.next = self.row.val().c7;
+        }
         // the arrival mark: the tag belongs to rh's pass when it is not below rh (allocated
         // tags are [rh, ra) modulo 256), else to the next pass
         if self.gmem_resp.val().tag < self.rh.q.val() {
@@ -179,14 +203,27 @@ impl Logic for TmaRob {
         } else {
             self.h_want.next = self.rob_want.read_data.val();
         }
-        self.h_half.next = !(self.h_want.val().get_bit(0) && !self.h_lo_done.q.val());
-        self.free.next = self.pop.val() && !(!self.h_half.val() && self.h_want.val().get_bit(1));
+        // the head's next chunk: the lowest wanted one not taken
+        self.h_rest.next = self.h_want.val() & !self.h_done.q.val();
+        self.h_one.next = self.h_rest.val() & !(self.h_rest.val() - 1);
+        self.h_idx.next = 0.into();
+        if (self.h_one.val() & 0xAA) != 0 {
+            self.h_idx.next = self.h_idx.val() | 1;
+        }
+        if (self.h_one.val() & 0xCC) != 0 {
+            self.h_idx.next = self.h_idx.val() | 2;
+        }
+        if (self.h_one.val() & 0xF0) != 0 {
+            self.h_idx.next = self.h_idx.val() | 4;
+        }
+        self.free.next = self.pop.val() && ((self.h_rest.val() & !self.h_one.val()) == 0);
         if self.pop.val() {
+            self.sel.d.next = self.h_idx.val();
             if self.free.val() {
                 self.rh.d.next = self.rh.q.val() + 1;
-                self.h_lo_done.d.next = false;
+                self.h_done.d.next = 0.into();
             } else {
-                self.h_lo_done.d.next = true;
+                self.h_done.d.next = self.h_done.q.val() | self.h_one.val();
             }
         }
         if self.free.val() {
@@ -222,46 +259,49 @@ mod tests {
     use crate::tma::tb::{block, Clocked};
     use std::collections::VecDeque;
 
-    fn data(tag_seq: u64, hi: bool) -> TmaData16 {
-        let b: Vec<u8> = (0..16).map(|i| (tag_seq as u8).wrapping_mul(31).wrapping_add(i + 16 * hi as u8)).collect();
+    fn chunk(tag_seq: u64, k: u64) -> TmaData16 {
+        let b: Vec<u8> = (0..16).map(|i| (tag_seq as u8).wrapping_mul(31).wrapping_add(i + 16 * k as u8)).collect();
         TmaData16::from_bytes(&b)
     }
 
-    /// Sectors issued with random wanted halves, answered in random order after random
-    /// delays, drained chunk by chunk: every chunk comes out in issue order with its own data,
-    /// only when its sector has arrived (a response at the edge of the head's read included),
-    /// over many passes of the 256 tags (the arrival marks' pass parity).
+    fn line(tag_seq: u64) -> TmaData128 {
+        let b: Vec<u8> = (0..8).flat_map(|k| chunk(tag_seq, k).to_bytes()).collect();
+        TmaData128::from_bytes(&b)
+    }
+
+    /// Lines issued with random wanted chunks, answered in random order after random delays,
+    /// drained chunk by chunk: every wanted chunk comes out in issue order (lowest first within
+    /// a line) with its own data, only when its line has arrived (a response at the edge of the
+    /// head's read included), over many passes of the 256 tags (the arrival marks' pass parity).
     #[test]
     fn responses_in_any_order_drain_in_issue_order() {
         let mut r = block(TmaRob::default());
         let mut rng = XorShift(0x0B0B_0001);
-        // issued sectors: (sequence number, wanted halves); in flight: (due, tag, seq)
+        // issued lines: (sequence number, wanted chunks not taken); in flight: (due, tag, seq)
         let mut issued: VecDeque<(u64, u64)> = VecDeque::new();
         let mut flight: Vec<(u64, u64, u64)> = vec![];
         let mut arrived = std::collections::HashSet::new();
         let (mut seq, mut out) = (0u64, 0u64);
         // the chunk popped at the last edge: its data is read now
-        let mut last: Option<(u64, bool)> = None;
+        let mut last: Option<(u64, u64)> = None;
         for n in 0..40_000u64 {
             r.alloc.next = false;
             r.pop.next = false;
             r.gmem_resp_valid.next = false;
             r.low();
-            if let Some((s, hi)) = last.take() {
-                let d = if hi { r.rd_hi.val() } else { r.rd_lo.val() };
-                assert_eq!(d, data(s, hi), "cycle {n}: chunk of sector {s}");
+            if let Some((s, k)) = last.take() {
+                assert_eq!(r.rd.val(), chunk(s, k), "cycle {n}: chunk {k} of line {s}");
             }
-            // the head is valid exactly when its sector arrived at an earlier edge; its next
-            // chunk is the low half when the row wants it and it is not taken yet
+            // the head is valid exactly when its line arrived at an earlier edge; its next
+            // chunk is the lowest wanted one not taken yet
             if let Some(&(s, want)) = issued.front() {
-                assert_eq!(r.h_vld.val(), arrived.contains(&s), "cycle {n}: head sector {s}");
+                assert_eq!(r.h_vld.val(), arrived.contains(&s), "cycle {n}: head line {s}");
                 if r.h_vld.val() && rng.pct(70) {
-                    let hi = r.h_half.val();
-                    assert_eq!(hi, want & 1 == 0, "cycle {n}: half of sector {s}");
+                    let k = want.trailing_zeros() as u64;
                     r.pop.next = true;
-                    last = Some((s, hi));
+                    last = Some((s, k));
                     out += 1;
-                    let rest = if hi { 0 } else { want & 2 };
+                    let rest = want & (want - 1);
                     if rest == 0 {
                         issued.pop_front();
                     } else {
@@ -274,12 +314,15 @@ mod tests {
             let mut resp = None;
             if !due.is_empty() && rng.pct(80) {
                 let (_, tag, s) = flight.swap_remove(due[rng.below(due.len() as u64) as usize]);
-                r.gmem_resp.next = TmaGmemResp { tag: tag.into(), write: false, data_lo: data(s, false), data_hi: data(s, true) };
+                r.gmem_resp.next = TmaGmemResp { tag: tag.into(), write: false, data: line(s) };
                 r.gmem_resp_valid.next = true;
                 resp = Some(s);
             }
             if !r.full.val() && rng.pct(60) {
-                let want = [1, 2, 3][rng.below(3) as usize];
+                // a contiguous run of chunks, as the issuer asks for
+                let a = rng.below(8);
+                let b = a + rng.below(8 - a);
+                let want = (2u64 << b) - (1u64 << a);
                 r.alloc.next = true;
                 r.alloc_want.next = want.into();
                 let lat = if n % 5000 < 300 { 400 } else { 1 + rng.below(30) };

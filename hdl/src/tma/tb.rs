@@ -21,8 +21,14 @@ pub(crate) const TB_THREADS: usize = 8;
 /// Global base of the test tensors (DESIGN.md: global buffers from 2^32).
 pub(crate) const GBASE: u64 = 0x1_0000_0000;
 
-pub(crate) fn new_uut(max_out: u32, bpc: u32) -> Box<TmaEngine> {
-    let mut u = Box::new(TmaEngine::new(max_out, bpc));
+/// Request bandwidth and read size of the tests' engine: sm90.toml's 128-byte line requests at
+/// one line a cycle.
+pub(crate) const BPC: u32 = 128;
+/// See [`BPC`].
+pub(crate) const REQ: u32 = 128;
+
+pub(crate) fn new_uut(max_out: u32, bpc: u32, req: u32) -> Box<TmaEngine> {
+    let mut u = Box::new(TmaEngine::new(max_out, bpc, req));
     u.connect_all();
     u
 }
@@ -432,7 +438,10 @@ pub(crate) struct Stats {
     pub(crate) smem_bytes: u64,
     pub(crate) first_wr: Option<u64>,
     pub(crate) last_wr: u64,
+    /// sectors read
     pub(crate) reads: u64,
+    /// read requests
+    pub(crate) requests: u64,
     pub(crate) writes: u64,
     pub(crate) cpls: u64,
     pub(crate) faults: u64,
@@ -444,6 +453,8 @@ pub(crate) struct Stats {
 
 pub(crate) struct Tb {
     pub(crate) uut: Box<TmaEngine>,
+    /// the engine's `request_bytes`
+    pub(crate) req: u32,
     pub(crate) trace: Option<Trace>,
     pub(crate) rng: XorShift,
     pub(crate) k: Knobs,
@@ -494,17 +505,18 @@ pub(crate) struct Tb {
 
 impl Tb {
     pub(crate) fn new(k: Knobs, seed: u64) -> Tb {
-        Tb::build(k, seed, new_uut(MAX_OUT, 32), None)
+        Tb::build(k, seed, new_uut(MAX_OUT, BPC, REQ), REQ, None)
     }
 
-    pub(crate) fn with_params(k: Knobs, seed: u64, max_out: u32, bpc: u32) -> Tb {
-        Tb::build(k, seed, new_uut(max_out, bpc), None)
+    pub(crate) fn with_params(k: Knobs, seed: u64, max_out: u32, bpc: u32, req: u32) -> Tb {
+        Tb::build(k, seed, new_uut(max_out, bpc, req), req, None)
     }
 
-    pub(crate) fn build(k: Knobs, seed: u64, mut uut: Box<TmaEngine>, trace: Option<Trace>) -> Tb {
+    pub(crate) fn build(k: Knobs, seed: u64, mut uut: Box<TmaEngine>, req: u32, trace: Option<Trace>) -> Tb {
         assert!(simulate(&mut *uut, 200));
         let mut tb = Tb {
             uut,
+            req,
             trace,
             rng: XorShift(seed),
             k,
@@ -581,7 +593,8 @@ impl Tb {
         Tb::build(
             k,
             seed,
-            new_uut(MAX_OUT, 32),
+            new_uut(MAX_OUT, BPC, REQ),
+            REQ,
             Some(Trace {
                 inputs,
                 pre,
@@ -854,22 +867,33 @@ impl Tb {
                     Some(op),
                 ));
             } else {
-                self.st.reads += 1;
-                let ea = self.reads.pop_front().unwrap_or_else(|| panic!("cycle {c}: unexpected read {addr:#x}"));
-                assert_eq!(addr, ea, "cycle {c}: read sector");
+                // a read: the next sectors of the reference's list, a contiguous run within one
+                // request block of the line
+                self.st.requests += 1;
+                let sect = greq.sect.to_u64();
+                assert!(addr % 128 == 0 && sect != 0, "cycle {c}: read of line {addr:#x}, sectors {sect:#b}");
+                let (lo, n) = (sect.trailing_zeros() as u64, sect.count_ones() as u64);
+                assert_eq!(sect >> lo, (1 << n) - 1, "cycle {c}: sectors {sect:#b} of line {addr:#x} are not contiguous");
+                let blk = self.req as u64 / 32;
+                assert!(lo / blk == (lo + n - 1) / blk, "cycle {c}: sectors {sect:#b} of line {addr:#x} cross a {}-byte block", self.req);
+                for k in lo..lo + n {
+                    self.st.reads += 1;
+                    let ea = self.reads.pop_front().unwrap_or_else(|| panic!("cycle {c}: unexpected read {:#x}", addr + 32 * k));
+                    assert_eq!(addr + 32 * k, ea, "cycle {c}: read sector");
+                }
                 let t = greq.tag.index();
                 assert!(!self.tags[t], "cycle {c}: tag {t} reused while in flight");
                 self.tags[t] = true;
                 let n = self.tags.iter().filter(|x| **x).count() as u64;
                 self.st.max_tags = self.st.max_tags.max(n);
-                let bytes: Vec<u8> = (0..32).map(|i| gbyte(addr + i)).collect();
+                // sectors not asked for come back as garbage the engine must not use
+                let bytes: Vec<u8> = (0..128u64).map(|i| if sect >> (i / 32) & 1 == 1 { gbyte(addr + i) } else { 0xEE }).collect();
                 self.inflight.push((
                     c + lat,
                     TmaGmemResp {
                         tag: greq.tag,
                         write: false,
-                        data_lo: TmaData16::from_bytes(&bytes[..16]),
-                        data_hi: TmaData16::from_bytes(&bytes[16..]),
+                        data: TmaData128::from_bytes(&bytes),
                     },
                     None,
                 ));

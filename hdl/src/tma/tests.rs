@@ -11,7 +11,7 @@ use rust_hdl::prelude::*;
 #[test]
 fn tma_check_all_and_yosys_validate() {
     require_yosys();
-    let uut = new_uut(MAX_OUT, 32);
+    let uut = new_uut(MAX_OUT, BPC, REQ);
     check_all(&*uut).unwrap();
     let vlog = generate_verilog(&*uut);
     yosys_validate("hopsync_tma_engine", &vlog).unwrap();
@@ -180,7 +180,7 @@ fn long_randomized_1e5_copies_against_tensormap_reference() {
 fn generated_verilog_matches_the_rust_simulation() {
     let mut tb = Tb::traced(RANDOM, 21);
     run_random(&mut tb, 5, 150);
-    let uut = new_uut(MAX_OUT, 32);
+    let uut = new_uut(MAX_OUT, BPC, REQ);
     let vlog = generate_verilog(&*uut);
     tb.trace.unwrap().check_with_iverilog("tma_engine", &vlog);
 }

@@ -18,7 +18,8 @@ use crate::mbarrier_unit::MbarrierReq;
 use rust_hdl::prelude::*;
 
 /// The TMA engine. Constructor parameters: `max_outstanding` global requests in flight
-/// (1..=256) and the request bandwidth `bytes_per_cycle` (1..=32; a 32-byte sector costs 32).
+/// (1..=256), the request bandwidth `bytes_per_cycle` (1..=128; a request costs 32 per sector)
+/// and the read request size `request_bytes` (32, 64 or 128).
 #[derive(LogicBlock)]
 pub struct TmaEngine {
     /// the SM clock
@@ -118,11 +119,12 @@ pub struct TmaEngine {
 }
 
 impl TmaEngine {
-    /// An engine with at most `max_outstanding` (1..=256) global requests in flight and a request
-    /// bandwidth of `bytes_per_cycle` (1..=32) bytes per cycle.
-    pub fn new(max_outstanding: u32, bytes_per_cycle: u32) -> Self {
+    /// An engine with at most `max_outstanding` (1..=256) global requests in flight, a request
+    /// bandwidth of `bytes_per_cycle` (1..=128) bytes per cycle and reads of `request_bytes`
+    /// (32, 64 or 128) aligned blocks.
+    pub fn new(max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> Self {
         assert!((1..=TMA_TAGS as u32).contains(&max_outstanding));
-        assert!((1..=32).contains(&bytes_per_cycle));
+        assert!((1..=128).contains(&bytes_per_cycle));
         Self {
             clock: Default::default(),
             cta_rank: Default::default(),
@@ -162,7 +164,7 @@ impl TmaEngine {
             dec: Default::default(),
             rg: Default::default(),
             rowq: Default::default(),
-            issuer: TmaIssuer::new(max_outstanding, bytes_per_cycle),
+            issuer: TmaIssuer::new(max_outstanding, bytes_per_cycle, request_bytes),
             rob: Default::default(),
             ba_x: Default::default(),
             ba_y: Default::default(),
@@ -259,7 +261,6 @@ impl Logic for TmaEngine {
         self.ba_x.rq_head.next = self.rowq.head.val();
         self.ba_x.rq_nonempty.next = self.rowq.nonempty.val();
         self.ba_x.rob_vld.next = self.rob.h_vld.val();
-        self.ba_x.rob_half.next = self.rob.h_half.val();
         self.ba_x.smem_rd_ready.next = self.smem_rd_ready.val();
         self.ba_x.wb_n.next = self.wb.n.val();
         self.ba_x.ob_n.next = self.ob.n.val();
@@ -267,8 +268,7 @@ impl Logic for TmaEngine {
         self.smem_rd_valid.next = self.ba_x.smem_rd_valid.val();
         self.ba_y.y.next = self.ba_x.y_out.val();
         self.ba_y.smem_rd_data.next = self.smem_rd_data.val();
-        self.ba_y.rob_lo.next = self.rob.rd_lo.val();
-        self.ba_y.rob_hi.next = self.rob.rd_hi.val();
+        self.ba_y.rob_rd.next = self.rob.rd.val();
         // OB, multicast, complete_tx; WB
         self.ob.push.next = self.ba_y.ob_push.val();
         self.ob.entry.next = self.ba_y.ob_entry.val();

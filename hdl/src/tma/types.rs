@@ -8,10 +8,13 @@ use rust_hdl::prelude::*;
 pub const TMA_SMEM_BITS: usize = 18;
 /// Address bits of the reorder buffer (and of a read's tag).
 pub const TMA_TAG_BITS: usize = 8;
-/// Request tags = reorder-buffer entries of 32 bytes (the `max_outstanding` parameter is at most
-/// this): 256 x 32 B = 8 KiB of reads in flight, more than the 16 B/cycle x 384 cycles (6 KiB)
-/// that issue 4 §3's 16 B/cycle needs against sm90.toml's `[global] latency`.
+/// Request tags = reorder-buffer entries, each a 128-byte row (the `max_outstanding` parameter is
+/// at most this): with 128-byte requests 256 x 128 B = 32 KiB of reads in flight, 128 B/cycle
+/// over sm90.toml's 255-cycle `[global] latency` (silicon's TMA sustains ~70-100 B/cycle per SM).
 pub const TMA_TAGS: usize = 1 << TMA_TAG_BITS;
+/// Bytes of one reorder-buffer row: the widest read request (`request_bytes`), one L2 line of
+/// four 32-byte sectors.
+pub const TMA_LINE_BYTES: usize = 128;
 /// Bulk async-group slots per context (at most 3 committed incomplete groups plus the open one
 /// per thread; a 4th commit waits for the oldest group).
 pub const TMA_GROUPS: usize = 4;
@@ -193,6 +196,43 @@ impl TmaData16 {
             w2: w(2),
             w3: w(3),
         }
+    }
+}
+
+/// 128 bytes (one reorder-buffer row, a read response): 16-byte chunk `k` in `ck`.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct TmaData128 {
+    /// bytes 0..=15
+    pub c0: TmaData16,
+    /// bytes 16..=31
+    pub c1: TmaData16,
+    /// bytes 32..=47
+    pub c2: TmaData16,
+    /// bytes 48..=63
+    pub c3: TmaData16,
+    /// bytes 64..=79
+    pub c4: TmaData16,
+    /// bytes 80..=95
+    pub c5: TmaData16,
+    /// bytes 96..=111
+    pub c6: TmaData16,
+    /// bytes 112..=127
+    pub c7: TmaData16,
+}
+
+impl TmaData128 {
+    /// From 128 little-endian bytes.
+    pub fn from_bytes(b: &[u8]) -> Self {
+        let c = |k: usize| TmaData16::from_bytes(&b[16 * k..16 * k + 16]);
+        TmaData128 { c0: c(0), c1: c(1), c2: c(2), c3: c(3), c4: c(4), c5: c(5), c6: c(6), c7: c(7) }
+    }
+    /// The 128 bytes, little-endian.
+    pub fn to_bytes(self) -> [u8; 128] {
+        let mut o = [0u8; 128];
+        for (k, c) in [self.c0, self.c1, self.c2, self.c3, self.c4, self.c5, self.c6, self.c7].into_iter().enumerate() {
+            o[16 * k..16 * k + 16].copy_from_slice(&c.to_bytes());
+        }
+        o
     }
 }
 
@@ -443,13 +483,18 @@ pub struct TmaCmd {
     pub o2: Bits<16>,
 }
 
-/// A global-memory request: one 32-byte sector.
+/// A global-memory request: a read of some sectors of one 128-byte line, or a write of one
+/// 32-byte sector.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TmaGmemReq {
-    /// sector byte address (32-byte aligned), low half
+    /// reads: the line's byte address (128-byte aligned); writes: the sector's (32-byte
+    /// aligned), low half
     pub addr_lo: Bits<32>,
-    /// sector byte address, high half
+    /// high half
     pub addr_hi: Bits<32>,
+    /// reads: the line's sectors to read (bit k: bytes 32k..32k+31; a contiguous run within
+    /// one `request_bytes`-aligned block); writes: 0
+    pub sect: Bits<4>,
     /// reads: the ROB entry (echoed by the response); writes: the bulk-group slot (context in
     /// bits 2..4, the context's slot in bits 0..2)
     pub tag: Bits<8>,
@@ -476,10 +521,9 @@ pub struct TmaGmemResp {
     pub tag: Bits<8>,
     /// a write acknowledgement (else read data)
     pub write: bool,
-    /// read data, bytes 0..=15 of the sector
-    pub data_lo: TmaData16,
-    /// read data, bytes 16..=31
-    pub data_hi: TmaData16,
+    /// read data: the request's line, its sectors in place (bytes of sectors not requested
+    /// are undefined)
+    pub data: TmaData128,
 }
 
 /// A 16-byte shared-memory write, landed in every CTA of `ctam` in the same cycle (multicast
@@ -532,8 +576,6 @@ pub struct TmaSlot {
     pub valid: bool,
     /// store direction
     pub store: bool,
-    /// loads: the popped chunk is the high half of its sector
-    pub half: bool,
     /// the slot produces an output (load beat / store chunk)
     pub emit: bool,
     /// the job's last slot
@@ -825,14 +867,12 @@ pub struct TmaDecJob {
 pub struct TmaIss {
     /// a row is present
     pub valid: bool,
-    /// next sector address, low half
-    pub s_lo: Bits<32>,
+    /// the next wanted chunk's global address (16-byte aligned), low half
+    pub a_lo: Bits<32>,
     /// high half
-    pub s_hi: Bits<32>,
+    pub a_hi: Bits<32>,
     /// next wanted chunk (relative to the row's 16-byte aligned start)
     pub p: Bits<16>,
-    /// that chunk is the high half of the sector
-    pub odd: bool,
     /// the row's last wanted chunk
     pub cb: Bits<16>,
 }

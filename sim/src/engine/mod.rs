@@ -266,9 +266,9 @@ impl<'p> Engine<'p> {
         let uses_tma_unit = info.iter().any(|i| i.class == Class::Tma);
         let backend_unsupported = if uses_tma_unit { cfg.backend.unsupported("tma_engine") } else { None };
         if uses_tma_unit && backend_unsupported.is_none() {
-            let (tags, per) = tma_engine_params(&cfg);
+            let (tags, per, req) = tma_engine_params(&cfg);
             for c in &mut ctas {
-                c.tma.unit = Some(TmaUnit::with_backend(&cfg.backend, tags, per));
+                c.tma.unit = Some(TmaUnit::with_backend(&cfg.backend, tags, per, req));
             }
         }
         let mut clusters: Vec<ClusterState> = Vec::new();

@@ -4,6 +4,7 @@
 //! view it gives the lockstep, and the `[tma]` model for the forms the unit does not implement.
 
 use super::*;
+use hopsync_hdl::tma_engine::TmaData128;
 
 /// A CTA's TmaEngine, its command queue and its work in flight.
 pub(super) struct TmaPort {
@@ -380,7 +381,8 @@ impl<'p> Engine<'p> {
     }
 
     /// Clocks CTA `c`'s TmaEngine when it has work: commands in, global reads answered after
-    /// `[global] latency` from the engine's memory, 16-byte beats written into every destination
+    /// `[global] latency` from the engine's memory (the sectors of one 128-byte line a response, one
+    /// response a cycle), 16-byte beats written into every destination
     /// CTA's shared memory in the same cycle (booking their shared-memory pipes), complete-tx requests queued to
     /// the destination MbarrierUnits (local: async-copy port; remote: cluster port after the
     /// DSMEM latency).
@@ -462,10 +464,13 @@ impl<'p> Engine<'p> {
             self.tma_store_events(c, &out)?;
         }
         if let Some(q) = out.gmem_req.filter(|q| !q.write) {
+            // A line read: the sectors of `sect` (the others are not fetched; the unit ignores them).
             let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
-            let mut bytes = [0u8; 32];
-            self.m.read_global(a, &mut bytes);
-            let resp = TmaGmemResp { tag: q.tag, write: false, data_lo: TmaData16::from_bytes(&bytes[..16]), data_hi: TmaData16::from_bytes(&bytes[16..]) };
+            let mut line = [0u8; 128];
+            for k in (0..4).filter(|k| q.sect.to_u64() >> k & 1 == 1) {
+                self.m.read_global(a + 32 * k as u64, &mut line[32 * k..32 * k + 32]);
+            }
+            let resp = TmaGmemResp { tag: q.tag, write: false, data: TmaData128::from_bytes(&line) };
             self.ctas[c as usize].tma.gmem.push(GmemInFlight { due: now + self.cfg.global.latency, resp, write: None });
         }
         let cluster = self.m.cta_cluster(c);
