@@ -150,13 +150,14 @@ pub struct Global {
     /// Bytes per cycle a scheduler's memory-instruction path takes of a store: its data, or
     /// `store_request_bytes` per line it touches, whichever is more.
     pub store_operand_bytes_per_cycle: u64,
-    /// Plain stores a scheduler's memory-instruction queue holds before their registers are read
-    /// (the next store of its warps stalls with MemoryThrottle while it is full).
+    /// Plain stores the SM's store queue holds before their registers are read (the next store of
+    /// any warp stalls with MemoryThrottle while it is full).
     pub store_queue: u64,
     /// Sectors of plain stores one warp may have unacknowledged: a store beyond them is sent when
     /// the warp's earliest one is acknowledged.
     pub store_inflight_sectors: u64,
-    /// Sectors one warp may have in flight to L2 (loads, stores, atomics; not cp.async): a sector
+    /// Sectors one warp may have in flight to L2 (loads, atomics; not cp.async, not plain stores,
+    /// which have `store_inflight_sectors`): a sector
     /// beyond them is sent when the warp's earliest one completes.
     pub warp_inflight_sectors: u64,
     /// Sector size.
