@@ -28,6 +28,9 @@ pub struct Issue {
     /// Cycles an integer mul / mad occupies its scheduler's IMAD pipe (16 lanes a cycle on sm_90:
     /// a warp instruction every 2 cycles).
     pub imad_issue_cycles: u64,
+    /// Cycles an integer logic / shift / compare / select / add (IADD3) occupies its scheduler's
+    /// ALU pipe (16 lanes a cycle on sm_90: a warp instruction every 2 cycles; `timing::IssuePipe`).
+    pub alu_issue_cycles: u64,
     /// Which eligible warp a scheduler issues.
     #[serde(default)]
     pub policy: IssuePolicy,

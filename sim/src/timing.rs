@@ -52,14 +52,60 @@ pub struct InstrInfo {
     pub load: bool,
     /// The memory ordering the warp waits for before the instruction issues.
     pub ordering: Ordering,
-    /// An integer multiply / multiply-add: it occupies its scheduler's IMAD pipe
-    /// (`issue.imad_issue_cycles`).
-    pub imad: bool,
+    /// The scheduler's execution pipe it occupies beyond its issue slot ([`IssuePipe`]).
+    pub pipe: IssuePipe,
     /// A register-to-register `mov` (also packing or unpacking a vector, `mov.b64 {lo, hi}, x`):
     /// ptxas allocates it away, so it does not wait for its sources; its destinations are ready
     /// when they are (`hopsync gpu pack`'s trace code reads an mbarrier token with such a `mov`
     /// before the %clock64 read, and silicon's bracket is 2..5 cycles, not the token's 31).
     pub rename: bool,
+}
+
+/// The execution pipes of an SM sub-partition that limit how fast its scheduler issues
+/// independent arithmetic (each pipe takes a warp instruction every `cycles`; the scheduler's other
+/// warps may issue to the other pipe meanwhile). Silicon (H100, calibration/issue_rate.ptx and
+/// val_issue_mix.ptx): 64 independent fma.rn.f32 issue in 65 cycles, 64 mad.lo.u32 in 128,
+/// alternating fma / mad.lo in 96 (one pipe: FFMA 1 cycle, IMAD 2), 64 add/xor in 91..98 for one
+/// warp a scheduler and 174 / 304 / 420 for 2 / 3 / 4 (the 16-lane integer ALU: 2 cycles a warp
+/// instruction, shared by the scheduler's warps). The CUDA C++ Programming Guide's throughput
+/// table for compute capability 9.0 agrees: 128 fp32 add/mul/fma results per clock per SM, 64 for
+/// 32-bit integer add, compare, shift, logic and multiply-add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IssuePipe {
+    /// No pipe beyond the issue slot (moves, control, conversions, the ports' instructions).
+    None,
+    /// The FMA pipe for one cycle: fp32 add / mul / fma (FFMA, FADD, FMUL).
+    Fma,
+    /// The FMA pipe for `issue.imad_issue_cycles`: integer mul / mad (IMAD).
+    Imad,
+    /// The integer ALU pipe for `issue.alu_issue_cycles`: logic, shifts, compares, selects,
+    /// min / max, bit-field ops (LOP3, SHF, ISETP, SEL, IMNMX, ...).
+    Alu,
+}
+
+/// The pipe of an instruction. An integer add / sub is IADD3 (ALU) or IMAD.IADD (FMA pipe, as an
+/// IMAD): ptxas spreads them over the two pipes (issue_rate.ptx's SASS: 16 of each among 32 adds),
+/// which the model follows statically by alternating over the kernel's adds in program order
+/// (`adds`: the adds before this one).
+fn issue_pipe(i: &Instr, adds: &mut u64) -> IssuePipe {
+    use Opcode::*;
+    let float = i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float());
+    let f32_ = i.ty() == Some(Mod::F32);
+    match i.op {
+        Add | Sub | Mul | Fma | Mad if f32_ => IssuePipe::Fma,
+        _ if float => IssuePipe::None,
+        Mul | Mad | Mul24 | Mad24 | Sad | Dp4a | Dp2a => IssuePipe::Imad,
+        Add | Sub | Addc | Subc => {
+            *adds += 1;
+            if *adds % 2 == 0 {
+                IssuePipe::Imad
+            } else {
+                IssuePipe::Alu
+            }
+        }
+        And | Or | Xor | Not | Cnot | Shl | Shr | Lop3 | Shf | Min | Max | Abs | Neg | Setp | Selp | Set | Bfe | Bfi | Bmsk | Szext | Prmt => IssuePipe::Alu,
+        _ => IssuePipe::None,
+    }
 }
 
 /// A register, or a vector of registers: what a renaming `mov` moves.
@@ -331,6 +377,7 @@ pub fn tma_beats(pieces: impl Iterator<Item = (Option<u64>, u64)>) -> u64 {
 
 /// The static facts of every instruction of the kernel, by pc.
 pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
+    let mut adds = 0;
     module
         .kernel
         .body
@@ -366,7 +413,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 atomic: matches!(i.op, Opcode::Atom | Opcode::Red),
                 load: matches!(i.op, Opcode::Ld | Opcode::Ldmatrix),
                 ordering: ordering_of(i),
-                imad: latency_kind(i.op) == LatencyKind::Mul && !(i.ty().is_some_and(|t| t.is_float()) || i.ty2.is_some_and(|t| t.is_float())),
+                pipe: issue_pipe(i, &mut adds),
                 rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
             }
         })

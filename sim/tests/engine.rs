@@ -252,3 +252,75 @@ fn a_renaming_mov_does_not_wait_for_its_source() {
     let t = stored_t(&p);
     assert!(t < SmConfig::sm90().sync.mbarrier_response_cycles, "arrive + mov took {t} cycles");
 }
+
+/// `warps` warps each time `n` independent instructions `op` (`{r}`: 16 registers in turn, each read 16
+/// instructions after it was written) between two `%clock64` reads; lane 0 stores its warp's delta
+/// into `t[warp]`. Block size `32 x warps`: warps w and w + 4 share scheduler w mod 4.
+fn pipe_program(op: &str, n: u32, warps: u32) -> Program {
+    let body: String = (0..n).map(|k| format!("\t{};\n", op.replace("{r}", &format!("%r{}", 16 + k % 16)))).collect();
+    let src = format!(
+        r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [{threads}, 1, 1]
+//! [[buffer]]
+//! name = "t"
+//! bytes = {bytes}
+//! output = true
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 t_ptr)
+{{
+	.reg .b32 %r<40>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	mov.u32 %r1, 3;
+	bar.sync 0;
+	mov.u64 %rd4, %clock64;
+{body}	mov.u64 %rd5, %clock64;
+	sub.s64 %rd6, %rd5, %rd4;
+	and.b32 %r2, %r0, 31;
+	shr.u32 %r3, %r0, 5;
+	mul.wide.u32 %rd3, %r3, 8;
+	add.s64 %rd3, %rd3, %rd2;
+	setp.eq.u32 %p0, %r2, 0;
+	@%p0 st.global.u64 [%rd3], %rd6;
+	ret;
+}}
+"#,
+        threads = 32 * warps,
+        bytes = 8 * warps
+    );
+    Program::parse("pipes.ptx", &src).unwrap()
+}
+
+/// The per-warp deltas `pipe_program` stored.
+fn stored_ts(p: &Program) -> Vec<u64> {
+    let r = run_rtl(p, Config::default(), SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{}", r.summary());
+    let hex = &r.outputs["t"];
+    let b: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    b.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+#[test]
+fn the_integer_alu_pipe_is_half_rate_and_shared_by_its_schedulers_warps() {
+    let i = SmConfig::sm90().issue;
+    // one warp: a logic op every alu_issue_cycles; fp32 fma every cycle
+    let xor1 = stored_ts(&pipe_program("xor.b32 {r}, {r}, %r1", 64, 1))[0];
+    assert!((64 * i.alu_issue_cycles..=64 * i.alu_issue_cycles + 8).contains(&xor1), "64 xor: {xor1} cycles");
+    let fma1 = stored_ts(&pipe_program("fma.rn.f32 {r}, {r}, %r1, %r1", 64, 1))[0];
+    assert!(fma1 <= 64 + 8, "64 fma.rn.f32: {fma1} cycles");
+    // warps 0 and 4 share a scheduler: each one's window holds the other's ALU work too
+    let xor2 = stored_ts(&pipe_program("xor.b32 {r}, {r}, %r1", 64, 5));
+    assert!(xor2[0] >= 2 * xor1 - 16 && xor2[4] >= 2 * xor1 - 16, "two warps a scheduler: {xor2:?} cycles (one: {xor1})");
+    // fma never waits for its pipe: the greedy warp keeps its turn
+    let fma2 = stored_ts(&pipe_program("fma.rn.f32 {r}, {r}, %r1, %r1", 64, 5));
+    assert!(fma2[0] <= 64 + 8, "fma, two warps a scheduler: {fma2:?}");
+}

@@ -85,7 +85,7 @@ use scheduler::{WarpState, OpKind, SyncOp};
 use tma::{at_cta, TmaJob, TmaPort, TmaStore};
 use crate::config::{IssuePolicy, SmConfig};
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
-use crate::timing::{self, Class, InstrInfo, Ordering};
+use crate::timing::{self, Class, InstrInfo, Ordering, IssuePipe};
 use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, NamedArrival, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
@@ -207,9 +207,12 @@ struct CtaState {
     warps: Vec<WarpState>,
     /// Per warp scheduler: the member that issued last (GTO: tried first; LRR: the one after it).
     rr: Vec<usize>,
-    /// Per warp scheduler: its integer multiply-add pipe takes the next instruction from this
-    /// cycle (`issue.imad_issue_cycles`).
-    imad_free: Vec<u64>,
+    /// Per warp scheduler: its FMA pipe (fp32 fma, IMAD) takes the next instruction from this
+    /// cycle (`timing::IssuePipe`).
+    fma_free: Vec<u64>,
+    /// Per warp scheduler: its integer ALU pipe takes the next instruction from this cycle
+    /// (`issue.alu_issue_cycles`).
+    alu_free: Vec<u64>,
     /// The path of plain global stores: per scheduler register-file reads, the SM's queue.
     stores: memory::StorePath,
 }
@@ -277,7 +280,8 @@ impl<'p> Engine<'p> {
                 mem: MemPipes::new(cfg.issue.schedulers as usize),
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
-                imad_free: vec![0; cfg.issue.schedulers as usize],
+                fma_free: vec![0; cfg.issue.schedulers as usize],
+                alu_free: vec![0; cfg.issue.schedulers as usize],
                 stores: memory::StorePath::new(cfg.issue.schedulers as usize),
             })
             .collect();

@@ -116,8 +116,18 @@ impl<'p> Engine<'p> {
                         if !observe {
                             break;
                         }
-                    } else if observe {
-                        self.ctas[c].warps[w].stall = st;
+                    } else {
+                        if gto && k == 0 && st == Stall::PipeThrottle && count > 1 {
+                            // The greedy warp found its execution pipe busy: the pipe goes round
+                            // its scheduler's waiting warps, so the greedy turn passes on (silicon,
+                            // calibration/issue_rate.ptx: 64 add/xor take 91 cycles for one warp a
+                            // scheduler and 174 / 420 for two / four, each warp's own window; fp32
+                            // fma, which never waits for its pipe, stays one warp at a time).
+                            self.ctas[c].rr[s] = (last + 1) % count;
+                        }
+                        if observe {
+                            self.ctas[c].warps[w].stall = st;
+                        }
                     }
                 }
             }
@@ -166,7 +176,13 @@ impl<'p> Engine<'p> {
         if inf.dsts.iter().any(|&r| ws.read_pending[r as usize] > self.cycle) {
             return Stall::ScoreboardDep;
         }
-        if inf.imad && self.ctas[c].imad_free[w % self.cfg.issue.schedulers.max(1) as usize] > self.cycle {
+        let s = w % self.cfg.issue.schedulers.max(1) as usize;
+        let busy = match inf.pipe {
+            IssuePipe::None => false,
+            IssuePipe::Fma | IssuePipe::Imad => self.ctas[c].fma_free[s] > self.cycle,
+            IssuePipe::Alu => self.ctas[c].alu_free[s] > self.cycle,
+        };
+        if busy {
             return Stall::PipeThrottle;
         }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
@@ -325,9 +341,15 @@ impl<'p> Engine<'p> {
             }
             Flow::Next => {}
         }
-        if self.info[pc as usize].imad && mask != 0 {
+        if mask != 0 {
             let s = w as usize % cfg.issue.schedulers.max(1) as usize;
-            self.ctas[c as usize].imad_free[s] = self.cycle + cfg.issue.imad_issue_cycles;
+            let cs = &mut self.ctas[c as usize];
+            match self.info[pc as usize].pipe {
+                IssuePipe::None => {}
+                IssuePipe::Fma => cs.fma_free[s] = self.cycle + 1,
+                IssuePipe::Imad => cs.fma_free[s] = self.cycle + cfg.issue.imad_issue_cycles,
+                IssuePipe::Alu => cs.alu_free[s] = self.cycle + cfg.issue.alu_issue_cycles,
+            }
         }
         if class == Class::Sleep && mask != 0 {
             let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;
