@@ -260,18 +260,20 @@ impl Warp {
         if self.frames.iter().any(|f| !f.is_empty()) {
             return self.next_group_in_calls(held);
         }
-        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
-        let mut best = u32::MAX;
+        // One pass (the schedulers ask every warp every cycle): the lowest pc and its lanes.
+        let (mut best, mut mask) = (u32::MAX, 0u32);
         for l in 0..WARP {
-            if runs(l) && self.pc[l] < best {
-                best = self.pc[l];
+            if self.lane[l] != Lane::Ready || held >> l & 1 == 1 {
+                continue;
+            }
+            let pc = self.pc[l];
+            if pc < best {
+                (best, mask) = (pc, 1 << l);
+            } else if pc == best {
+                mask |= 1 << l;
             }
         }
-        if best == u32::MAX {
-            return None;
-        }
-        let mask = (0..WARP).filter(|&l| runs(l) && self.pc[l] == best).fold(0, |m, l| m | 1 << l);
-        Some((best, mask))
+        (mask != 0).then_some((best, mask))
     }
 }
 

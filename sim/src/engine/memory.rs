@@ -304,7 +304,7 @@ impl<'p> Engine<'p> {
     pub(super) fn lane0_pipe(&mut self, c: u32, w: u32, pc: u32) -> Pipe {
         let ins = &self.m.module().kernel.body[pc as usize];
         let Some(k) = self.info[pc as usize].addr else { return Pipe::Fixed(0) };
-        let lane = self.m.issue_group(c, w).map(|g| g.1.trailing_zeros()).unwrap_or(0);
+        let lane = self.group(c as usize, w as usize).map(|g| g.1.trailing_zeros()).unwrap_or(0);
         match ins.op {
             Opcode::CpAsync => Pipe::Global,
             Opcode::TensormapCpFenceproxy => Pipe::Global,

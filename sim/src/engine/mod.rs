@@ -248,6 +248,10 @@ pub struct Engine<'p> {
     views: Vec<WarpView>,
     launched_at: u64,
     active_this_cycle: bool,
+    /// Bumped wherever lane states may change between two looks at a warp's issue group (the
+    /// schedulers' turn after the units and completions, a warp's issue, a deadlock report): a
+    /// group memoized in an older epoch is stale ([`Engine::group`]).
+    epoch: u64,
     /// The tensor cores and wgmma groups (wgmma.rs).
     wgmma: crate::wgmma::WgmmaTiming,
 }
@@ -325,6 +329,7 @@ impl<'p> Engine<'p> {
             views: Vec::new(),
             launched_at: launch_cycles + 1,
             active_this_cycle: false,
+            epoch: 0,
         };
         for c in &mut e.ctas {
             for w in &mut c.warps {
@@ -438,6 +443,7 @@ impl<'p> Engine<'p> {
         let spinning = self.asyncs.is_empty() && self.cycle - self.m.last_progress() > self.cfg.run.deadlock_spin_cycles;
         if spinning && self.m.spins_forever(|c, w| self.ctas[c].warps[w].op.is_some()) {
             self.mirror_named_barriers();
+            self.epoch += 1;
             self.m.deadlock(true)?;
         }
         let quiet_units = self.asyncs.is_empty()
@@ -455,6 +461,7 @@ impl<'p> Engine<'p> {
         });
         if !any_can_run {
             self.mirror_named_barriers();
+            self.epoch += 1;
             self.m.deadlock(false)?;
         }
         Ok(())
@@ -503,12 +510,13 @@ impl<'p> Engine<'p> {
                 next = next.min(a.at);
             }
         }
-        for (ci, c) in self.ctas.iter().enumerate() {
-            for (wi, w) in c.warps.iter().enumerate() {
-                if w.exited || w.op.is_some() {
+        for ci in 0..self.ctas.len() {
+            for wi in 0..self.ctas[ci].warps.len() {
+                if self.ctas[ci].warps[wi].exited || self.ctas[ci].warps[wi].op.is_some() {
                     continue;
                 }
-                let Some((pc, _)) = self.m.issue_group(ci as u32, wi as u32) else { continue };
+                let Some((pc, _)) = self.group(ci, wi) else { continue };
+                let w = &self.ctas[ci].warps[wi];
                 let mut t = w.next_issue;
                 if self.m.module().kernel.body.get(pc as usize).is_some_and(|i| exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::No) {
                     t = t.max(w.barrier_back);

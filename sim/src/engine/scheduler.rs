@@ -45,12 +45,15 @@ pub(super) struct WarpState {
     /// (`exec::runs_ahead_of_barrier`) reaches it: its first instruction that waits for the
     /// barrier issues no earlier (those that run ahead are not held).
     pub(super) barrier_back: u64,
+    /// The warp's issue group ([`Machine::issue_group`]) and the [`Engine::epoch`] it was
+    /// computed in: eligibility, the idle skip and the issue itself ask for it in one cycle.
+    pub(super) group: (u64, Option<(u32, u32)>),
 }
 
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0 }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None) }
     }
 }
 
@@ -76,6 +79,8 @@ pub(super) struct SyncOp {
 
 impl<'p> Engine<'p> {
     pub(super) fn issue(&mut self) -> Result<(), Stop> {
+        // the units and completions of this cycle may have changed lane states
+        self.epoch += 1;
         if self.cycle < self.launched_at {
             return Ok(());
         }
@@ -107,7 +112,10 @@ impl<'p> Engine<'p> {
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
                         self.ctas[c].rr[s] = at;
-                        self.issue_warp(c as u32, w as u32)?;
+                        let issued_ok = self.issue_warp(c as u32, w as u32);
+                        // its instruction changed lane states (its own, or others' it released)
+                        self.epoch += 1;
+                        issued_ok?;
                         issued = true;
                         self.active_this_cycle = true;
                         if observe {
@@ -135,6 +143,18 @@ impl<'p> Engine<'p> {
         Ok(())
     }
 
+    /// [`Machine::issue_group`] of warp (c, w), memoized for the current [`Engine::epoch`].
+    pub(super) fn group(&mut self, c: usize, w: usize) -> Option<(u32, u32)> {
+        let epoch = self.epoch;
+        let (at, g) = self.ctas[c].warps[w].group;
+        if at == epoch {
+            return g;
+        }
+        let g = self.m.issue_group(c as u32, w as u32);
+        self.ctas[c].warps[w].group = (epoch, g);
+        g
+    }
+
     /// Why warp (c, w) cannot issue now, or `Ready`.
     pub(super) fn eligibility(&mut self, c: usize, w: usize, register: bool) -> Stall {
         let ws = &self.ctas[c].warps[w];
@@ -151,8 +171,10 @@ impl<'p> Engine<'p> {
         if ws.next_issue > self.cycle {
             return ws.wait_why;
         }
+        let group = self.group(c, w);
+        let ws = &self.ctas[c].warps[w];
         let mw = self.m.warp(c as u32, w as u32);
-        let Some((pc, _)) = self.m.issue_group(c as u32, w as u32) else {
+        let Some((pc, _)) = group else {
             for l in 0..WARP {
                 match mw.lane[l] {
                     Lane::Blocked(Wait::ClusterBarrier(_)) => return Stall::ClusterBarrierWait,
@@ -223,7 +245,7 @@ impl<'p> Engine<'p> {
                 b.issued(w as usize);
             }
         }
-        let (pc, group) = self.m.issue_group(c, w).expect("eligible warp has a group");
+        let (pc, group) = self.group(c as usize, w as usize).expect("eligible warp has a group");
         if self.hold_for_ordering(c, w, pc, group) {
             return Ok(());
         }
