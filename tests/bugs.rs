@@ -123,3 +123,36 @@ fn stage_reuse_race_names_both_accesses() {
     assert!(f.message.contains(&format!("stage_reuse_cp_async.cu:{cp_line},")) && f.message.contains("cp.async"), "{f}");
     assert!(f.message.contains("the read at") && f.location.ptx.contains(".ptx:"), "{f}");
 }
+
+/// DeepEP 642's reader (`tma_load_read_before_wait.cu`) meant to consume the copy: on every
+/// schedule its finding, whichever check names it (`TmaReadBeforeComplete` while the copy is in
+/// flight, `SharedMemoryRace` when the read ran before the issue or after the landing), is at
+/// the read and tells the reader to wait for the copy, never the issuer to wait for readers.
+#[test]
+fn read_before_wait_is_told_to_wait_on_every_seed() {
+    let p = bugs_dir().join("tma_load_read_before_wait.cu");
+    let prog = load(&p);
+    let line = bugs().into_iter().find(|(q, _, _)| *q == p).unwrap().2;
+    let mut kinds = std::collections::BTreeSet::new();
+    for seed in [None, Some(1), Some(2), Some(3), Some(4), Some(5), Some(6), Some(7), Some(8)] {
+        let r = run_golden(&prog, Config { seed, ..Config::default() });
+        let f = r.findings.first().unwrap_or_else(|| panic!("seed {seed:?}: no finding"));
+        kinds.insert(f.kind.name());
+        assert_eq!(f.location.line, line, "seed {seed:?}: {f}");
+        assert!(!f.message.contains("reuses the buffer"), "seed {seed:?}: the reader is the one that must wait: {f}");
+        if f.kind == FindingKind::SharedMemoryRace {
+            assert!(f.message.contains("must wait for the bulk/TMA copy") || f.message.contains("does not acquire the bulk/TMA copy's completion"), "seed {seed:?}: {f}");
+        }
+    }
+    // Both schedules occur among these seeds (the read before the issue: seed 5).
+    assert!(kinds.contains("SharedMemoryRace") && kinds.contains("TmaReadBeforeComplete"), "{kinds:?}");
+}
+
+/// The intra-warp reduction without `__syncwarp` names the two lanes of one warp.
+#[test]
+fn warp_reduction_race_names_two_lanes() {
+    let p = bugs_dir().join("warp_reduce_no_syncwarp.cu");
+    let r = run_golden(&load(&p), Config::default());
+    let f = r.findings.first().expect("a finding");
+    assert!(f.message.contains("of warp 0 of cta 0 are independent threads") && f.message.contains("__syncwarp"), "{f}");
+}

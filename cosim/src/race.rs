@@ -2,12 +2,22 @@
 //! FastTrack-style epochs per 4-byte word of shared memory (and of global memory with
 //! `--race global`).
 //!
-//! **Agents.** A warp is one agent (the golden model executes a warp-instruction atomically, in
-//! the warp's program order; races between lanes of one warp are not reported). Each warp has
-//! three asynchronous agents beside it: its cp.async copies, its bulk/TMA operations and its
-//! st.async/red.async stores. An asynchronous operation gets an epoch of its warp's agent of that
-//! kind at issue and the issuing warp's vector clock as it was then; it is ordered after what the
-//! issuer had seen, and its accesses (when it lands) are checked with that clock.
+//! **Agents.** A warp is one agent of the vector clocks. Each warp has three asynchronous agents
+//! beside it: its cp.async copies, its bulk/TMA operations and its st.async/red.async stores. An
+//! asynchronous operation gets an epoch of its warp's agent of that kind at issue and the issuing
+//! warp's vector clock as it was then; it is ordered after what the issuer had seen, and its
+//! accesses (when it lands) are checked with that clock.
+//!
+//! **Lanes of one warp.** Since Volta, lanes of a warp are threads scheduled independently: two
+//! conflicting accesses by different lanes in different instructions race unless something
+//! orders the lanes between them (CUDA C++ Programming Guide, "Independent Thread Scheduling" and
+//! `__syncwarp`; PTX 9.7.13.2 bar.warp.sync "guarantees memory ordering among threads
+//! participating in barrier"). The warp's clock ticks once per memory instruction, so an epoch
+//! names one warp-instruction (its lanes' accesses are one access: lanes storing one word in one
+//! `st` do not race), and every lane keeps the warp's clock at the last point that ordered it with
+//! the others ([`orders_lanes`]: `bar.warp.sync`, `shfl/vote/match/redux/elect.sync`, any `.sync`
+//! or `.aligned` warp-wide instruction, and every acquire the warp performs). Two accesses of one
+//! warp by lanes `a` and `b` are ordered when both lanes passed such a point after the first.
 //!
 //! **Edges**, exactly from what the program performed (PTX 8 Memory Consistency Model):
 //! - `bar`/`barrier` (9.7.13.1): every arrival (`.arrive`, `.sync`, `.red`, and a warp whose other
@@ -27,8 +37,17 @@
 //!   the operation's issue in happens-before order; otherwise `ProxyRace`.
 //!
 //! Acquiring an asynchronous agent's clock orders the acquirer after all of that agent's
-//! operations up to it, and an mbarrier wait acquires every completed phase: both can only hide
-//! a race, never invent one.
+//! operations up to it, an mbarrier wait acquires every completed phase, an acquire orders all
+//! lanes of the warp, and a write after reads by several lanes of one warp is checked against the
+//! last of them: each can only hide a race, never invent one.
+//!
+//! **One bug, one finding.** The TMA engine's own checks (exec/tma.rs) run on every engine, in
+//! execution order: `ProxyFenceMissing` (the writer executed no `fence.proxy.async` after its
+//! write before the copy was issued) and `TmaReadBeforeComplete` (a generic access inside a TMA
+//! destination before its phase completed). The detector adds what needs happens-before: a fence
+//! that was executed but is not ordered between the write and the issue (`ProxyRace`), and the
+//! races those checks cannot see. A pair they already named (same thread access, same
+//! operation) is not named again.
 //!
 //! **Lifetime.** A CTA's shared memory is released when its last warp exits (PTX 9.7.13.3 asks
 //! for a trailing cluster barrier before a CTA whose shared memory peers access exits): a DSMEM
@@ -41,7 +60,8 @@ use crate::finding::FindingKind;
 use crate::machine::{Machine, Place};
 use hopsync_firmware::ir::{Instr, Mod, Space};
 use hopsync_firmware::printer;
-use std::collections::{HashMap, HashSet};
+use hopsync_firmware::Opcode;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 /// Which memory the detector watches.
@@ -66,6 +86,9 @@ pub const BULK: u32 = 2;
 pub const REMOTE: u32 = 3;
 const KINDS: u32 = 4;
 const NONE: u32 = u32::MAX;
+/// Acquires remembered per warp ([`Race::vc_at`]): enough to tell what a warp had seen at a read
+/// a few synchronizations back.
+const ACQ_LOG: usize = 8;
 
 /// An access epoch: which agent, at which of its clocks, from which site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,11 +166,43 @@ struct Who<'a> {
     site: u32,
     /// The access is by the async proxy (a bulk or tensor copy).
     async_proxy: bool,
+    /// For a thread access: its lane and its warp's lane ordering ([`LaneSync`]).
+    lane: Option<(u32, &'a LaneSync)>,
+    /// Every access site (a prior access's lane).
+    sites: &'a [Site],
 }
 
 impl Who<'_> {
     fn hb(&self, e: Ep) -> bool {
         e.agent == NONE || e.agent == self.agent && e.clock <= self.clock || self.vc.get(e.agent as usize).is_some_and(|&c| e.clock <= c)
+    }
+
+    /// Whether `e`, an access by another lane of this warp in another instruction, is not ordered
+    /// with this access: no point ordered both lanes after it (module doc, "Lanes of one warp").
+    fn lane_race(&self, e: Ep) -> bool {
+        let Some((lane, ls)) = self.lane else { return false };
+        if e.agent != self.agent || e.clock == self.clock {
+            return false;
+        }
+        let other = self.sites[e.site as usize].lane;
+        other != lane && !(ls.after(other, e.clock) && ls.after(lane, e.clock))
+    }
+}
+
+/// The lane ordering of one warp: the warp's clock from which each lane is ordered after the
+/// other lanes' earlier accesses.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LaneSync {
+    /// Per lane: its last warp-level synchronization (`bar.warp.sync`, a `.sync` warp operation).
+    lane: [u32; 32],
+    /// The warp's last acquire (every lane).
+    all: u32,
+}
+
+impl LaneSync {
+    /// Lane `l` passed an ordering point after the access at clock `c`.
+    fn after(&self, l: u32, c: u32) -> bool {
+        self.all.max(self.lane[l as usize]) > c
     }
 }
 
@@ -185,6 +240,10 @@ struct Hit {
     prior_write: bool,
     write: bool,
     proxy: bool,
+    /// The word's write the prior read(s) saw (NO_EP: none, or the prior access is the write).
+    before: Ep,
+    /// Two lanes of one warp.
+    lanes: bool,
 }
 
 /// The detector's whole state (one per [`Machine`]).
@@ -233,6 +292,17 @@ pub struct Race {
     clusters: Vec<(Vec<u32>, Vec<u32>)>,
     /// Strong-access locations: (domain, space, memory, word) -> releases.
     strong: HashMap<(u32, u8, u32, u64), Vec<u32>>,
+    /// Per warp: the instruction count of its last data access (its clock ticks once per
+    /// memory instruction).
+    last_instr: Vec<u64>,
+    /// Per warp: its lanes' ordering.
+    lane_sync: Vec<LaneSync>,
+    /// Per warp: its last acquires, (its clock from which the acquire is seen, its vector clock
+    /// after it), and whether older ones were dropped.
+    acq_log: Vec<VecDeque<(u32, Rc<Vec<u32>>)>>,
+    acq_dropped: Vec<bool>,
+    /// Per asynchronous operation (agent, clock): its issuer's clock at the issue.
+    issue_clock: HashMap<(u32, u32), u32>,
     /// Per warp: exited.
     exited: Vec<bool>,
     /// Per CTA: the join of its exited warps' clocks, and how many exited.
@@ -251,7 +321,8 @@ pub struct Race {
 /// memory (and of every global buffer with `--race global`) one shadow word, and vectors of
 /// `agents` clocks: per warp its clock and its pending acquire, per CTA its exit join and its
 /// named barriers' generations in progress (16 ids), per cluster its barrier's two phases (read
-/// sets, mbarrier phases and operations in flight come on top, in proportion to use).
+/// sets, mbarrier phases, operations in flight and the per-warp acquire logs come on top, in
+/// proportion to use), and per warp its lanes' ordering (33 clocks).
 pub fn estimate_bytes(nctas: u64, smem_bytes: u64, global_bytes: u64, warps: u64, agents: u64, mode: RaceMode) -> u64 {
     let word = std::mem::size_of::<Word>() as u64;
     let words = match mode {
@@ -261,7 +332,8 @@ pub fn estimate_bytes(nctas: u64, smem_bytes: u64, global_bytes: u64, warps: u64
     };
     // A cluster per CTA at most.
     let vectors = 2 * warps + 17 * nctas + 2 * nctas;
-    words.saturating_mul(word).saturating_add(vectors.saturating_mul(agents).saturating_mul(4))
+    let lanes = warps * std::mem::size_of::<LaneSync>() as u64;
+    words.saturating_mul(word).saturating_add(vectors.saturating_mul(agents).saturating_mul(4)).saturating_add(lanes)
 }
 
 /// Agents of one happens-before domain (the length of every vector clock): `ctas_per_domain`
@@ -293,7 +365,9 @@ impl Race {
         let w = std::mem::size_of::<Word>() as u64;
         let e = std::mem::size_of::<Ep>() as u64;
         let sh = |s: &Shadow| s.words.len() as u64 * w + s.sets.iter().map(|v| v.len() as u64 * e).sum::<u64>();
-        self.smem.iter().chain(self.global.iter()).map(sh).sum::<u64>() + (self.vc.len() as u64) * self.dim as u64 * 4
+        self.smem.iter().chain(self.global.iter()).map(sh).sum::<u64>()
+            + (self.vc.len() as u64) * self.dim as u64 * 4
+            + (self.lane_sync.len() * std::mem::size_of::<LaneSync>()) as u64
     }
 
     /// The detector for a machine's launch.
@@ -336,6 +410,10 @@ impl Race {
             smem: (0..nctas).map(|_| Shadow::default()).collect(),
             global: (0..m.global.len()).map(|_| Shadow::default()).collect(),
             clusters: vec![(vec![0; dim], vec![0; dim]); m.clusters.len()],
+            last_instr: vec![u64::MAX; nw],
+            lane_sync: vec![LaneSync::default(); nw],
+            acq_log: vec![VecDeque::new(); nw],
+            acq_dropped: vec![false; nw],
             exited: vec![false; nw],
             exit_vc: vec![vec![0; dim]; nctas],
             exit_count: vec![0; nctas],
@@ -369,11 +447,45 @@ impl Race {
         self.vc[gw][a] += 1;
     }
 
-    fn release_into(dst: &mut [u32], src: &[u32]) {
+    /// Joins `src` into `dst`; whether `dst` changed.
+    fn release_into(dst: &mut [u32], src: &[u32]) -> bool {
+        let mut changed = false;
         for (d, s) in dst.iter_mut().zip(src) {
             if *s > *d {
                 *d = *s;
+                changed = true;
             }
+        }
+        changed
+    }
+
+    /// Warp `gw` acquired: every lane is ordered after the warp's earlier accesses, and its
+    /// clock from here on is logged for [`Race::vc_at`].
+    /// `changed`: its clock changed (only then is it logged).
+    fn acquired(&mut self, gw: usize, changed: bool) {
+        let (cta, w) = (gw as u32 / self.nwarps, gw as u32 % self.nwarps);
+        let a = self.agent(cta, w, THREAD) as usize;
+        // The warp's next memory instruction starts a new epoch (`thread_access`).
+        let from = self.vc[gw][a] + 1;
+        self.lane_sync[gw].all = from;
+        if !changed {
+            return;
+        }
+        let log = &mut self.acq_log[gw];
+        if log.len() == ACQ_LOG {
+            log.pop_front();
+            self.acq_dropped[gw] = true;
+        }
+        log.push_back((from, Rc::new(self.vc[gw].clone())));
+    }
+
+    /// Component `of` (another warp's thread agent) of warp `gw`'s clock as it was when its own
+    /// clock was `at` (None: the log no longer reaches back that far).
+    fn vc_at(&self, gw: usize, at: u32, of: usize) -> Option<u32> {
+        match self.acq_log[gw].iter().rev().find(|(c, _)| *c <= at) {
+            Some((_, v)) => Some(v[of]),
+            None if self.acq_dropped[gw] => None,
+            None => Some(0),
         }
     }
 
@@ -389,6 +501,33 @@ impl Race {
 }
 
 // ---- hooks: synchronization --------------------------------------------------------------------
+
+/// Whether `i` orders the lanes of the warp executing it among themselves (module doc, "Lanes of
+/// one warp"): `bar.warp.sync` (PTX 9.7.13.2: memory ordering among the participating threads),
+/// `shfl.sync` and the other `.sync` warp operations (9.7.9.x: each thread waits until all
+/// threads of membermask execute it), and warp-wide `.aligned` instructions (every thread of the
+/// warp executes the same one: `bar.sync`, `barrier.sync.aligned`, `barrier.cluster.*.aligned`,
+/// `wgmma.*`, `mma`, `ldmatrix`).
+pub fn orders_lanes(i: &Instr) -> bool {
+    i.has(Mod::Sync) || i.has(Mod::Aligned) || matches!(i.op, Opcode::BarWarpSync | Opcode::ShflSync)
+}
+
+/// The lanes of `mask` of warp `w` of `cta` execute an instruction that [`orders_lanes`]: each is
+/// ordered after the accesses the others made before it.
+pub fn lanes_ordered(m: &mut Machine<'_>, cta: u32, w: u32, mask: u32) {
+    let r = &mut m.race;
+    if !r.on() {
+        return;
+    }
+    let gw = r.gw(cta, w);
+    let a = r.agent(cta, w, THREAD) as usize;
+    // The warp's next memory instruction starts a new epoch (`thread_access`).
+    let from = r.vc[gw][a] + 1;
+    let ls = &mut r.lane_sync[gw];
+    for l in crate::exec::lanes(mask) {
+        ls.lane[l as usize] = from;
+    }
+}
 
 /// Warp `w` of `cta` arrives on named barrier `id` (release into its generation).
 pub fn bar_arrive(m: &mut Machine<'_>, cta: u32, w: u32, id: u8) {
@@ -413,7 +552,8 @@ pub fn bar_complete(m: &mut Machine<'_>, cta: u32, id: u8, woken: u64) {
     for w in 0..r.nwarps.min(64) {
         if woken >> w & 1 == 1 {
             let gw = r.gw(cta, w);
-            Race::release_into(&mut r.vc[gw], &acc);
+            let changed = Race::release_into(&mut r.vc[gw], &acc);
+            r.acquired(gw, changed);
         }
     }
 }
@@ -457,7 +597,8 @@ pub fn cluster_acquire(m: &mut Machine<'_>, cta: u32, w: u32) {
     let gw = r.gw(cta, w);
     let cl = m.ctas[cta as usize].cluster as usize;
     let done = &r.clusters[cl].1;
-    Race::release_into(&mut r.vc[gw], done);
+    let changed = Race::release_into(&mut r.vc[gw], done);
+    r.acquired(gw, changed);
 }
 
 /// Warp `w` of `cta` arrives on the mbarrier at (`mc`, `off`); `completed`: its arrival
@@ -516,7 +657,8 @@ pub fn mbar_acquire(m: &mut Machine<'_>, cta: u32, w: u32, mc: u32, off: u32, re
         let p = r.pending_acq[gw].get_or_insert_with(|| vec![0; e.1.len()]);
         Race::release_into(p, &e.1);
     } else {
-        Race::release_into(&mut r.vc[gw], &e.1);
+        let changed = Race::release_into(&mut r.vc[gw], &e.1);
+        r.acquired(gw, changed);
     }
 }
 
@@ -534,7 +676,8 @@ pub fn memory_fence(m: &mut Machine<'_>, cta: u32, w: u32, release: bool, acquir
     }
     if acquire {
         if let Some(p) = r.pending_acq[gw].take() {
-            Race::release_into(&mut r.vc[gw], &p);
+            let changed = Race::release_into(&mut r.vc[gw], &p);
+            r.acquired(gw, changed);
         }
     }
 }
@@ -621,6 +764,10 @@ pub fn issued(m: &mut Machine<'_>, seq: u64, cta: u32, warp: u32, lane: u32, pc:
     let cp_upto = if arrive { r.aclock[gw * KINDS as usize + CP as usize] } else { 0 };
     let site = r.site(Site { kind, cta, warp, lane, pc });
     let agent = r.agent(cta, warp, kind);
+    if !arrive {
+        let issuer = r.agent(cta, warp, THREAD) as usize;
+        r.issue_clock.insert((agent, clock), snap[issuer]);
+    }
     r.ops.insert(seq, Op { snap, agent, clock, cp_upto, site, gw });
 }
 
@@ -695,11 +842,17 @@ pub fn thread_access(m: &mut Machine<'_>, cta: u32, warp: u32, lane: u32, pc: u3
             r.tick(gw);
         }
         if acquire {
-            if let Some(e) = r.strong.get(&key) {
-                Race::release_into(&mut r.vc[gw], e);
-            }
+            // Lanes of the warp synchronizing through the location are ordered too.
+            let changed = r.strong.get(&key).is_some_and(|e| Race::release_into(&mut r.vc[gw], e));
+            r.acquired(gw, changed);
         }
         return Ok(());
+    }
+    let n = m.instructions;
+    let r = &mut m.race;
+    if r.last_instr[gw] != n {
+        r.last_instr[gw] = n;
+        r.tick(gw);
     }
     let site = r.site(Site { kind: THREAD, cta, warp, lane, pc });
     let agent = r.agent(cta, warp, THREAD);
@@ -719,8 +872,8 @@ pub fn thread_access(m: &mut Machine<'_>, cta: u32, warp: u32, lane: u32, pc: u3
     }
     let size = mem_size(m, p);
     let r = &mut m.race;
-    let Race { vc, smem, global, pfence, members, nwarps, .. } = r;
-    let who = Who { agent, clock, vc: &vc[gw], site, async_proxy: false };
+    let Race { vc, smem, global, pfence, members, nwarps, lane_sync, sites, .. } = r;
+    let who = Who { agent, clock, vc: &vc[gw], site, async_proxy: false, lane: Some((lane, &lane_sync[gw])), sites };
     let pf = Fences { fences: pfence, members: &members[dom as usize], nwarps: *nwarps };
     let sh = match mem_cta {
         Some(c) => &mut smem[c as usize],
@@ -759,8 +912,8 @@ pub fn op_access(m: &mut Machine<'_>, p: Place, len: usize, write: bool, reducti
         }
     }
     let dom = r.domain[issuer.cta as usize];
-    let Race { smem, global, pfence, members, nwarps, .. } = r;
-    let who = Who { agent: op.agent, clock: op.clock, vc: &op.snap, site, async_proxy: op.agent % KINDS == BULK };
+    let Race { smem, global, pfence, members, nwarps, sites, .. } = r;
+    let who = Who { agent: op.agent, clock: op.clock, vc: &op.snap, site, async_proxy: op.agent % KINDS == BULK, lane: None, sites };
     let pf = Fences { fences: pfence, members: &members[dom as usize], nwarps: *nwarps };
     let sh = match mem_cta {
         Some(c) => &mut smem[c as usize],
@@ -801,18 +954,23 @@ fn check(sh: &mut Shadow, off: usize, len: usize, who: Who<'_>, write: bool, pf:
     for k in off / 4..(off + len).div_ceil(4).min(sh.words.len()) {
         let wd = sh.words[k];
         let mut hit = None;
-        if wd.w.agent != who.agent && !who.hb(wd.w) {
-            hit = Some(Hit { prior: wd.w, prior_write: true, write, proxy: false });
+        let conflict = |e: Ep| e.agent != who.agent && !who.hb(e) || who.lane_race(e);
+        let on = |prior: Ep, prior_write: bool, proxy: bool| {
+            let before = if prior_write { NO_EP } else { wd.w };
+            Hit { prior, prior_write, write, proxy, before, lanes: prior.agent == who.agent }
+        };
+        if conflict(wd.w) {
+            hit = Some(on(wd.w, true, false));
         } else if who.async_proxy && wd.w.agent != NONE && wd.w.agent % KINDS == THREAD && !proxy_fenced(wd.w, &who, pf) {
-            hit = Some(Hit { prior: wd.w, prior_write: true, write, proxy: true });
+            hit = Some(on(wd.w, true, true));
         }
         if write && hit.is_none() {
             if wd.rs != NONE {
-                if let Some(e) = sh.sets[wd.rs as usize].iter().find(|e| e.agent != who.agent && !who.hb(**e)) {
-                    hit = Some(Hit { prior: *e, prior_write: false, write, proxy: false });
+                if let Some(e) = sh.sets[wd.rs as usize].iter().find(|e| conflict(**e)) {
+                    hit = Some(on(*e, false, false));
                 }
-            } else if wd.r.agent != who.agent && !who.hb(wd.r) {
-                hit = Some(Hit { prior: wd.r, prior_write: false, write, proxy: false });
+            } else if conflict(wd.r) {
+                hit = Some(on(wd.r, false, false));
             }
         }
         if first.is_none() {
@@ -883,9 +1041,18 @@ fn report_hit(m: &mut Machine<'_>, hit: Option<(Hit, usize)>, p: Place, _off: us
     };
     let prior = m.race.sites[h.prior.site as usize];
     let cur = m.race.sites[site as usize];
+    if named_by_tma(m, prior, cur, h.proxy) {
+        return Ok(());
+    }
     let first = describe(m, prior, h.prior_write);
     let second = describe(m, cur, h.write);
-    let missing = if h.proxy { proxy_missing(prior) } else { missing(prior, cur, h.prior_write) };
+    let missing = if h.proxy {
+        proxy_missing(prior)
+    } else if h.lanes {
+        lanes_missing(prior, cur)
+    } else {
+        missing(prior, cur, h.prior_write, intent(m, &h, cur))
+    };
     // A thread access racing with an asynchronous operation is reported at the thread's access,
     // whichever of the two came second in this interleaving: the finding's place does not
     // depend on the seed.
@@ -942,27 +1109,120 @@ pub fn where_(m: &Machine<'_>, pc: u32) -> String {
     format!("`{text}` (line {})", ins.loc.line)
 }
 
-fn missing(prior: Site, cur: Site, prior_write: bool) -> String {
-    let op = |k: u32| match k {
+/// What a thread reading an asynchronous copy's destination meant, from the happens-before state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Intent {
+    /// The copy's data: the copy's issue is ordered before the read, or nothing had written the
+    /// word before the read.
+    Consume,
+    /// The buffer's earlier contents: the read saw a write ordered before it, and the copy's
+    /// issue is not ordered before the read.
+    Reuse,
+    /// Not known: the copy landed first and the read is not ordered after its issue.
+    Unknown,
+    /// Not a read racing a copy's write.
+    NotRead,
+}
+
+/// The intent of the read in `h` (a thread read and an asynchronous operation's write, in either
+/// order; `cur`: the second access).
+fn intent(m: &Machine<'_>, h: &Hit, cur: Site) -> Intent {
+    let r = &m.race;
+    let (read, read_site, op_ep) = match (h.prior_write, h.write) {
+        (false, true) if cur.kind != THREAD && cur.kind != EXIT => (h.prior, r.sites[h.prior.site as usize], None),
+        (true, false) if cur.kind == THREAD && h.prior.agent % KINDS != THREAD => (Ep { agent: r.agent(cur.cta, cur.warp, THREAD), clock: 0, site: 0 }, cur, Some(h.prior)),
+        _ => return Intent::NotRead,
+    };
+    // The operation: the one landing now (read first), or the one whose write the read saw.
+    let (op_agent, op_clock) = match op_ep {
+        Some(e) => (e.agent, e.clock),
+        None => match r.completing.and_then(|s| r.ops.get(&s)) {
+            Some(op) => (op.agent, op.clock),
+            None => return Intent::Unknown,
+        },
+    };
+    let Some(&issued_at) = r.issue_clock.get(&(op_agent, op_clock)) else { return Intent::Unknown };
+    let issuer = (op_agent - op_agent % KINDS + THREAD) as usize;
+    let reader = r.gw(read_site.cta, read_site.warp);
+    // The issuer's clock ticked at the issue: the read saw the issue when its clock has a later
+    // value of the issuer's component (its own program order for the issuing warp).
+    let seen = match op_ep {
+        Some(_) => Some(r.vc[reader][issuer]),
+        None if issuer as u32 == read.agent => Some(read.clock),
+        None => r.vc_at(reader, read.clock, issuer),
+    };
+    match seen {
+        Some(c) if c > issued_at => Intent::Consume,
+        _ if op_ep.is_none() && h.before.agent == NONE => Intent::Consume,
+        _ if op_ep.is_none() => Intent::Reuse,
+        _ => Intent::Unknown,
+    }
+}
+
+/// Whether the TMA engine's own check already named this pair (exec/tma.rs, every engine): a
+/// `TmaReadBeforeComplete` at the thread access, or a `ProxyFenceMissing` at the operation's
+/// issue (module doc, "One bug, one finding").
+fn named_by_tma(m: &Machine<'_>, prior: Site, cur: Site, proxy: bool) -> bool {
+    let (thread, op) = match (prior.kind, cur.kind) {
+        (THREAD, BULK) => (prior, cur),
+        (BULK, THREAD) => (cur, prior),
+        _ => return false,
+    };
+    let at = |f: &crate::finding::Finding, s: Site| (f.location.cta, f.location.warp, f.location.pc) == (s.cta, s.warp, s.pc);
+    m.findings.iter().any(|f| match f.kind {
+        FindingKind::ProxyFenceMissing => proxy && at(f, op),
+        FindingKind::TmaReadBeforeComplete => !proxy && at(f, thread),
+        _ => false,
+    })
+}
+
+fn op_name(k: u32) -> &'static str {
+    match k {
         CP => "cp.async",
         BULK => "bulk/TMA copy",
         REMOTE => "st.async/red.async",
         _ => "",
-    };
+    }
+}
+
+/// How a thread acquires the completion of an operation of kind `k`.
+fn completion(k: u32) -> &'static str {
+    match k {
+        CP => "cp.async.wait_group/wait_all by the issuing thread (then a barrier for other warps), or cp.async.mbarrier.arrive and a wait on that mbarrier",
+        _ => "a wait (test_wait/try_wait) on the mbarrier phase its complete_tx completes, or cp.async.bulk.wait_group for a bulk-group copy",
+    }
+}
+
+fn missing(prior: Site, cur: Site, prior_write: bool, intent: Intent) -> String {
+    let reuse = "the issuing warp must wait for the readers (a barrier, or the consumers' mbarrier release) before it reuses the buffer";
     match (prior.kind, cur.kind) {
         (THREAD, THREAD) => format!(
             "nothing orders them: no bar.sync/barrier.sync, mbarrier arrive -> wait or cluster barrier between warp {} of cta {} and warp {} of cta {}",
             prior.warp, prior.cta, cur.warp, cur.cta
         ),
-        (THREAD, k) if !prior_write => format!(
-            "the {} was issued before the read was ordered before its issue: the issuing warp must wait for the readers (a barrier, or the consumers' mbarrier release) before it reuses the buffer",
-            op(k)
+        (THREAD, k) if !prior_write && intent == Intent::Consume => format!(
+            "the read meant the {op}'s data (the {op}'s issue is ordered before it, or nothing wrote the word before it) but does not acquire its completion: the reader must wait for the {op} first: {}",
+            completion(k),
+            op = op_name(k)
         ),
-        (THREAD, k) => format!("the {} was issued before the write was ordered before its issue (a barrier or an mbarrier arrive -> wait is missing)", op(k)),
-        (k, _) if prior_write && k == CP => "the access does not acquire the cp.async's completion: cp.async.wait_group/wait_all by the issuing thread (then a barrier for other warps), or cp.async.mbarrier.arrive and a wait on that mbarrier".into(),
-        (k, _) if prior_write => format!("the access does not acquire the {}'s completion (a wait on the mbarrier phase it completes, or cp.async.bulk.wait_group)", op(k)),
-        (k, _) => format!("the {}'s read of its source was not waited for (cp.async.bulk.wait_group.read) before the overwrite", op(k)),
+        (THREAD, k) if !prior_write => format!("the read consumed the buffer's earlier contents and the {} was issued before the read was ordered before its issue: {reuse}", op_name(k)),
+        (THREAD, k) => format!("the {} was issued before the write was ordered before its issue (a barrier or an mbarrier arrive -> wait is missing)", op_name(k)),
+        (k, THREAD) if prior_write && intent == Intent::Unknown && k != REMOTE => format!(
+            "the read is not ordered after the {op}'s issue at all: if it meant the {op}'s data it must acquire its completion ({}); if it meant the buffer's earlier contents, {reuse}",
+            completion(k),
+            op = op_name(k)
+        ),
+        (k, _) if prior_write => format!("the access does not acquire the {}'s completion: {}", op_name(k), completion(k)),
+        (k, _) => format!("the {}'s read of its source was not waited for (cp.async.bulk.wait_group.read) before the overwrite", op_name(k)),
     }
+}
+
+/// Two lanes of one warp.
+fn lanes_missing(prior: Site, cur: Site) -> String {
+    format!(
+        "lanes {} and {} of warp {} of cta {} are independent threads (independent thread scheduling, sm_70 and later): nothing orders them between the two instructions (__syncwarp/bar.warp.sync, a shfl/vote/match .sync, or a barrier)",
+        prior.lane, cur.lane, cur.warp, cur.cta
+    )
 }
 
 fn proxy_missing(prior: Site) -> String {

@@ -95,6 +95,9 @@ pub fn dispatch(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
     if !cx.m.wgmma_idle() {
         wgmma::before(cx, i)?;
     }
+    if cx.m.race.on() && crate::race::orders_lanes(i) {
+        crate::race::lanes_ordered(cx.m, cx.cta, cx.warp, cx.mask);
+    }
     EXEC[i.op as usize](cx, i)
 }
 

@@ -1,5 +1,5 @@
 // expect-finding: TmaReadBeforeComplete
-//! description = """A bulk (TMA) load into shared memory completing on an mbarrier (DeepEP issue 642 reduced): thread 0 arms the mbarrier with arrive.expect_tx and issues cp.async.bulk of 256 bytes; warp 1 reads the buffer. Bug: warp 1 reads the buffer without waiting on the mbarrier, while the copy may still be writing it. Expected: TmaReadBeforeComplete (a SharedMemoryRace when the copy has landed but its phase was not waited for) at the read."""
+//! description = """A bulk (TMA) load into shared memory completing on an mbarrier (DeepEP issue 642 reduced): thread 0 arms the mbarrier with arrive.expect_tx and issues cp.async.bulk of 256 bytes; warp 1 reads the buffer. Bug: warp 1 reads the buffer without waiting on the mbarrier, while the copy may still be writing it. Expected: TmaReadBeforeComplete at the read (a SharedMemoryRace telling the reader to wait for the copy when the read runs before the copy's issue, or after it landed but before its phase was waited for)."""
 //! [launch]
 //! grid = [1, 1, 1]
 //! block = [64, 1, 1]
