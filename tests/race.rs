@@ -336,12 +336,7 @@ fn root() -> PathBuf {
 /// Real races in programs that cannot change (their source's hash is in the silicon records,
 /// `cosim/traces/sm90/calibration`): each must still be found, at its line, and is the only race
 /// of its program. (path, PTX line, a phrase of the message, why it is there.)
-const KNOWN_RACES: &[(&str, u32, &str, &str)] = &[(
-    "firmware/programs/calibration/smem_latency.ptx",
-    386,
-    "are independent threads",
-    "each lane's ld.shared.v4 of the vector-load figure reads its neighbours' words, which those lanes then store (the same values) in the store->load figure with no __syncwarp between: benign, but a race between lanes under independent thread scheduling",
-)];
+const KNOWN_RACES: &[(&str, u32, &str, &str)] = &[];
 
 /// Every correct program (and client) runs without a race finding, on the deterministic schedule
 /// and on seed 1 (warn mode: a race after another finding would still show), except the known
