@@ -520,7 +520,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Init { program, kernel, write, arch, flags, cutlass } => init(&program, kernel.as_deref(), write, hopsync_firmware::manifest::CudaOptions { arch, flags, cutlass }),
+        Cmd::Init { program, kernel, write, arch, flags, cutlass } => init(&program, kernel.as_deref(), write, hopsync_firmware::manifest::CudaOptions { arch, flags, cutlass, ptx: None }),
         Cmd::Demo { waves_dir } => Ok(demo::run(&waves_dir.unwrap_or_else(demo::default_waves_dir))),
         Cmd::Calibrate { cmd } => Ok(calibrate::run(cmd, limit)),
         Cmd::Gpu { cmd } => {

@@ -234,6 +234,30 @@ fn rtl_cosim_catches_a_corrupted_retire_record() {
     }
 }
 
+/// One `.shared::cluster` arrive whose lanes name barriers in two CTAs lands in the two units
+/// tens of cycles apart, and the peer's arrive on the same word lands in between: the engine hands
+/// each part to the golden model when its unit applied it (`Event::MbarPart`), so the lockstep
+/// follows the word as the units changed it (this program diverged when the golden model applied
+/// the whole instruction at its retire), and a part whose change is corrupted is named.
+#[test]
+fn rtl_cosim_applies_a_multi_cta_arrive_part_by_part() {
+    use hopsync_cosim::retire::SyncEvent;
+    use hopsync_sim::engine::Event;
+    let (prog, events) = recorded_events("sched/multi_cta_arrive.ptx");
+    let parts = events.iter().filter(|ev| matches!(ev, Event::MbarPart { .. })).count();
+    // 8 rounds x 2 CTAs: each arrive's local part lands before its remote part.
+    assert_eq!(parts, 16, "parts handed over early");
+    replay(&prog, events.clone()).expect("the part-by-part stream replays without divergence");
+    let mut bad = events;
+    let k = bad.iter().position(|ev| matches!(ev, Event::MbarPart { change: Some(_), .. })).expect("a part with a word change");
+    if let Event::MbarPart { change: Some(SyncEvent::Mbarrier { new, .. }), .. } = &mut bad[k] {
+        *new ^= 1 << 63;
+    }
+    let d = replay(&prog, bad).expect_err("the corrupted part diverges");
+    assert!(d.what.starts_with("mbarrier change of step"), "{d}");
+    assert!(d.instr.contains("mbarrier.arrive"), "{d}");
+}
+
 #[test]
 fn rtl_cosim_report_has_compared_and_divergences() {
     let p = programs_dir().join("seeds/bar_red.ptx");

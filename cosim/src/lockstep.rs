@@ -31,7 +31,7 @@
 //! The first difference is a [`Divergence`] naming the instruction (text and source line), both
 //! values, the cycle and the waveform window to open.
 
-use crate::exec::{Stop, TmaOp};
+use crate::exec::{MbarFamily, Stop, TmaOp};
 use crate::finding::{Finding, FindingKind};
 use crate::machine::{AsyncOp, Config, Machine, Place, UbMode};
 use crate::report::{hex, RunReport};
@@ -372,6 +372,47 @@ impl<'p> Golden<'p> {
             (_, Some(k)) if k == kind => Ok(()),
             (_, got) => Err(self.divergence(0, 0, 0, &format!("finding at the completion of TMA operation {seq}"), got.map(|k| k.name().to_string()).unwrap_or_else(|| "no finding".into()), kind.name().into())),
         }
+    }
+
+    /// Setter: the engine under test's unit applied step `part` of the mbarrier instruction (family
+    /// `family`) that warp (cta, warp) executes at `pc`, before the instruction retires, with the
+    /// word change `rtl` (None: the word did not change). The golden model applies that step now
+    /// ([`crate::exec::mbar_step_early`]) and compares the change; the instruction's other steps,
+    /// registers and record come with its retire ([`Golden::step`]).
+    pub fn mbar_part(&mut self, cta: u32, warp: u32, pc: u32, family: MbarFamily, part: u32, rtl: Option<&SyncEvent>) -> Result<(), Divergence> {
+        let (c, w) = (cta, warp);
+        if c as usize >= self.m.ctas.len() || w as usize >= self.m.ctas[c as usize].warps.len() {
+            return Err(self.divergence(c, w, pc, "warp", "no such warp".into(), format!("cta {c} warp {w}")));
+        }
+        let group = match self.m.issue_group(c, w) {
+            Some((gpc, group)) if gpc == pc => group,
+            Some((gpc, _)) => return Err(self.divergence(c, w, pc, "pc", format!("next pc {gpc}"), format!("pc {pc} (mbarrier step {part})"))),
+            None => {
+                let why = self.m.describe_wait(c as usize, w as usize);
+                return Err(self.divergence(c, w, pc, "schedule", format!("warp has no ready lane ({why})"), format!("applies step {part} of pc {pc}")));
+            }
+        };
+        let gold = match crate::exec::mbar_step_early(&mut self.m, c, w, pc, group, family, part as usize) {
+            Ok(changes) => changes,
+            Err(Stop::Finding) => {
+                let f = self.m.findings.last().cloned();
+                let text = f.map(|f| format!("finding {}: {}", f.kind.name(), f.message)).unwrap_or_default();
+                return Err(self.divergence(c, w, pc, &format!("mbarrier step {part}"), text, "applied without a finding".into()));
+            }
+            Err(Stop::Unsupported(s)) => return Err(self.divergence(c, w, pc, &format!("mbarrier step {part}"), s, "applied".into())),
+        };
+        let changed = |e: &&SyncEvent| matches!(e, SyncEvent::Mbarrier { old, new, .. } if old != new);
+        let g: Vec<&SyncEvent> = gold.iter().filter(changed).collect();
+        let r: Vec<&SyncEvent> = rtl.into_iter().filter(changed).collect();
+        if g != r {
+            let show = |x: &[&SyncEvent]| match x.first() {
+                Some(SyncEvent::Mbarrier { cta, offset, old, new }) => format!("cta {cta} shared 0x{offset:x}: {old:#018x} -> {new:#018x}"),
+                Some(e) => format!("{e:?}"),
+                None => "no change".into(),
+            };
+            return Err(self.divergence(c, w, pc, &format!("mbarrier change of step {part}"), show(&g), show(&r)));
+        }
+        Ok(())
     }
 
     /// Executes the instruction of `rtl` in the golden model and compares the records.

@@ -585,6 +585,9 @@ pub struct Machine<'p> {
     /// Per mbarrier (cta, offset): who arrived on it or completed tx on it, as (cta, warp,
     /// asynchronous), for the deadlock report's wait-for graph.
     pub(crate) mbar_arrivers: HashMap<(u32, u32), Vec<(u32, u32, bool)>>,
+    /// Lockstep only: mbarrier instructions in flight whose steps the engine under test applied
+    /// one by one before they retired ([`exec::mbar_step_early`]); empty otherwise.
+    pub(crate) mbar_early: Vec<exec::EarlySteps>,
     rng: u64,
     rr: usize,
     order: Vec<(u32, u32)>,
@@ -786,6 +789,7 @@ impl<'p> Machine<'p> {
             race: crate::race::Race::off(),
             cur_at: (0, 0, 0),
             mbar_arrivers: HashMap::new(),
+            mbar_early: Vec::new(),
             rng,
             rr: 0,
             order,

@@ -17,6 +17,15 @@
 //! outside the toolchain and the system folders with its own hash, and a changed one
 //! recompiles. Concurrent hopsync processes take a lock on the cache while installing or
 //! compiling.
+//!
+//! **Committed PTX** (`[cuda] ptx = "rel/path.ptx"`): a compile that takes minutes (CUTLASS's
+//! heavy instantiations) is committed as test input. Its first line names what it was made from,
+//! `// hopsync: nvcc PTX, key K, <nvcc release>`, where K is the SHA-256 of nvcc's version, the
+//! CUTLASS package's version (`[cuda] cutlass`), the flags and the `.cu` text but its manifest
+//! (no paths: the key is the same on every machine); the `.cu` file's own path in nvcc's `.file`
+//! directive is stored as [`CU_PLACEHOLDER`], the cache folder's as [`CACHE_PLACEHOLDER`]. While K matches, hopsync uses the file without
+//! compiling; otherwise it compiles as usual, says the file is stale, and `HOPSYNC_WRITE_PTX=1`
+//! rewrites it.
 
 use crate::diag::Diag;
 use crate::ir::Loc;
@@ -101,21 +110,75 @@ struct Toolchain {
     fixed: Vec<PathBuf>,
     cutlass_includes: Vec<PathBuf>,
     version: String,
+    /// The installed `nvidia-cutlass` package (its dist-info folder's name), or empty.
+    cutlass_version: String,
+}
+
+/// What a committed PTX file stores in place of the `.cu` file's absolute path.
+pub const CU_PLACEHOLDER: &str = "@HOPSYNC_CU@";
+/// ... and in place of [`cache_dir`] (the CUTLASS headers' folder in nvcc's `.file` directives).
+pub const CACHE_PLACEHOLDER: &str = "@HOPSYNC_CACHE@";
+
+/// The machine-independent key of a committed PTX file (module doc). The manifest's `//!` lines
+/// count as blank lines (nvcc sees comments; only the line numbers matter), so clients that differ
+/// only in their manifests (two kernels of one example) share one file.
+fn portable_key(tools: &Toolchain, opts: &crate::manifest::CudaOptions, text: &[u8]) -> String {
+    let mut h = Sha256::new();
+    for part in [tools.version.as_str(), tools.cutlass_version.as_str(), opts.arch.as_deref().unwrap_or(DEFAULT_ARCH)].into_iter().chain(opts.flags.iter().map(String::as_str)) {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    for line in text.split(|&b| b == b'\n') {
+        if !line.starts_with(b"//!") {
+            h.update(line);
+        }
+        h.update([b'\n']);
+    }
+    hex(&h.finalize())
+}
+
+/// The committed PTX's header line for `key`.
+fn ptx_header(key: &str, tools: &Toolchain) -> String {
+    let release = tools.version.lines().rev().find(|l| l.contains("release")).unwrap_or("").trim();
+    format!("// hopsync: nvcc PTX, key {key}, {release}")
 }
 
 /// Compiles `cu` (an absolute path) to PTX, through the cache; returns the PTX file and text.
+/// With `[cuda] ptx`, the committed PTX when it is current (module doc).
 pub fn compile(cu: &Path, opts: &crate::manifest::CudaOptions) -> Result<(PathBuf, String), String> {
     let cache = cache_dir();
     let tools = toolchain(&cache, opts.cutlass)?;
-    let args = nvcc_args(cu, opts, &tools);
     let text = std::fs::read(cu).map_err(|e| format!("cannot read {}: {e}", cu.display()))?;
+    let Some(rel) = &opts.ptx else { return compile_cached(cu, opts, &tools, &cache, &text) };
+    let committed = cu.parent().unwrap_or(Path::new(".")).join(rel);
+    let header = ptx_header(&portable_key(&tools, opts, &text), &tools);
+    let (cu_path, cache_path) = (cu.display().to_string(), cache.display().to_string());
+    if let Ok(t) = std::fs::read_to_string(&committed) {
+        if t.lines().next() == Some(header.as_str()) {
+            return Ok((committed, t.replace(CU_PLACEHOLDER, &cu_path).replace(CACHE_PLACEHOLDER, &cache_path)));
+        }
+    }
+    let (ptx, t) = compile_cached(cu, opts, &tools, &cache, &text)?;
+    if std::env::var_os("HOPSYNC_WRITE_PTX").is_some_and(|v| v == "1") {
+        let body = format!("{header}\n{}", t.replace(&cu_path, CU_PLACEHOLDER).replace(&cache_path, CACHE_PLACEHOLDER));
+        std::fs::write(&committed, body).map_err(|e| format!("cannot write {}: {e}", committed.display()))?;
+    } else {
+        eprintln!("hopsync: {} is not the PTX of {} as it is now (nvcc, CUTLASS or the source changed); compiled instead (HOPSYNC_WRITE_PTX=1 rewrites it)", committed.display(), cu.display());
+    }
+    Ok((ptx, t))
+}
+
+/// Compiles through the cache (module doc).
+fn compile_cached(cu: &Path, opts: &crate::manifest::CudaOptions, tools: &Toolchain, cache: &Path, text: &[u8]) -> Result<(PathBuf, String), String> {
+    let args = nvcc_args(cu, opts, tools);
     let mut h = Sha256::new();
     h.update(tools.version.as_bytes());
+    h.update(tools.cutlass_version.as_bytes());
     for a in &args {
         h.update(a.as_bytes());
         h.update([0]);
     }
-    h.update(&text);
+    h.update(text);
     let key = hex(&h.finalize());
     let dir = cache.join("ptx");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the PTX cache {}: {e}", dir.display()))?;
@@ -124,7 +187,7 @@ pub fn compile(cu: &Path, opts: &crate::manifest::CudaOptions) -> Result<(PathBu
     if let Some(t) = cached(&ptx, &deps) {
         return Ok((ptx, t));
     }
-    let _lock = lock(&cache)?;
+    let _lock = lock(cache)?;
     if let Some(t) = cached(&ptx, &deps) {
         return Ok((ptx, t));
     }
@@ -231,6 +294,14 @@ fn pip_nvcc(cache: &Path) -> PathBuf {
     cache.join("cuda").join("nvidia").join("cu13").join("bin").join("nvcc")
 }
 
+/// The `nvidia_cutlass-X.dist-info` folder's name in the cache (the package's version).
+fn cutlass_dist_info(cache: &Path) -> String {
+    let Ok(rd) = std::fs::read_dir(cache.join("cuda")) else { return String::new() };
+    let mut names: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("nvidia_cutlass-") && n.ends_with(".dist-info")).collect();
+    names.sort();
+    names.join(" ")
+}
+
 fn cutlass_root(cache: &Path) -> PathBuf {
     cache.join("cuda").join("cutlass_library").join("source")
 }
@@ -261,7 +332,8 @@ fn toolchain(cache: &Path, cutlass: bool) -> Result<Toolchain, String> {
         if !root.join("include").is_dir() {
             let _lock = lock(cache)?;
             if !root.join("include").is_dir() {
-                pip_install(cache, &[CUTLASS_PACKAGE])?;
+                // only its headers and examples are used: not its Python dependencies (scipy, ...)
+                pip_install(cache, &["--no-deps", CUTLASS_PACKAGE])?;
             }
         }
         cutlass_includes = vec![root.join("include"), root.join("tools/util/include"), root.join("examples/common")];
@@ -270,7 +342,8 @@ fn toolchain(cache: &Path, cutlass: bool) -> Result<Toolchain, String> {
     if let Some(tk) = nvcc.parent().and_then(|b| b.parent()) {
         fixed.push(tk.to_path_buf());
     }
-    Ok(Toolchain { nvcc, fixed, cutlass_includes, version: format!("{version}\n{}", cutlass as u8) })
+    let cutlass_version = if cutlass { cutlass_dist_info(cache) } else { String::new() };
+    Ok(Toolchain { nvcc, fixed, cutlass_includes, version: format!("{version}\n{}", cutlass as u8), cutlass_version })
 }
 
 /// NVIDIA's PTX assembler, the judge of what real PTX is: `$HOPSYNC_PTXAS`, else the ptxas beside
@@ -325,9 +398,12 @@ impl Ptxas {
             }
         }
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let tmp = dir.join(format!("{key}.{}", std::process::id()));
-        let input = tmp.with_extension("ptx");
-        let cubin = tmp.with_extension("cubin");
+        // Unique per call: two threads may judge the same text (clients sharing committed PTX).
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = |ext: &str| dir.join(format!("{key}.{}.{call}.{ext}", std::process::id()));
+        let input = tmp("ptx");
+        let cubin = tmp("cubin");
         std::fs::write(&input, ptx).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
         let out = Command::new(&self.path).arg(format!("-arch={arch}")).arg(&input).arg("-o").arg(&cubin).output();
         let _ = std::fs::remove_file(&input);
@@ -336,7 +412,7 @@ impl Ptxas {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)).replace(&input.display().to_string(), "<ptx>");
         let v = PtxasVerdict { ok: out.status.success(), output: text };
         let file = dir.join(format!("{key}.{}", if v.ok { "ok" } else { "rejected" }));
-        let part = tmp.with_extension("part");
+        let part = tmp("part");
         std::fs::write(&part, &v.output).and_then(|_| std::fs::rename(&part, &file)).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         Ok(v)
     }

@@ -11,7 +11,8 @@
 //! //! name = "out"
 //! //! bytes = 256
 //! //! fill = "iota"             # zeros | iota | random | values | hex
-//! //! type = "u32"              # element type for iota/values/expect
+//! //! type = "u32"              # element type for iota/values/expect (f16, bf16, f32, ... too)
+//! //! range = [-8, 8]           # (random) integers in [lo, hi] stored as `type`, not raw bytes
 //! //! output = true
 //! //! expect = [0, 1, 2]        # expected contents (elements of `type`), or expect_hex = "..."
 //! //! timing = true             # (instead of expect) u64 %clock64 samples for `hopsync calibrate`
@@ -76,7 +77,7 @@ pub enum Fill {
     Zeros,
     /// Element i = start + i * step, of `type`.
     Iota,
-    /// Bytes from a xorshift64* stream seeded with `seed`.
+    /// Bytes from a xorshift64* stream seeded with `seed` (elements in `range`, when given).
     Random,
     /// The `values` list, elements of `type`, rest zero.
     Values,
@@ -95,7 +96,8 @@ pub struct Buffer {
     /// Initial contents.
     #[serde(default)]
     pub fill: Fill,
-    /// Element type for iota / values / expect (`u8` `u16` `u32` `u64` `s32` `s64` `f32`).
+    /// Element type for iota / values / expect / a random `range` (`u8` `u16` `u32` `u64` `s32`
+    /// `s64` `f16` `bf16` `f32` `f64`).
     #[serde(default = "default_ty", rename = "type")]
     pub ty: String,
     /// iota start.
@@ -107,6 +109,11 @@ pub struct Buffer {
     /// random seed.
     #[serde(default)]
     pub seed: u64,
+    /// random: integers drawn uniformly from `[lo, hi]` and stored as elements of `type` (as
+    /// CUTLASS's `BlockFillRandomUniform` with 0 fraction bits fills GEMM operands: small integers
+    /// keep every product and sum exact in f16/bf16/tf32/f32); without it, random bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[i64; 2]>,
     /// values fill.
     #[serde(default)]
     pub values: Vec<f64>,
@@ -253,6 +260,8 @@ impl ParamField {
 pub fn encode_number(ty: &str, v: Number) -> Option<Vec<u8>> {
     let n = elem_bytes(ty)?;
     match (ty, v) {
+        ("f16" | "bf16", Number::Int(i)) => Some(encode_elem(ty, i as f64)),
+        ("f16" | "bf16", Number::Float(f)) => Some(encode_elem(ty, f)),
         ("f32", Number::Int(i)) => Some((i as f32).to_le_bytes().to_vec()),
         ("f32", Number::Float(f)) => Some((f as f32).to_le_bytes().to_vec()),
         ("f64", Number::Int(i)) => Some((i as f64).to_le_bytes().to_vec()),
@@ -324,6 +333,12 @@ pub struct CudaOptions {
     /// examples); hopsync installs it into its toolchain cache on first use.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cutlass: bool,
+    /// nvcc's PTX of this file, committed beside the sources for a compile that takes minutes
+    /// (heavy CUTLASS instantiations): a path relative to the `.cu` file. It is used while its
+    /// header's key (nvcc's version, the CUTLASS package's, the flags and the `.cu` text) matches;
+    /// otherwise hopsync compiles, and `HOPSYNC_WRITE_PTX=1` rewrites it (crate::cuda).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx: Option<String>,
 }
 
 /// The whole manifest.
@@ -626,6 +641,11 @@ impl Manifest {
             if b.bytes == 0 || b.bytes > (1 << 30) {
                 return bad(Key::Buffer(i, "bytes"), format!("buffer `{}`: bytes must be in 1..=2^30", b.name));
             }
+            if let Some([lo, hi]) = b.range {
+                if b.fill != Fill::Random || lo > hi {
+                    return bad(Key::Buffer(i, "range"), format!("buffer `{}`: range = [lo, hi] (lo <= hi) goes with fill = \"random\"", b.name));
+                }
+            }
             if b.fill == Fill::Hex && hex_bytes(&b.hex).is_none() {
                 return bad(Key::Buffer(i, "hex"), format!("buffer `{}`: hex is not an even-length hex string", b.name));
             }
@@ -741,7 +761,7 @@ fn rule_field(e: &TensorMapError) -> &'static str {
 pub fn elem_bytes(ty: &str) -> Option<usize> {
     Some(match ty {
         "u8" | "s8" => 1,
-        "u16" | "s16" => 2,
+        "u16" | "s16" | "f16" | "bf16" => 2,
         "u32" | "s32" | "f32" => 4,
         "u64" | "s64" | "f64" => 8,
         _ => return None,
@@ -751,6 +771,8 @@ pub fn elem_bytes(ty: &str) -> Option<usize> {
 /// Encodes one element of a manifest type, little-endian.
 pub fn encode_elem(ty: &str, v: f64) -> Vec<u8> {
     match ty {
+        "f16" => half::f16::from_f64(v).to_le_bytes().to_vec(),
+        "bf16" => half::bf16::from_f64(v).to_le_bytes().to_vec(),
         "f32" => (v as f32).to_le_bytes().to_vec(),
         "f64" => v.to_le_bytes().to_vec(),
         _ => {
@@ -797,11 +819,22 @@ impl Buffer {
             }
             Fill::Random => {
                 let mut x = self.seed ^ 0x9E37_79B9_7F4A_7C15;
-                for b in out.iter_mut() {
+                let mut next = move || {
                     x ^= x >> 12;
                     x ^= x << 25;
                     x ^= x >> 27;
-                    *b = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8;
+                    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+                };
+                match self.range {
+                    None => out.iter_mut().for_each(|b| *b = (next() >> 56) as u8),
+                    Some([lo, hi]) => {
+                        let span = (hi - lo) as u64 + 1;
+                        for chunk in out.chunks_mut(eb) {
+                            let v = lo + ((next() >> 11) % span) as i64;
+                            let k = chunk.len();
+                            chunk.copy_from_slice(&encode_elem(&self.ty, v as f64)[..k]);
+                        }
+                    }
                 }
             }
             Fill::Values => {

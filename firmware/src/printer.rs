@@ -259,10 +259,9 @@ fn address_text(m: &Module, base: &AddrBase, offset: i64) -> String {
         AddrBase::Sym(s) => m.symbols[s.0 as usize].name.clone(),
         AddrBase::Imm(v) => v.to_string(),
     };
-    if offset > 0 {
+    // A negative offset is written `+-N`, as nvcc writes it: ptxas rejects `[%rd2-636]`.
+    if offset != 0 {
         format!("{b}+{offset}")
-    } else if offset < 0 {
-        format!("{b}{offset}")
     } else {
         b
     }

@@ -46,7 +46,7 @@
 //! | `globalStrides[i] must be less than 2^40` | both | DRV globalStrides |
 //! | `globalStrides[i] must be a multiple of 32 when interleave is 32B` | both | DRV globalStrides |
 //! | `globalStrides[0] must be >= globalDim[0] * elementSize` | both | DRV globalStrides: `globalStrides[0] = globalDim[0] * elementSizeInBytes + padding[0]` (padding >= 0) |
-//! | `globalStrides[i] must be >= globalStrides[i-1] * globalDim[i]` | both | DRV globalStrides: `globalStrides[i] = globalStrides[i-1] * (globalDim[i] + padding[i])`; this implies the doc's `assert(globalStrides[i] >= globalDim[i])` |
+//! | `globalStrides[i] must be >= globalStrides[i-1] * globalDim[i]` (not for a dimension i + 1 of extent 1, whose stride is never used: CUTLASS writes 0 there) | both | DRV globalStrides: `globalStrides[i] = globalStrides[i-1] * (globalDim[i] + padding[i])`; this implies the doc's `assert(globalStrides[i] >= globalDim[i])` |
 //! | `boxDim[i] must be in 1..=256` | tiled | DRV boxDim |
 //! | `boxDim[0] * elementSize must be a multiple of 16 bytes when interleave is NONE` | tiled | DRV boxDim; PTX §5.5.3.1 (box size multiple of 16 bytes) |
 //! | `pixelBoxLowerCorner[i] must be in LO..=HI for tensorRank R` (and `pixelBoxUpperCorner`): R=3: -32768..=32767, R=4: -128..=127, R=5: -16..=15 | im2col | DRV pixelBoxLower/UpperCorner; PTX §5.5.4.1 corner table |
@@ -888,7 +888,10 @@ impl TensorMapSpec {
         //   globalStrides[i] = globalStrides[i - 1] * (globalDim[i] + padding[i]);
         //   assert(globalStrides[i] >= globalDim[i]);"
         // Padding is non-negative, so each stride covers the previous dimension. The doc's
-        // assert follows from these (every stride is a non-zero multiple of 16).
+        // assert follows from these (every stride is a non-zero multiple of 16). A dimension of
+        // extent 1 is never stepped through, so its stride says nothing: CUTLASS encodes the
+        // batch mode of a GEMM with L = 1 with stride 0 (cute/atom/copy_traits_sm90_tma.hpp
+        // asserts only "multiple of 16B" and "max 2^40"), and its sm90 GEMMs run on silicon so.
         if r > 1 {
             let dense0 = self.global_dim[0] * esize;
             if self.global_strides[0] < dense0 {
@@ -901,7 +904,7 @@ impl TensorMapSpec {
                     ),
                 ));
             }
-            for i in 1..r - 1 {
+            for i in (1..r - 1).filter(|&i| self.global_dim[i + 1] != 1) {
                 let covered = u128::from(self.global_strides[i - 1]) * u128::from(self.global_dim[i]);
                 if u128::from(self.global_strides[i]) < covered {
                     return Err(TensorMapError::new(
@@ -2184,6 +2187,19 @@ mod tests {
         let mut s = tiled5();
         s.global_strides[3] = 51184;
         assert_rule(&s, "globalStrides[3] must be >= globalStrides[2] * globalDim[3]");
+    }
+
+    /// A dimension of extent 1 may have any stride (a multiple of 16, 0 included): CUTLASS's sm90
+    /// GEMMs encode the batch mode L = 1 with stride 0 (example 48's A: dims 64 x 512 x 1,
+    /// strides 256, 0).
+    #[test]
+    fn tensormap_stride_of_an_extent_one_dimension_is_free() {
+        let mut s = tiled5();
+        s.global_dim[2] = 1;
+        s.global_strides[1] = 0;
+        assert_ok(&s);
+        s.global_dim[2] = 2;
+        assert_rule(&s, "globalStrides[1] must be >= globalStrides[0] * globalDim[1]");
     }
 
     #[test]

@@ -61,3 +61,14 @@ fn block_local_registers_shadow_and_end_with_their_block() {
     let e = parse_module(&format!("{HEAD}\t{{\n\t.reg .pred q;\n\t.reg .pred q;\n\t}}\n\tret;\n}}\n")).unwrap_err();
     assert!(e.to_string().contains("register `q` is declared twice"), "{e}");
 }
+
+/// A negative address offset prints as nvcc writes it, `[%rd2+-636]`: ptxas rejects `[%rd2-636]`
+/// (CUTLASS's kernels address their `Params` struct backwards from a member).
+#[test]
+fn negative_address_offsets_print_as_ptxas_reads_them() {
+    let src = format!("{HEAD}\t.reg .b64 %rd<4>;\n\tld.global.u32 %r1, [%rd2+-636];\n\tret;\n}}\n");
+    let m = parse_module(&src).unwrap_or_else(|d| panic!("{d}"));
+    let text = print_module(&m);
+    assert!(text.contains("[%rd2+-636]"), "{text}");
+    assert_eq!(parse_module(&text).unwrap_or_else(|d| panic!("{d}\n{text}")), m);
+}

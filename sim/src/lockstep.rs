@@ -40,6 +40,10 @@ pub fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
             g.set_time(cycle);
             g.complete_tma(seq, cta, &effect)
         }
+        Event::MbarPart { cycle, cta, warp, pc, family, part, change } => {
+            g.set_time(cycle);
+            g.mbar_part(cta, warp, pc, family, part, change.as_ref())
+        }
         Event::AsyncFault { cycle, seq, cta, kind } => {
             g.set_time(cycle);
             g.expect_async_finding(seq, cta, kind)

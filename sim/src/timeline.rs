@@ -288,7 +288,7 @@ impl Timeline {
             match ev {
                 Event::Retire { rec, .. } => self.retire(rec, m),
                 Event::TmaComplete { cycle, seq, effect, .. } => self.tma_complete(*cycle, *seq, effect),
-                Event::Complete { .. } | Event::Release { .. } | Event::AsyncFault { .. } => {}
+                Event::Complete { .. } | Event::Release { .. } | Event::AsyncFault { .. } | Event::MbarPart { .. } => {}
             }
         }
         for (t, c, w, state, pc) in std::mem::take(&mut self.stalls) {

@@ -15,7 +15,7 @@ use super::{lanes, Cx, Exec, Flow, Stop, R};
 use crate::finding::FindingKind;
 use crate::machine::{AsyncOp, Machine, MbarShadow, Pending, Place, Poll};
 use crate::mbarrier::{self as mb, Arrive, MbarrierState};
-use crate::retire::SyncEvent;
+use crate::retire::{Retire, SyncEvent};
 use hopsync_firmware::ir::{Instr, Mod, Operand};
 use hopsync_firmware::ops::op;
 
@@ -543,15 +543,84 @@ pub fn apply(cx: &mut Cx<'_, '_>, i: &Instr, steps: &[MbarStep], outcomes: &[Opt
     Ok(())
 }
 
-/// The golden model of an mbarrier instruction: plan, each step's word semantics, apply.
+/// The golden model of an mbarrier instruction: plan, each step's word semantics, apply. Under
+/// the lockstep, steps the engine under test already applied ([`step_early`]) are not applied
+/// again: their word changes go into this instruction's record in step order.
 fn golden(cx: &mut Cx<'_, '_>, i: &Instr, f: MbarFamily) -> R {
-    let steps = plan(cx, i, f)?;
+    let early = cx.m.mbar_early.iter().position(|e| (e.cta, e.warp, e.pc) == (cx.cta, cx.warp, cx.pc)).map(|k| cx.m.mbar_early.swap_remove(k));
+    let (steps, done) = match early {
+        Some(e) => (e.steps, e.done),
+        None => {
+            let steps = plan(cx, i, f)?;
+            let n = steps.len();
+            (steps, vec![None; n])
+        }
+    };
     let mut outcomes = Vec::with_capacity(steps.len());
-    for s in &steps {
-        outcomes.push(golden_step(cx, i, s)?);
+    for (s, d) in steps.iter().zip(done) {
+        match d {
+            Some((out, changes)) => {
+                for e in changes {
+                    cx.m.sync_event(e);
+                }
+                outcomes.push(out);
+            }
+            None => outcomes.push(golden_step(cx, i, s)?),
+        }
     }
     apply(cx, i, &steps, &outcomes)?;
     Ok(Flow::Next)
+}
+
+/// An mbarrier instruction in flight in the lockstep, some of whose steps were applied before it
+/// retires ([`step_early`]).
+#[derive(Debug, Clone)]
+pub struct EarlySteps {
+    /// Linear CTA id of the issuing warp.
+    pub cta: u32,
+    /// The issuing warp.
+    pub warp: u32,
+    /// The instruction.
+    pub pc: u32,
+    /// Its plan (made at the first early step).
+    pub steps: Vec<MbarStep>,
+    /// Per step: applied already, with its outcome and the word changes it made.
+    pub done: Vec<Option<(Option<MbarOutcome>, Vec<SyncEvent>)>>,
+}
+
+/// Lockstep: applies step `k` of the mbarrier instruction (family `f`) that warp (c, w) executes
+/// at `pc` for the lanes of `group` now, before the instruction retires, because the engine under
+/// test's unit applied it now; returns the word changes. The steps of one warp-instruction can
+/// reach different CTAs' units tens of cycles apart (a `.shared::cluster` arrive whose lanes name
+/// barriers in several CTAs: CUTLASS consumers releasing a multicast stage), and another
+/// instruction may change the same word in between, so the golden model must apply each step
+/// when the engine did. The rest of the instruction (the other steps, registers, `apply`) runs
+/// when it retires ([`golden`]).
+pub fn step_early(m: &mut Machine<'_>, c: u32, w: u32, pc: u32, group: u32, f: MbarFamily, k: usize) -> Result<Vec<SyncEvent>, Stop> {
+    let module = m.module();
+    let Some(i) = module.kernel.body.get(pc as usize) else { return Err(Stop::Unsupported(format!("mbarrier step at pc {pc}, past the kernel body"))) };
+    let mask = m.guard_mask(c, w, pc, group);
+    m.cur_at = (c, w, pc);
+    let mut cx = Cx { m, cta: c, warp: w, pc, mask, group };
+    if !cx.m.mbar_early.iter().any(|e| (e.cta, e.warp, e.pc) == (c, w, pc)) {
+        let steps = plan(&mut cx, i, f)?;
+        let n = steps.len();
+        cx.m.mbar_early.push(EarlySteps { cta: c, warp: w, pc, steps, done: vec![None; n] });
+    }
+    let e = cx.m.mbar_early.iter().position(|e| (e.cta, e.warp, e.pc) == (c, w, pc)).expect("pushed above");
+    let Some(s) = cx.m.mbar_early[e].steps.get(k).copied() else {
+        return Err(Stop::Unsupported(format!("mbarrier step {k} of `{}`, whose plan has {} steps", i.op.name(), cx.m.mbar_early[e].steps.len())));
+    };
+    if cx.m.mbar_early[e].done[k].is_some() {
+        return Err(Stop::Unsupported(format!("mbarrier step {k} of `{}` applied twice", i.op.name())));
+    }
+    // The step's word changes, caught in a record of their own.
+    let outer = cx.m.rec.replace(Retire::default());
+    let r = golden_step(&mut cx, i, &s);
+    let changes = std::mem::replace(&mut cx.m.rec, outer).map(|r| r.sync).unwrap_or_default();
+    let out = r?;
+    cx.m.mbar_early[e].done[k] = Some((out, changes.clone()));
+    Ok(changes)
 }
 
 /// One arrive-on by a thread (or an asynchronous arrive on its behalf); returns the token.

@@ -7,31 +7,57 @@ use crate::machine::{SHARED_GENERIC_BASE, SMEM_CLUSTER_STRIDE};
 use hopsync_firmware::ir::{Instr, Mod, Operand};
 use hopsync_firmware::ops::op;
 
-/// The `.sync` rule shared by these instructions: every executing thread is in membermask, and
-/// every live thread named in membermask executes the instruction together (PTX 9.7.13.9: "the
-/// behavior is undefined if the executing thread is not in membermask").
-fn check_membermask(cx: &mut Cx<'_, '_>, i: &Instr, k: usize) -> Result<u32, Stop> {
-    let lane0 = cx.first_lane();
-    let mm = cx.src(i, k, lane0) as u32;
+/// The `.sync` rule shared by these instructions, per lane: every executing thread is in its own
+/// membermask, and every live thread its membermask names executes the instruction with it, with
+/// the same membermask (PTX 9.7.13.9: "the behavior is undefined if the executing thread is not in
+/// membermask"; 9.7.9 shfl.sync: the executing thread waits "until all non-exited threads
+/// corresponding to membermask have executed shfl.sync with the same qualifiers and same
+/// membermask value"). So lanes may name different, disjoint sets, as the tiles of
+/// `cooperative_groups::tiled_partition<8>` do: each set is one group. Returns the groups
+/// (membermask, its executing lanes).
+fn membermask_groups(cx: &mut Cx<'_, '_>, i: &Instr, k: usize) -> Result<Vec<(u32, u32)>, Stop> {
+    let mut groups: Vec<(u32, u32)> = Vec::new();
     for l in lanes(cx.mask) {
-        if cx.src(i, k, l) as u32 != mm {
-            cx.finding(FindingKind::WarpSyncMaskMismatch, l, format!("lanes disagree on membermask: lane {lane0} has {mm:#010x}, lane {l} has {:#010x}", cx.src(i, k, l) as u32))?;
+        let mm = cx.src(i, k, l) as u32;
+        match groups.iter_mut().find(|(m, _)| *m == mm) {
+            Some((_, g)) => *g |= 1 << l,
+            None => groups.push((mm, 1 << l)),
         }
     }
     let live = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].live();
-    if cx.mask & !mm != 0 {
-        let l = (cx.mask & !mm).trailing_zeros();
-        cx.finding(FindingKind::WarpSyncMaskMismatch, l, format!("lane {l} executes `{}` but is not in membermask {mm:#010x}", cx.text(i)))?;
+    for &(mm, g) in &groups {
+        if g & !mm != 0 {
+            let l = (g & !mm).trailing_zeros();
+            cx.finding(FindingKind::WarpSyncMaskMismatch, l, format!("lane {l} executes `{}` but is not in membermask {mm:#010x}", cx.text(i)))?;
+        }
+        let lane0 = g.trailing_zeros();
+        if let Some(&(other, og)) = groups.iter().find(|(m, og)| *m != mm && og & mm != 0) {
+            let l = (og & mm).trailing_zeros();
+            cx.finding(FindingKind::WarpSyncMaskMismatch, l, format!("lanes disagree on membermask: lane {lane0} has {mm:#010x}, lane {l} has {other:#010x}"))?;
+        }
+        let missing = mm & live & !cx.mask;
+        if missing != 0 {
+            cx.finding(
+                FindingKind::WarpSyncMaskMismatch,
+                lane0,
+                format!("membermask {mm:#010x} names lanes {missing:#010x} that are live but not executing `{}` with the others (executing {:#010x})", cx.text(i), cx.mask),
+            )?;
+        }
     }
-    let missing = mm & live & !cx.mask;
-    if missing != 0 {
-        cx.finding(
-            FindingKind::WarpSyncMaskMismatch,
-            lane0,
-            format!("membermask {mm:#010x} names lanes {missing:#010x} that are live but not executing `{}` with the others (executing {:#010x})", cx.text(i), cx.mask),
-        )?;
+    Ok(groups)
+}
+
+/// Runs `body` once per membermask group ([`membermask_groups`]) with `cx.mask` set to the
+/// group's executing lanes; `body` gets the lanes of its membermask that execute.
+fn by_membermask(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, body: impl Fn(&mut Cx<'_, '_>, u32) -> R) -> R {
+    let all = cx.mask;
+    for (mm, g) in membermask_groups(cx, i, k)? {
+        cx.mask = g;
+        let r = body(cx, mm & g);
+        cx.mask = all;
+        r?;
     }
-    Ok(mm & cx.mask)
+    Ok(Flow::Next)
 }
 
 /// mapa (PTX 9.7.9.x "mapa"): the address of the same variable in CTA `rank` of the cluster.
@@ -79,19 +105,20 @@ impl Exec for op::Getctarank {
 /// elect.sync (PTX 9.7.13.14): the lowest executing lane in membermask is the leader.
 impl Exec for op::Elect {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let set = check_membermask(cx, i, 1)?;
-        let leader = set.trailing_zeros();
-        for l in lanes(cx.mask) {
-            if let Operand::Pair(d, p) = &i.operands[0] {
-                if d.0 != u32::MAX {
-                    cx.set_reg(*d, l, leader as u64);
+        by_membermask(cx, i, 1, |cx, set| {
+            let leader = set.trailing_zeros();
+            for l in lanes(cx.mask) {
+                if let Operand::Pair(d, p) = &i.operands[0] {
+                    if d.0 != u32::MAX {
+                        cx.set_reg(*d, l, leader as u64);
+                    }
+                    cx.set_reg(*p, l, (l == leader) as u64);
+                } else {
+                    cx.dst(i, 0, l, (l == leader) as u64);
                 }
-                cx.set_reg(*p, l, (l == leader) as u64);
-            } else {
-                cx.dst(i, 0, l, (l == leader) as u64);
             }
-        }
-        Ok(Flow::Next)
+            Ok(Flow::Next)
+        })
     }
 }
 
@@ -109,49 +136,51 @@ impl Exec for op::Activemask {
 /// vote.sync (PTX 9.7.13.9).
 impl Exec for op::Vote {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let set = check_membermask(cx, i, 2)?;
-        let ballot = lanes(set).filter(|&l| cx.src(i, 1, l) & 1 == 1).fold(0u32, |m, l| m | 1 << l);
-        let v = if i.has(Mod::Ballot) {
-            ballot as u64
-        } else if i.has(Mod::All) {
-            (ballot == set) as u64
-        } else if i.has(Mod::Any) {
-            (ballot != 0) as u64
-        } else {
-            (ballot == set || ballot == 0) as u64
-        };
-        for l in lanes(cx.mask) {
-            cx.dst(i, 0, l, v);
-        }
-        Ok(Flow::Next)
+        by_membermask(cx, i, 2, |cx, set| {
+            let ballot = lanes(set).filter(|&l| cx.src(i, 1, l) & 1 == 1).fold(0u32, |m, l| m | 1 << l);
+            let v = if i.has(Mod::Ballot) {
+                ballot as u64
+            } else if i.has(Mod::All) {
+                (ballot == set) as u64
+            } else if i.has(Mod::Any) {
+                (ballot != 0) as u64
+            } else {
+                (ballot == set || ballot == 0) as u64
+            };
+            for l in lanes(cx.mask) {
+                cx.dst(i, 0, l, v);
+            }
+            Ok(Flow::Next)
+        })
     }
 }
 
 /// match.sync (PTX 9.7.13.10).
 impl Exec for op::Match {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let set = check_membermask(cx, i, 2)?;
-        let w = bits(cx.ty(i));
-        let vals: Vec<(u32, u64)> = lanes(set).map(|l| (l, trunc(cx.src(i, 1, l), w))).collect();
-        let all_same = vals.windows(2).all(|p| p[0].1 == p[1].1);
-        for l in lanes(cx.mask) {
-            let mine = trunc(cx.src(i, 1, l), w);
-            let (d, p) = if i.has(Mod::Any) {
-                (vals.iter().filter(|(_, v)| *v == mine).fold(0u32, |m, (k, _)| m | 1 << k), None)
-            } else {
-                (if all_same { set } else { 0 }, Some(all_same))
-            };
-            match &i.operands[0] {
-                Operand::Pair(dr, pr) => {
-                    if dr.0 != u32::MAX {
-                        cx.set_reg(*dr, l, d as u64);
+        by_membermask(cx, i, 2, |cx, set| {
+            let w = bits(cx.ty(i));
+            let vals: Vec<(u32, u64)> = lanes(set).map(|l| (l, trunc(cx.src(i, 1, l), w))).collect();
+            let all_same = vals.windows(2).all(|p| p[0].1 == p[1].1);
+            for l in lanes(cx.mask) {
+                let mine = trunc(cx.src(i, 1, l), w);
+                let (d, p) = if i.has(Mod::Any) {
+                    (vals.iter().filter(|(_, v)| *v == mine).fold(0u32, |m, (k, _)| m | 1 << k), None)
+                } else {
+                    (if all_same { set } else { 0 }, Some(all_same))
+                };
+                match &i.operands[0] {
+                    Operand::Pair(dr, pr) => {
+                        if dr.0 != u32::MAX {
+                            cx.set_reg(*dr, l, d as u64);
+                        }
+                        cx.set_reg(*pr, l, p.unwrap_or(false) as u64);
                     }
-                    cx.set_reg(*pr, l, p.unwrap_or(false) as u64);
+                    _ => cx.dst(i, 0, l, d as u64),
                 }
-                _ => cx.dst(i, 0, l, d as u64),
             }
-        }
-        Ok(Flow::Next)
+            Ok(Flow::Next)
+        })
     }
 }
 
@@ -162,26 +191,27 @@ impl Exec for op::Redux {
         if t == Mod::F32 {
             return super::unsupported(cx, i, "redux.sync on .f32 (sm_100a)");
         }
-        let set = check_membermask(cx, i, 2)?;
-        let vals: Vec<u64> = lanes(set).map(|l| trunc(cx.src(i, 1, l), 32)).collect();
-        let signed = t == Mod::S32;
-        let v = if i.has(Mod::Add) {
-            vals.iter().fold(0u64, |a, b| a.wrapping_add(*b))
-        } else if i.has(Mod::Min) {
-            if signed { vals.iter().map(|v| sext(*v, 32)).min().unwrap_or(0) as u64 } else { vals.iter().copied().min().unwrap_or(0) }
-        } else if i.has(Mod::Max) {
-            if signed { vals.iter().map(|v| sext(*v, 32)).max().unwrap_or(0) as u64 } else { vals.iter().copied().max().unwrap_or(0) }
-        } else if i.has(Mod::And) {
-            vals.iter().fold(u32::MAX as u64, |a, b| a & b)
-        } else if i.has(Mod::Or) {
-            vals.iter().fold(0, |a, b| a | b)
-        } else {
-            vals.iter().fold(0, |a, b| a ^ b)
-        };
-        for l in lanes(cx.mask) {
-            cx.dst(i, 0, l, trunc(v, 32));
-        }
-        Ok(Flow::Next)
+        by_membermask(cx, i, 2, |cx, set| {
+            let vals: Vec<u64> = lanes(set).map(|l| trunc(cx.src(i, 1, l), 32)).collect();
+            let signed = t == Mod::S32;
+            let v = if i.has(Mod::Add) {
+                vals.iter().fold(0u64, |a, b| a.wrapping_add(*b))
+            } else if i.has(Mod::Min) {
+                if signed { vals.iter().map(|v| sext(*v, 32)).min().unwrap_or(0) as u64 } else { vals.iter().copied().min().unwrap_or(0) }
+            } else if i.has(Mod::Max) {
+                if signed { vals.iter().map(|v| sext(*v, 32)).max().unwrap_or(0) as u64 } else { vals.iter().copied().max().unwrap_or(0) }
+            } else if i.has(Mod::And) {
+                vals.iter().fold(u32::MAX as u64, |a, b| a & b)
+            } else if i.has(Mod::Or) {
+                vals.iter().fold(0, |a, b| a | b)
+            } else {
+                vals.iter().fold(0, |a, b| a ^ b)
+            };
+            for l in lanes(cx.mask) {
+                cx.dst(i, 0, l, trunc(v, 32));
+            }
+            Ok(Flow::Next)
+        })
     }
 }
 
@@ -222,36 +252,37 @@ pub fn shfl_source(mode: Mod, lane: u32, b: u32, c: u32) -> (u32, bool) {
 /// warn` the lane keeps its own value).
 impl Exec for op::ShflSync {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let mm = check_membermask(cx, i, 4)?;
-        let mode = [Mod::Up, Mod::Down, Mod::Bfly, Mod::Idx].into_iter().find(|m| i.has(*m)).expect("shfl.sync has a mode");
-        let vals: Vec<u64> = (0..32).map(|l| if cx.mask >> l & 1 == 1 { trunc(cx.src(i, 1, l), 32) } else { 0 }).collect();
-        let mut out = Vec::new();
-        for l in lanes(cx.mask) {
-            let (j, ok) = shfl_source(mode, l, cx.src(i, 2, l) as u32, cx.src(i, 3, l) as u32);
-            let v = if mm >> j & 1 == 1 {
-                vals[j as usize]
-            } else {
-                cx.finding(
-                    FindingKind::ShflSourceInactive,
-                    l,
-                    format!("lane {l} reads lane {j}, which does not execute this shfl.sync (executing {:#010x}, membermask {mm:#010x}): the value is undefined", cx.mask),
-                )?;
-                vals[l as usize]
-            };
-            out.push((l, v, ok));
-        }
-        for (l, v, ok) in out {
-            match &i.operands[0] {
-                Operand::Pair(d, p) => {
-                    if d.0 != u32::MAX {
-                        cx.set_reg(*d, l, v);
-                    }
-                    cx.set_reg(*p, l, ok as u64);
-                }
-                _ => cx.dst(i, 0, l, v),
+        by_membermask(cx, i, 4, |cx, mm| {
+            let mode = [Mod::Up, Mod::Down, Mod::Bfly, Mod::Idx].into_iter().find(|m| i.has(*m)).expect("shfl.sync has a mode");
+            let vals: Vec<u64> = (0..32).map(|l| if cx.mask >> l & 1 == 1 { trunc(cx.src(i, 1, l), 32) } else { 0 }).collect();
+            let mut out = Vec::new();
+            for l in lanes(cx.mask) {
+                let (j, ok) = shfl_source(mode, l, cx.src(i, 2, l) as u32, cx.src(i, 3, l) as u32);
+                let v = if mm >> j & 1 == 1 {
+                    vals[j as usize]
+                } else {
+                    cx.finding(
+                        FindingKind::ShflSourceInactive,
+                        l,
+                        format!("lane {l} reads lane {j}, which does not execute this shfl.sync (executing {:#010x}, membermask {mm:#010x}): the value is undefined", cx.mask),
+                    )?;
+                    vals[l as usize]
+                };
+                out.push((l, v, ok));
             }
-        }
-        Ok(Flow::Next)
+            for (l, v, ok) in out {
+                match &i.operands[0] {
+                    Operand::Pair(d, p) => {
+                        if d.0 != u32::MAX {
+                            cx.set_reg(*d, l, v);
+                        }
+                        cx.set_reg(*p, l, ok as u64);
+                    }
+                    _ => cx.dst(i, 0, l, v),
+                }
+            }
+            Ok(Flow::Next)
+        })
     }
 }
 
@@ -259,8 +290,7 @@ impl Exec for op::ShflSync {
 /// execute together; a lane named but elsewhere is the mismatch finding.
 impl Exec for op::BarWarpSync {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        check_membermask(cx, i, 0)?;
-        Ok(Flow::Next)
+        by_membermask(cx, i, 0, |_, _| Ok(Flow::Next))
     }
 }
 

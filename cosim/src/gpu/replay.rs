@@ -21,7 +21,7 @@
 //! | `plain-output` | no | the GPU's outputs with and without instrumentation differ |
 //! | `sequence` | no | a thread's slot names another instruction, or the threads wrote different numbers of slots |
 //! | `overflow` | no | a thread wrote more slots than it has |
-//! | `wait-result` | no | test_wait / try_wait answered differently (after collapsing polling runs) |
+//! | `wait-result` | no | test_wait / try_wait answered differently (after collapsing polling runs, within one wait instruction and across consecutive ones: [`collapse_wait_runs`]) |
 //! | `pending-count` | no | `mbarrier.pending_count` differs |
 //! | `value` | no | bar.red / elect / vote / match / redux / activemask differ |
 //! | `token-parity` | no | the phase parity (bit 63) of an arrive token differs |
@@ -444,7 +444,11 @@ pub fn replay_trace_on(t: &TraceFile, root: &Path, engine: &str, run: &dyn Fn(&P
                     r.detail = Some(format!("bad trace: {e}"));
                     return r;
                 }
-                Ok(gpu) => {
+                Ok(mut gpu) => {
+                    let mut gold = gold;
+                    for t in gpu.iter_mut().chain(gold.iter_mut()) {
+                        collapse_wait_runs(&packed.fields, t);
+                    }
                     compare_slots(&mut r, &packed.fields, &td.counts, &gpu, &gcounts, &gold, packed.layout.slots, prog.manifest.threads_per_cta());
                 }
             },
@@ -483,6 +487,37 @@ fn output_mismatch(class: &str, buf: &str, gpu: &str, golden: &str) -> Mismatch 
         gpu: cut(gpu),
         golden: cut(golden),
     }
+}
+
+/// A polling run that spans several wait instructions keeps one value slot: the answer of its
+/// last poll, under the field of its first wait. CUTLASS's `ClusterBarrier::wait` polls once with
+/// `try_wait`, then loops on a `try_wait` with a suspend-time hint: whether the first poll already
+/// answered `true` is timing, like how often one wait polls (the instrumentation collapses a run
+/// of one instruction in the kernel already, instrument.rs "Polling loops"). A run is a `false`
+/// test_wait / try_wait answer followed by the next wait answer of the same thread.
+pub fn collapse_wait_runs(fields: &[Field], slots: &mut Vec<u64>) {
+    const VALUE_BITS: u64 = (1 << 48) - 1;
+    let is_wait = |s: u64| slot_field(s).and_then(|i| fields.get(i as usize)).is_some_and(|f| f.kind == FieldKind::WaitComplete);
+    let mut out = Vec::with_capacity(slots.len());
+    // The field bits of the first wait of an open run of `false` answers.
+    let mut run: Option<u64> = None;
+    for &s in slots.iter() {
+        if !is_wait(s) {
+            run = None;
+            out.push(s);
+            continue;
+        }
+        let s = match run {
+            Some(tag) => {
+                out.pop();
+                tag | (s & VALUE_BITS)
+            }
+            None => s,
+        };
+        run = (slot_value(s) == 0).then_some(s & !VALUE_BITS);
+        out.push(s);
+    }
+    *slots = out;
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -642,4 +677,39 @@ pub fn trace_files(dir: &Path) -> Vec<std::path::PathBuf> {
 /// Replays every trace in `dir`.
 pub fn replay_dir(dir: &Path, root: &Path) -> Vec<ProgramReplay> {
     trace_files(dir).iter().map(|p| replay_file(p, root)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(id: u32, pc: u32, kind: FieldKind) -> Field {
+        Field { id, pc, line: pc, instr: format!("i{pc}"), kind, reg: "%r".into() }
+    }
+    fn slot(f: u32, v: u32) -> u64 {
+        ((f as u64 + 1) << 48) | v as u64
+    }
+
+    /// A `false` poll of one wait followed by a `true` poll of another is one slot, under the
+    /// first wait's field, with the last answer; a `false` answer followed by another kind of
+    /// slot stays, and so does a `true` answer followed by a wait.
+    #[test]
+    fn polling_runs_across_wait_instructions_collapse_to_their_last_answer() {
+        let fields = [field(0, 10, FieldKind::WaitComplete), field(1, 12, FieldKind::WaitComplete), field(2, 20, FieldKind::TokenHi)];
+        // golden: first try_wait false, the hinted loop true; silicon: the first try_wait true
+        let mut golden = vec![slot(0, 0), slot(1, 1), slot(2, 7)];
+        let mut gpu = vec![slot(0, 1), slot(2, 7)];
+        collapse_wait_runs(&fields, &mut golden);
+        collapse_wait_runs(&fields, &mut gpu);
+        assert_eq!(golden, vec![slot(0, 1), slot(2, 7)]);
+        assert_eq!(gpu, golden);
+        // a run of three, then a false answer that a value slot ends
+        let mut s = vec![slot(1, 0), slot(0, 0), slot(1, 1), slot(0, 0), slot(2, 3)];
+        collapse_wait_runs(&fields, &mut s);
+        assert_eq!(s, vec![slot(1, 1), slot(0, 0), slot(2, 3)]);
+        // two true answers are two waits
+        let mut s = vec![slot(0, 1), slot(1, 1)];
+        collapse_wait_runs(&fields, &mut s);
+        assert_eq!(s, vec![slot(0, 1), slot(1, 1)]);
+    }
 }

@@ -286,17 +286,44 @@ impl<'p> Engine<'p> {
             let o = self.ctas[cta as usize].warps[warp as usize].op.as_ref().unwrap().parts[part as usize].step.obj;
             self.m.set_polling(cta, warp, Some(Poll { cta: o.cta, offset: o.off, pc }));
         }
+        self.part_done_early(cta, warp, part);
         self.try_retire(cta, warp)
+    }
+
+    /// Lockstep: part `part` of (cta, warp)'s instruction is done but the instruction is not (its
+    /// other parts wait in other units' queues: the lanes of one `.shared::cluster` arrive can
+    /// name barriers in several CTAs), so the golden model must apply the part now, before any
+    /// other instruction changes the same word ([`Event::MbarPart`]).
+    fn part_done_early(&mut self, cta: u32, warp: u32, part: u32) {
+        if !self.recording() {
+            return;
+        }
+        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return };
+        let OpKind::Mbar(family) = op.kind else { return };
+        let Some(p) = op.parts.get(part as usize) else { return };
+        // cp.async.mbarrier.arrive's step also takes the deferred arrive-on's issue number, which
+        // the engine assigns at the retire: its steps stay with the retire (they are all local).
+        if !p.done() || op.parts.iter().all(|p| p.done()) || family == MbarFamily::CpAsyncArrive {
+            return;
+        }
+        let change = match (p.old, p.new) {
+            (Some(old), Some(new)) => Some(SyncEvent::Mbarrier { cta: p.step.obj.cta, offset: p.step.obj.off, old, new }),
+            _ => None,
+        };
+        let (cycle, pc) = (self.cycle, op.pc);
+        self.emit(Event::MbarPart { cycle, cta, warp, pc, family, part, change });
     }
 
     pub(super) fn wake(&mut self, c: u32, warp: u32, completed: bool) -> Result<(), Stop> {
         let Some(op) = self.ctas[c as usize].warps.get_mut(warp as usize).and_then(|w| w.op.as_mut()) else { return Ok(()) };
-        let Some(p) = op.parts.iter_mut().find(|p| p.suspended) else { return Ok(()) };
+        let Some(k) = op.parts.iter().position(|p| p.suspended) else { return Ok(()) };
+        let p = &mut op.parts[k];
         p.suspended = false;
         // woken by the phase's completion (a time-limit answer is not a wake)
         p.woken = completed;
         p.wait = Some(completed);
         self.ctas[c as usize].mbar.suspended -= 1;
+        self.part_done_early(c, warp, k as u32);
         self.try_retire(c, warp)
     }
 

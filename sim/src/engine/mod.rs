@@ -153,6 +153,25 @@ pub enum Event {
         /// The bar.red results it delivered: (cta, warp, register write).
         regs: Vec<(u32, u32, RegWrite)>,
     },
+    /// A unit applied step `part` of the mbarrier instruction of (cta, warp) at `pc` before the
+    /// instruction retires (its other steps are still in other units' queues): the golden model
+    /// applies that step now. Adds no timing of its own (lockstep only).
+    MbarPart {
+        /// Cycle.
+        cycle: u64,
+        /// CTA of the issuing warp.
+        cta: u32,
+        /// The issuing warp.
+        warp: u32,
+        /// The instruction.
+        pc: u32,
+        /// Its family.
+        family: MbarFamily,
+        /// The step (`exec::MbarStep`, in plan order).
+        part: u32,
+        /// The word change it made (None: none).
+        change: Option<SyncEvent>,
+    },
 }
 
 /// A request waiting for its unit: presented from cycle `at`, with whose it is.
