@@ -347,7 +347,6 @@ impl Logic for TmaGroups {
 mod tests {
     use super::*;
     use crate::tma::tb::*;
-    use crate::tma::types::*;
 
     /// The inputs of one cycle of the group block alone (everything else idle).
     #[derive(Default, Clone, Copy)]
