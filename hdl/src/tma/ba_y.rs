@@ -50,7 +50,7 @@ pub struct TmaRealign {
     /// a store op's reads are done
     pub rd_done: Signal<Out, bool>,
     /// its bulk-group slot
-    pub rd_grp: Signal<Out, Bits<4>>,
+    pub rd_grp: Signal<Out, Bits<TMA_SLOT_BITS>>,
     /// a store-direction job's last slot is in Y
     pub store_last: Signal<Out, bool>,
 

@@ -17,7 +17,7 @@
 //!
 //! # Checks (fault kinds are the golden model's `FindingKind` names)
 //!
-//! A store that found no bulk-group context: `unsupported: more than 4 threads with open bulk
+//! A store that found no bulk-group context: `unsupported: more than 32 threads with open bulk
 //! async-groups`, before any other check. Tensor commands, in the golden model's order:
 //! `TensorMapInvalid` (version, rank, enum values (sub-byte types and swizzle-atomicity modes
 //! included), reserved and unused fields non-zero, im2col fields in a tiled map,

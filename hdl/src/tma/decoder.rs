@@ -53,7 +53,7 @@ pub struct TmaDecoder {
     /// its tensor-map image
     pub head_desc: Signal<In, TmaDescImage>,
     /// its bulk-group slot
-    pub head_gid: Signal<In, Bits<4>>,
+    pub head_gid: Signal<In, Bits<TMA_SLOT_BITS>>,
     /// it is a store with no bulk-group context
     pub head_noctx: Signal<In, bool>,
     /// the queue holds a command
@@ -81,7 +81,7 @@ pub struct TmaDecoder {
     /// a refused store leaves its bulk group
     pub drop: Signal<Out, bool>,
     /// its slot
-    pub drop_grp: Signal<Out, Bits<4>>,
+    pub drop_grp: Signal<Out, Bits<TMA_SLOT_BITS>>,
     /// a refused command (registered)
     pub fault: Signal<Out, TmaFault>,
     /// nothing in decode, J free

@@ -239,7 +239,7 @@ impl Logic for TmaIssuer {
             self.gmem_req.next.addr_lo = self.wb_head.val().addr_lo;
             self.gmem_req.next.addr_hi = self.wb_head.val().addr_hi;
             self.gmem_req.next.sect = 0.into();
-            self.gmem_req.next.tag = bit_cast::<8, 4>(self.wb_head.val().grp);
+            self.gmem_req.next.tag = bit_cast::<8, 7>(self.wb_head.val().grp);
             self.gmem_req.next.write = true;
             self.gmem_req.next.data_lo = self.wb_head.val().data_lo;
             self.gmem_req.next.data_hi = self.wb_head.val().data_hi;

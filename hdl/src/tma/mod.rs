@@ -110,9 +110,10 @@
 //! Interleaved layouts (fault) and the sm_100 forms: no command kind exists for them (the
 //! front end stops with "unsupported: ..." where the golden model does). The reduction of a
 //! `BulkS2S` beat is carried, not computed: the shared-memory side owns the ALU (`cta_top`'s
-//! SmemPort has none: it drops the beat with `smem_red_dropped`). More than `TMA_CTXS` (4)
-//! threads with bulk store ops in flight or committed groups not complete: the store of a 5th
-//! thread is refused (`unsupported: more than 4 threads with open bulk async-groups`). At most
+//! SmemPort has none: it drops the beat with `smem_red_dropped`). More than `TMA_CTXS` (32,
+//! one issuing thread per warp of a 1024-thread CTA) threads with bulk store ops in flight or
+//! committed groups not complete: the store of a 33rd thread is refused (`unsupported: more than
+//! 32 threads with open bulk async-groups`). At most
 //! 3 committed incomplete groups per thread: a 4th commit_group waits. Bulk sizes are below 2^20
 //! (the 20-bit `size` field; the mbarrier tx-count range bounds a load anyway).
 //!

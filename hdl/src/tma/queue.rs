@@ -44,7 +44,7 @@ pub struct TmaQueue {
     /// a commit_group may be accepted (its thread's next group slot is free)
     pub commit_ok: Signal<In, bool>,
     /// the command's bulk-group slot
-    pub gid: Signal<In, Bits<4>>,
+    pub gid: Signal<In, Bits<TMA_SLOT_BITS>>,
     /// the command is a store that found no bulk-group context
     pub noctx: Signal<In, bool>,
     /// a command is accepted this cycle
@@ -56,7 +56,7 @@ pub struct TmaQueue {
     /// its tensor-map image
     pub head_desc: Signal<Out, TmaDescImage>,
     /// its bulk-group slot
-    pub head_gid: Signal<Out, Bits<4>>,
+    pub head_gid: Signal<Out, Bits<TMA_SLOT_BITS>>,
     /// it is a store that found no bulk-group context
     pub head_noctx: Signal<Out, bool>,
     /// the queue holds a command
@@ -69,7 +69,7 @@ pub struct TmaQueue {
     /// its descriptor image
     q0d: DFF<TmaDescImage>,
     /// its bulk-group slot
-    q0g: DFF<Bits<4>>,
+    q0g: DFF<Bits<TMA_SLOT_BITS>>,
     /// it is a store that found no bulk-group context
     q0x: DFF<bool>,
     /// queue entry 1
@@ -77,7 +77,7 @@ pub struct TmaQueue {
     /// its descriptor image
     q1d: DFF<TmaDescImage>,
     /// its bulk-group slot
-    q1g: DFF<Bits<4>>,
+    q1g: DFF<Bits<TMA_SLOT_BITS>>,
     /// it is a store that found no bulk-group context
     q1x: DFF<bool>,
     /// entries in the queue

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 /// Requests in flight in the tests (the ROB holds 256).
 pub(crate) const MAX_OUT: u32 = TMA_TAGS as u32;
 /// threads the testbench tracks bulk groups for
-pub(crate) const TB_THREADS: usize = 8;
+pub(crate) const TB_THREADS: usize = 1 << TMA_THREAD_BITS;
 /// Global base of the test tensors (DESIGN.md: global buffers from 2^32).
 pub(crate) const GBASE: u64 = 0x1_0000_0000;
 
@@ -847,7 +847,7 @@ impl Tb {
                 // the tag is the op's group slot: one per (thread, group), not shared with
                 // another group that is not complete
                 let tag = greq.tag.to_u64();
-                assert!(tag < 16, "cycle {c}: write tag {tag} is no group slot");
+                assert!(tag < TMA_SLOTS as u64, "cycle {c}: write tag {tag} is no group slot");
                 let (th, g) = (self.ops[op].thread, self.ops[op].group);
                 assert_eq!(*self.ops[op].tag.get_or_insert(tag), tag, "cycle {c}: op {op}'s writes change slot");
                 self.ops[op].writes_seen += 1;
@@ -1282,8 +1282,8 @@ pub(crate) fn random_mask(rng: &mut XorShift) -> u16 {
 
 /// Queues one random command; returns true for a copy (load or store).
 pub(crate) fn random_command(tb: &mut Tb, rng: &mut XorShift) -> bool {
-    // stores and commits of up to 4 threads (one context each)
-    tb.thread = rng.below(4) as usize;
+    // stores and commits of up to 8 threads of different warps and lanes (a context each)
+    tb.thread = [0, 1, 37, 64, 130, 300, 777, 1023][rng.below(8) as usize];
     let r = rng.below(100);
     let smem_t = 128 * rng.below(1000) as u32;
     let smem_b = 16 * rng.below(8000) as u32;

@@ -19,8 +19,18 @@ pub const TMA_LINE_BYTES: usize = 128;
 /// per thread; a 4th commit waits for the oldest group).
 pub const TMA_GROUPS: usize = 4;
 /// Bulk async-group contexts: threads that may have bulk operations in flight or committed
-/// groups not complete at once (PTX keeps bulk async-groups per thread, 9.7.9.25.6.1).
-pub const TMA_CTXS: usize = 4;
+/// groups not complete at once (PTX keeps bulk async-groups per thread, 9.7.9.25.6.1, with no
+/// limit on their number). 32: one issuing thread in each warp of a 1024-thread CTA (CUTLASS's
+/// producer / consumer warp groups issue from one elected lane each), held in flip-flops with a
+/// thread compare per context.
+pub const TMA_CTXS: usize = 32;
+/// Bits of a context index.
+pub const TMA_CTX_BITS: usize = 5;
+/// Bulk async-group slots in all (`TMA_CTXS * TMA_GROUPS`).
+pub const TMA_SLOTS: usize = TMA_CTXS * TMA_GROUPS;
+/// Bits of a bulk-group slot id (context * 4 + the context's slot); it rides a global write's
+/// 8-bit tag.
+pub const TMA_SLOT_BITS: usize = TMA_CTX_BITS + 2;
 /// Bits of a CTA-local thread index (`warp * 32 + lane`, up to 1024 threads).
 pub const TMA_THREAD_BITS: usize = 10;
 /// Address bits of the row queue.
@@ -28,9 +38,18 @@ pub const TMA_ROWQ_BITS: usize = 8;
 /// Rows the request side may run ahead of the shared-memory side: as many as the ROB has tags,
 /// so a box of 32-byte rows still keeps every tag busy.
 pub const TMA_ROWQ: usize = 1 << TMA_ROWQ_BITS;
-// The stage blocks name these as literals (256 tags, 4 contexts x 4 group slots (a 4-bit slot id:
-// context in bits 2..4), 256 row-queue entries, 10-bit thread index).
-const _: () = assert!(TMA_TAGS == 256 && TMA_GROUPS == 4 && TMA_CTXS == 4 && TMA_ROWQ == 256 && TMA_THREAD_BITS == 10);
+// The stage blocks name these as literals (256 tags, 32 contexts x 4 group slots (a 7-bit slot id:
+// context in bits 2..7), 256 row-queue entries, 10-bit thread index).
+const _: () = assert!(
+    TMA_TAGS == 256
+        && TMA_GROUPS == 4
+        && TMA_CTXS == 32
+        && TMA_CTXS == 1 << TMA_CTX_BITS
+        && TMA_SLOT_BITS == 7
+        && TMA_SLOT_BITS <= TMA_TAG_BITS
+        && TMA_ROWQ == 256
+        && TMA_THREAD_BITS == 10
+);
 
 /// Command kinds.
 #[derive(Copy, Clone, Debug, PartialEq, LogicState)]
@@ -127,7 +146,7 @@ pub enum TmaFaultKind {
     ClusterRankOutOfRange,
     /// a tensor map with interleave 16B / 32B
     UnsupportedInterleave,
-    /// a store from a thread with no bulk-group context while all `TMA_CTXS` are in use
+    /// a store from a thread with no bulk-group context while all `TMA_CTXS` (32) are in use
     UnsupportedThreads,
 }
 
@@ -141,7 +160,7 @@ impl TmaFaultKind {
             TmaFaultKind::TmaMisaligned => Some("TmaMisaligned"),
             TmaFaultKind::ClusterRankOutOfRange => Some("ClusterRankOutOfRange"),
             TmaFaultKind::UnsupportedInterleave => Some("unsupported: interleaved tensor layouts"),
-            TmaFaultKind::UnsupportedThreads => Some("unsupported: more than 4 threads with open bulk async-groups"),
+            TmaFaultKind::UnsupportedThreads => Some("unsupported: more than 32 threads with open bulk async-groups"),
         }
     }
 }
@@ -595,7 +614,7 @@ pub struct TmaSlot {
     /// loads: the job's bytes so far, this slot included
     pub tx: Bits<32>,
     /// stores: bulk-group slot
-    pub grp: Bits<4>,
+    pub grp: Bits<TMA_SLOT_BITS>,
     /// stores: global address of the output chunk, low half
     pub ca_lo: Bits<32>,
     /// high half
@@ -654,7 +673,7 @@ pub struct TmaWbEntry {
     /// byte mask 16..=31
     pub mask_hi: Bits<16>,
     /// bulk-group slot
-    pub grp: Bits<4>,
+    pub grp: Bits<TMA_SLOT_BITS>,
     /// the op's reduction (`TmaGmemReq::red_op`)
     pub red_op: TmaRedOp,
     /// its element type
@@ -816,7 +835,7 @@ pub struct TmaSlotJob {
     /// mbarrier word (loads)
     pub word: Bits<16>,
     /// bulk-group slot (stores)
-    pub grp: Bits<4>,
+    pub grp: Bits<TMA_SLOT_BITS>,
     /// OOB fill bytes
     pub fill: TmaData16,
     /// bytes per row

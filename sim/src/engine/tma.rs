@@ -4,7 +4,7 @@
 //! view it gives the lockstep, and the `[tma]` model for the forms the unit does not implement.
 
 use super::*;
-use hopsync_hdl::tma_engine::TmaData128;
+use hopsync_hdl::tma_engine::{TmaData128, TMA_CTXS};
 
 /// A CTA's TmaEngine, its command queue and its work in flight.
 pub(super) struct TmaPort {
@@ -539,7 +539,7 @@ impl<'p> Engine<'p> {
             let name = out.fault.kind.name().unwrap_or("?");
             if out.fault.kind == TmaFaultKind::UnsupportedThreads {
                 let t = out.fault.thread.to_u64();
-                return Err(Stop::Unsupported(format!("{name} (the store of cta {c} warp {} lane {}; the TmaEngine keeps 4 bulk-group contexts)", t / 32, t % 32)));
+                return Err(Stop::Unsupported(format!("{name} (the store of cta {c} warp {} lane {}; the TmaEngine keeps {} bulk-group contexts)", t / 32, t % 32, TMA_CTXS)));
             }
             return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} refused a command the golden model accepted: {name}")));
         }
