@@ -250,11 +250,7 @@ const WAITING_FOR: &[(&str, &str)] = &[];
 /// What the RTL engine's units cannot do yet that a client needs (another change adds it): the
 /// golden run must be correct, the lockstep run must agree up to there, and the RTL engine must
 /// stop with this `unsupported:` message and nothing else.
-const RTL_WAITS_FOR: &[(&str, &str)] = &[
-    // CUTLASS's TMA warp-specialized epilogue stores from more threads than the TmaEngine's 4
-    // bulk async-group contexts (hdl/src/tma/mod.rs, "Unsupported").
-    ("cutlass_ex49_f16_pingpong.cu", "unsupported: more than 4 threads with open bulk async-groups"),
-];
+const RTL_WAITS_FOR: &[(&str, &str)] = &[];
 
 fn run_client(file: &str, ub: UbMode, check: Check) -> Result<String, String> {
     let path = clients_dir().join(file);
