@@ -174,11 +174,7 @@ fn store_program(n: u32, war: bool) -> Program {
 
 /// The `t` the program stored.
 fn stored_t(p: &Program) -> u64 {
-    let r = run_rtl(p, Config::default(), SmConfig::sm90());
-    assert_eq!(r.status, "ok", "{}", r.summary());
-    let hex = &r.outputs["t"];
-    let b: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-    u64::from_le_bytes(b[..8].try_into().unwrap())
+    stored_ts(p)[0]
 }
 
 #[test]
@@ -300,7 +296,7 @@ fn pipe_program(op: &str, n: u32, warps: u32) -> Program {
     Program::parse("pipes.ptx", &src).unwrap()
 }
 
-/// The per-warp deltas `pipe_program` stored.
+/// The u64s a program stored in its output `t` (per warp for `pipe_program`).
 fn stored_ts(p: &Program) -> Vec<u64> {
     let r = run_rtl(p, Config::default(), SmConfig::sm90());
     assert_eq!(r.status, "ok", "{}", r.summary());
