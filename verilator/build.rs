@@ -101,6 +101,16 @@ fn without_models(out: &Path, why: &str) {
 }
 
 fn main() {
+    // rust-hdl's Verilog generation recurses deeply, and a release build compiles build scripts
+    // and their dependencies without optimization (cargo's build-override): the main thread's
+    // 8 MiB stack overflows there, so the work runs on a thread with room.
+    let worker = std::thread::Builder::new().stack_size(1 << 30).spawn(build).expect("spawn the build thread");
+    if let Err(e) = worker.join() {
+        std::panic::resume_unwind(e);
+    }
+}
+
+fn build() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");

@@ -662,6 +662,15 @@ pub struct Kernel {
     pub body: Vec<Instr>,
     /// `.callprototype` labels and their text after the directive name (`_ (.param .b32 _)`).
     pub protos: Vec<(LabelId, String)>,
+    /// Statement-level `.pragma "...";` directives inside function bodies: the instruction index
+    /// each stands before, and its string (`"nounroll"` applies to the loop whose header block
+    /// holds it; PTX ISA, Pragma Strings). An entry-level pragma is one of the function's
+    /// directives; a module-scope one an [`Item::Pragma`].
+    #[serde(default)]
+    pub pragmas: Vec<(u32, String)>,
+    /// The strings of module-scope pragmas ([`Item::Pragma`]).
+    #[serde(default)]
+    pub module_pragmas: Vec<String>,
 }
 
 /// A formal parameter of a function: a `.param` variable, or (`.func` only) a `.reg`.
@@ -712,6 +721,10 @@ pub enum Item {
     Decl(FuncId),
     /// A function definition.
     Def(FuncId),
+    /// A module-scope `.pragma "...";` (PTX ISA, Pragma Strings), by index into
+    /// [`Kernel::module_pragmas`]: it applies to every function of the module (`"nounroll"`: no
+    /// loop is unrolled).
+    Pragma(u32),
 }
 
 /// A PTX module.

@@ -108,6 +108,10 @@ struct Parser<'a> {
     labels: Vec<String>,
     label_pc: Vec<u32>,
     protos: Vec<(LabelId, String)>,
+    /// Statement-level pragmas: (index of the next instruction, string).
+    pragmas: Vec<(u32, String)>,
+    /// Module-scope pragmas' strings.
+    module_pragmas: Vec<String>,
     body: Vec<Instr>,
     fs: Option<FnState>,
     errors: Vec<Diag>,
@@ -136,6 +140,8 @@ pub fn parse_module(src: &str) -> R<Module> {
         labels: Vec::new(),
         label_pc: Vec::new(),
         protos: Vec::new(),
+        pragmas: Vec::new(),
+        module_pragmas: Vec::new(),
         body: Vec::new(),
         fs: None,
         errors: Vec::new(),
@@ -387,11 +393,13 @@ impl<'a> Parser<'a> {
                 ".section" => self.skip_section()?,
                 ".pragma" => {
                     self.pos += 1;
-                    match self.next() {
-                        Some(Tok::Str(_)) => {}
+                    let text = match self.next() {
+                        Some(Tok::Str(t)) => t.clone(),
                         _ => return Err(Diag::new(loc, "expected a string after `.pragma`")),
-                    }
+                    };
                     self.punct(';')?;
+                    self.items.push(Item::Pragma(self.module_pragmas.len() as u32));
+                    self.module_pragmas.push(text);
                 }
                 ".visible" | ".weak" | ".extern" | ".common" | ".entry" | ".func" | ".global" | ".shared" | ".const" => {
                     let mut linkage = Vec::new();
@@ -442,6 +450,8 @@ impl<'a> Parser<'a> {
             label_pc: std::mem::take(&mut self.label_pc),
             body: std::mem::take(&mut self.body),
             protos: std::mem::take(&mut self.protos),
+            pragmas: std::mem::take(&mut self.pragmas),
+            module_pragmas: std::mem::take(&mut self.module_pragmas),
         };
         let mut m = Module {
             version,
@@ -503,6 +513,19 @@ impl<'a> Parser<'a> {
         let params = if matches!(self.peek(), Some(Tok::Punct('('))) { self.formals(f)? } else { Vec::new() };
         let mut directives = Vec::new();
         while let Some(Tok::Word(w)) = self.peek() {
+            // An entry-level pragma (PTX ISA, Pragma Strings: `"nounroll"` there applies to every
+            // loop of the function), kept verbatim among the directives.
+            if w == ".pragma" {
+                let ploc = self.loc();
+                self.pos += 1;
+                let text = match self.next() {
+                    Some(Tok::Str(t)) => t.clone(),
+                    _ => return Err(Diag::new(ploc, "expected a string after `.pragma`")),
+                };
+                self.punct(';')?;
+                directives.push(format!(".pragma \"{text}\";"));
+                continue;
+            }
             if !matches!(w.as_str(), ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnctapersm" | ".maxnreg" | ".explicitcluster" | ".reqnctapercluster" | ".maxclusterrank" | ".noreturn" | ".blocksareclusters") {
                 break;
             }
@@ -934,10 +957,11 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Word(w)) if w == ".pragma" => {
                 self.pos += 1;
-                match self.next() {
-                    Some(Tok::Str(_)) => {}
+                let text = match self.next() {
+                    Some(Tok::Str(t)) => t.clone(),
                     _ => return Err(Diag::new(loc, "expected a string after `.pragma`")),
-                }
+                };
+                self.pragmas.push((self.body.len() as u32, text));
                 self.punct(';')
             }
             Some(Tok::Word(w)) if w == ".loc" => {

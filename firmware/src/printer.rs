@@ -25,6 +25,9 @@ pub fn print_module(m: &Module) -> String {
                 let _ = writeln!(o, "{};", func_header(m, &m.funcs[f.0 as usize]));
             }
             Item::Def(f) => print_func(m, &m.funcs[f.0 as usize], &mut o),
+            Item::Pragma(i) => {
+                let _ = writeln!(o, ".pragma \"{}\";", m.kernel.module_pragmas[i as usize]);
+            }
         }
     }
     o
@@ -106,6 +109,9 @@ fn print_func(m: &Module, f: &Func, o: &mut String) {
     let mut last_src = None;
     for pc in start..end {
         labels_at(pc, o);
+        for (_, text) in k.pragmas.iter().filter(|(at, _)| *at == pc) {
+            let _ = writeln!(o, "\t.pragma \"{text}\";");
+        }
         let ins = &k.body[pc as usize];
         if let Some(l) = ins.src.0.and_then(|i| m.src_locs.get(i as usize)) {
             if last_src != ins.src.0 {

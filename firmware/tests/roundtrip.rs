@@ -72,3 +72,18 @@ fn negative_address_offsets_print_as_ptxas_reads_them() {
     assert!(text.contains("[%rd2+-636]"), "{text}");
     assert_eq!(parse_module(&text).unwrap_or_else(|d| panic!("{d}\n{text}")), m);
 }
+
+/// `.pragma "nounroll"` at its three scopes (PTX ISA, Pragma Strings): module, entry (between the
+/// header and the body) and statement (inside a loop's header block) are kept where they stand
+/// and printed back there: the timing model reads them (ptxas does not unroll such loops).
+#[test]
+fn pragmas_are_kept_at_module_entry_and_statement_scope() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n.pragma \"nounroll\";\n.visible .entry k()\n.pragma \"nounroll\";\n{\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n\tmov.u32 %r1, 0;\nL:\n\t.pragma \"nounroll\";\n\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 8;\n\t@%p1 bra L;\n\tret;\n}\n";
+    let m = parse_module(src).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(m.kernel.module_pragmas, vec!["nounroll".to_string()]);
+    assert_eq!(m.funcs[m.entry.0 as usize].directives, vec![".pragma \"nounroll\";".to_string()]);
+    assert_eq!(m.kernel.pragmas, vec![(1, "nounroll".to_string())]);
+    let text = print_module(&m);
+    assert_eq!(parse_module(&text).unwrap_or_else(|d| panic!("{d}\n{text}")), m);
+    assert_eq!(text.matches(".pragma \"nounroll\";").count(), 3, "{text}");
+}

@@ -34,6 +34,22 @@ pub struct Issue {
     /// Which eligible warp a scheduler issues.
     #[serde(default)]
     pub policy: IssuePolicy,
+    /// ptxas unrolls a counted loop fully (its control instructions do not exist on silicon,
+    /// `timing::unrolled_away`) when trip count x W x (W + `unroll_weight_offset`) is at most this;
+    /// W is the body's weight.
+    pub unroll_budget: f64,
+    /// The weight in W of a body instruction that is ALU work (class Compute); any other counts 1.
+    pub unroll_alu_weight: f64,
+    /// See `unroll_budget`.
+    pub unroll_weight_offset: f64,
+    /// A counted loop of known trip count that is not unrolled fully is unrolled this / W times
+    /// (body copies per SASS iteration), when that is at least `unroll_min_factor`.
+    pub unroll_partial_budget: f64,
+    /// The least partial unrolling ptxas does, and what it does to a small loop of unknown trip
+    /// count.
+    pub unroll_min_factor: u32,
+    /// The largest body weight W of a loop of unknown trip count that ptxas unrolls.
+    pub unroll_unknown_max_weight: f64,
 }
 
 /// A warp scheduler's choice among its eligible warps.
@@ -124,6 +140,9 @@ pub struct Smem {
     pub atomic_latency: u64,
     /// Booking horizon of the pipe before MemoryThrottle.
     pub queue_cycles: u64,
+    /// Cycles after a plain shared-memory store before the warp's next memory instruction
+    /// issues (the stall count ptxas gives STS before another memory instruction).
+    pub store_issue_cycles: u64,
 }
 
 /// Global memory.

@@ -3,7 +3,7 @@
 
 use crate::config::SmConfig;
 use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand, Sreg};
-use hopsync_cosim::exec::MbarFamily;
+use hopsync_cosim::exec::{self, MbarFamily};
 use hopsync_firmware::Opcode;
 
 /// How the engine executes and times an instruction.
@@ -59,6 +59,11 @@ pub struct InstrInfo {
     /// when they are (`hopsync gpu pack`'s trace code reads an mbarrier token with such a `mov`
     /// before the %clock64 read, and silicon's bracket is 2..5 cycles, not the token's 31).
     pub rename: bool,
+    /// ptxas unrolled the counted loop this instruction controls (its induction step, compare,
+    /// backward branch, or an address step folded into immediate offsets): the instruction does
+    /// not exist on silicon, so the engine runs it in no issue slot, with no latency, pipe or
+    /// branch redirect ([`unrolled_loops`]; the engine asks [`Unroll`] per warp and iteration).
+    pub unroll: Unroll,
 }
 
 /// The execution pipes of an SM sub-partition that limit how fast its scheduler issues
@@ -377,6 +382,14 @@ pub fn tma_beats(pieces: impl Iterator<Item = (Option<u64>, u64)>) -> u64 {
 
 /// The static facts of every instruction of the kernel, by pc.
 pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
+    let mut info = analyze_each(module, c);
+    for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
+        info[pc].unroll = u;
+    }
+    info
+}
+
+fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     let mut adds = 0;
     module
         .kernel
@@ -415,9 +428,276 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 ordering: ordering_of(i),
                 pipe: issue_pipe(i, &mut adds),
                 rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
+                unroll: Unroll::Kept,
             }
         })
         .collect()
+}
+
+/// The longest trip count [`unrolled_loops`] follows; longer loops count as of unknown length.
+pub const MAX_TRIP: u64 = 1 << 16;
+
+/// What ptxas's loop unrolling makes of an instruction that controls a counted loop (its
+/// induction step, its compare, its backward branch, an address step it folds into immediate
+/// offsets): in the SASS it is gone from every unrolled copy of the body but the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unroll {
+    /// Not loop control of an unrolled loop: issued as written.
+    Kept,
+    /// The loop is unrolled fully: the instruction is gone from every iteration.
+    Gone,
+    /// The loop is unrolled `factor` times: the instruction is gone from each iteration but every
+    /// `factor`-th of a run of the loop (counted per warp by the backward branch at `back_edge`).
+    Every {
+        /// The pc of the loop's backward branch.
+        back_edge: u32,
+        /// Body copies per loop iteration in the SASS.
+        factor: u32,
+    },
+}
+
+/// What ptxas's unrolling of counted loops does to each instruction, by pc ([`Unroll`]).
+///
+/// A loop qualifies when one guarded backward `bra` closes a straight-line body (no other branch,
+/// call, return or exit in it, and no branch from elsewhere into it), its guard is written in the
+/// body only by `setp.cmp %p, %rX, b` with `b` an immediate or a register the body does not write,
+/// and `%rX` is written in the body only by `add`/`sub %rX, %rX, imm`; and when no
+/// `.pragma "nounroll"` (PTX ISA, Pragma Strings) applies to it: at module scope, among its
+/// function's directives, or inside the loop's header block. Its trip count is known when `b` is
+/// an immediate and `%rX` is set before the loop (in the same straight-line block) by `mov %rX,
+/// imm`: running that induction with the golden model's own compare ([`exec::compare`]) counts it.
+/// With W the body's weight (`issue.unroll_alu_weight` per ALU instruction, 1 per other, the loop
+/// control left out), ptxas 13.5 (sim/configs/sm90.toml) unrolls a loop
+/// - fully when its trip count is known and `trips x W x (W + issue.unroll_weight_offset) <=
+///   issue.unroll_budget` (an empty loop is deleted);
+/// - else, with a known trip count, `issue.unroll_partial_budget / W` times when that is at least
+///   `issue.unroll_min_factor`;
+/// - else, with an unknown trip count, `issue.unroll_min_factor` times when W is at most
+///   `issue.unroll_unknown_max_weight`.
+///
+/// The loop control of such a loop is the branch, the compare, the induction step, and the
+/// arithmetic affine in the iteration that no copy needs as a value ([`affine_in_iteration`]:
+/// address steps, an index and the address made from it): in the unrolled copies their values
+/// are constants or immediate offsets.
+pub fn unrolled_loops(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<Unroll> {
+    let k = &module.kernel;
+    let n = k.body.len();
+    let mut out = vec![Unroll::Kept; n];
+    if k.module_pragmas.iter().any(|p| p == "nounroll") {
+        return out;
+    }
+    let target = |i: &Instr| -> Option<usize> {
+        match (i.op, i.operands.first()) {
+            (Opcode::Bra, Some(Operand::Label(l))) => k.label_pc.get(l.0 as usize).map(|&p| p as usize),
+            _ => None,
+        }
+    };
+    // pcs some branch jumps to, and by how many branches
+    let mut joins = vec![0u32; n + 1];
+    for i in &k.body {
+        if let Some(t) = target(i) {
+            if t <= n {
+                joins[t] += 1;
+            }
+        }
+    }
+    let nounroll_fn: Vec<(usize, usize)> = module
+        .funcs
+        .iter()
+        .filter(|f| f.directives.iter().any(|d| d == ".pragma \"nounroll\";"))
+        .filter_map(|f| f.body.map(|(a, b)| (a as usize, b as usize)))
+        .collect();
+    let writes = |pc: usize, r: u32| info[pc].dsts.contains(&r);
+    let is = &c.issue;
+    for b in 0..n {
+        let br = &k.body[b];
+        let (Some(h), Some(g)) = (target(br), br.guard) else { continue };
+        if h > b || joins[h] != 1 {
+            continue;
+        }
+        let body = h..b;
+        let straight = body.clone().all(|pc| !matches!(class_of(k.body[pc].op), Class::Branch) && !matches!(k.body[pc].op, Opcode::Exit | Opcode::Trap | Opcode::Brkpt));
+        let entered_only_at_head = (h + 1..=b).all(|pc| joins[pc] == 0);
+        let kept = k.pragmas.iter().any(|(pc, t)| t == "nounroll" && (h..=b).contains(&(*pc as usize)))
+            || nounroll_fn.iter().any(|&(a, e)| (a..e).contains(&h));
+        if !straight || !entered_only_at_head || kept {
+            continue;
+        }
+        // the compare that sets the guard
+        let p = g.reg.0;
+        let setps: Vec<usize> = body.clone().filter(|&pc| writes(pc, p)).collect();
+        let [ps] = setps[..] else { continue };
+        let setp = &k.body[ps];
+        let (Opcode::Setp, None) = (setp.op, setp.guard) else { continue };
+        let Some(Operand::Reg(x)) = setp.operands.get(1) else { continue };
+        let limit = match setp.operands.get(2) {
+            Some(Operand::Imm(v)) => Some(*v as u64),
+            Some(Operand::Reg(r)) if !body.clone().any(|pc| writes(pc, r.0)) => None,
+            _ => continue,
+        };
+        let first_is_p = match setp.operands.first() {
+            Some(Operand::Reg(d)) => d.0 == p,
+            Some(Operand::Pair(d, _)) => d.0 == p,
+            _ => false,
+        };
+        let Some(ty) = setp.ty().filter(|t| !t.is_float()) else { continue };
+        if !first_is_p || setp.mods.iter().any(|m| matches!(m, Mod::And | Mod::Or | Mod::Xor)) {
+            continue;
+        }
+        // the induction step
+        let steps: Vec<usize> = body.clone().filter(|&pc| writes(pc, x.0)).collect();
+        let [pa] = steps[..] else { continue };
+        let Some(step) = const_step(&k.body[pa], x.0) else { continue };
+        // its start: the last write before the loop, in the same straight-line block
+        let mut start = None;
+        for pc in (0..h).rev() {
+            let i = &k.body[pc];
+            if matches!(class_of(i.op), Class::Branch) || joins[pc + 1] > 0 && pc + 1 != h {
+                break;
+            }
+            if writes(pc, x.0) {
+                if let (Opcode::Mov, None, Some(Operand::Imm(v))) = (i.op, i.guard, i.operands.get(1)) {
+                    start = Some(*v as u64);
+                }
+                break;
+            }
+        }
+        // the trip count, by running the induction
+        let trips = match (start, limit) {
+            (Some(mut v), Some(limit)) => {
+                let w = exec::bits(ty);
+                let cmp = exec::compare_op(setp);
+                let mut trips = 0u64;
+                loop {
+                    trips += 1;
+                    // the compare sees the step when the step comes first in the body
+                    let stepped = exec::trunc(v.wrapping_add(step), w);
+                    let pred = exec::compare(cmp, ty, if pa < ps { stepped } else { v }, limit, 0);
+                    v = stepped;
+                    if pred == g.negated || trips > MAX_TRIP {
+                        break;
+                    }
+                }
+                (trips <= MAX_TRIP).then_some(trips)
+            }
+            _ => None,
+        };
+        // address steps and other arithmetic affine in the iteration (ptxas folds them into
+        // constants and immediate offsets of the unrolled copies)
+        let affine = affine_in_iteration(k, info, body.clone());
+        let control = |pc: usize| pc == pa || pc == ps || affine.contains(&pc);
+        let weight: f64 = body
+            .clone()
+            .filter(|&pc| !control(pc) && !info[pc].rename)
+            .map(|pc| if info[pc].class == Class::Compute { is.unroll_alu_weight } else { 1.0 })
+            .sum();
+        let unroll = match trips {
+            Some(t) if t as f64 * weight * (weight + is.unroll_weight_offset) <= is.unroll_budget => Unroll::Gone,
+            Some(_) => match (is.unroll_partial_budget / weight.max(1.0)).floor() as u32 {
+                f if f >= is.unroll_min_factor => Unroll::Every { back_edge: b as u32, factor: f },
+                _ => continue,
+            },
+            None if weight <= is.unroll_unknown_max_weight => Unroll::Every { back_edge: b as u32, factor: is.unroll_min_factor },
+            None => continue,
+        };
+        for pc in [b, ps, pa].into_iter().chain(affine) {
+            out[pc] = unroll;
+        }
+    }
+    out
+}
+
+/// The pcs of `body` that compute registers affine in the loop's iteration, which ptxas folds into
+/// constants and immediate offsets of the unrolled copies (`hopsync gpu pack`'s trace-slot counter
+/// and trace addresses, an index and the address made from it): a register stepped only by
+/// constants (`add`/`sub r, r, imm`), and one written only by `add`, `sub`, `mul`, `mad`, `shl`,
+/// `mov` or `cvt` (unguarded, integer) from such registers, immediates and registers the body does
+/// not write, at least one of its sources affine. A sum of a loop-invariant register
+/// (`add r, r, s`) stays: ptxas keeps those adds (calibration/val_unroll_loops.ptx's SASS).
+fn affine_in_iteration(k: &hopsync_firmware::ir::Kernel, info: &[InstrInfo], body: std::ops::Range<usize>) -> Vec<usize> {
+    use std::collections::HashSet;
+    let derived_shape = |pc: usize| {
+        let i = &k.body[pc];
+        i.guard.is_none()
+            && matches!(i.op, Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Mad | Opcode::Shl | Opcode::Mov | Opcode::Cvt)
+            && !i.ty().is_some_and(|t| t.is_float())
+            && !i.mods.iter().any(|m| matches!(m, Mod::Sat | Mod::Cc | Mod::Hi))
+            && info[pc].dsts.len() == 1
+            && !i.operands.iter().any(|o| matches!(o, Operand::Special(_) | Operand::Vector(_) | Operand::Sym(_)))
+    };
+    let written: HashSet<u32> = body.clone().flat_map(|pc| info[pc].dsts.iter().copied()).collect();
+    let writers = |r: u32| body.clone().filter(move |&pc| info[pc].dsts.contains(&r));
+    let mut affine: HashSet<u32> = written.iter().copied().filter(|&r| writers(r).all(|pc| const_step(&k.body[pc], r).is_some())).collect();
+    loop {
+        let grown: Vec<u32> = written
+            .iter()
+            .copied()
+            .filter(|r| !affine.contains(r))
+            .filter(|&r| {
+                writers(r).all(|pc| {
+                    let srcs = &info[pc].srcs;
+                    derived_shape(pc) && srcs.iter().all(|s| !written.contains(s) || affine.contains(s)) && srcs.iter().any(|s| affine.contains(s))
+                })
+            })
+            .collect();
+        if grown.is_empty() {
+            break;
+        }
+        affine.extend(grown);
+    }
+    // Only what no copy needs as a value folds away: a register read as data (a store's value,
+    // other arithmetic) is materialized in every copy (ptxas 13.5: `st.global.u64 [%rd0], %rd0`
+    // with a stepped %rd0 gets an add per copy); reads as an address base, as a compare against an
+    // immediate (the offset goes into the immediate) or by arithmetic that folds too are free.
+    let readers = |r: u32| body.clone().filter(move |&pc| info[pc].srcs.contains(&r));
+    loop {
+        let kept: Vec<u32> = affine
+            .iter()
+            .copied()
+            .filter(|&r| {
+                readers(r).all(|pc| {
+                    let i = &k.body[pc];
+                    let folds = info[pc].dsts.first().is_some_and(|d| affine.contains(d));
+                    let compare = i.op == Opcode::Setp && i.guard.is_none() && matches!(i.operands.get(2), Some(Operand::Imm(_)));
+                    folds || compare || only_address_base(i, r)
+                })
+            })
+            .collect();
+        if kept.len() == affine.len() {
+            break;
+        }
+        affine = kept.into_iter().collect();
+    }
+    body.filter(|&pc| info[pc].dsts.first().is_some_and(|d| affine.contains(d))).collect()
+}
+
+/// The constant `i` adds to register `r` (`add`/`sub r, r, imm`, unguarded, integer).
+fn const_step(i: &Instr, r: u32) -> Option<u64> {
+    if i.guard.is_some() || i.ty().is_some_and(|t| t.is_float()) || i.mods.iter().any(|m| matches!(m, Mod::Sat | Mod::Cc)) {
+        return None;
+    }
+    match (i.op, &i.operands[..]) {
+        (Opcode::Add, [Operand::Reg(d), Operand::Reg(a), Operand::Imm(v)]) | (Opcode::Add, [Operand::Reg(d), Operand::Imm(v), Operand::Reg(a)]) if d.0 == r && a.0 == r => Some(*v as u64),
+        (Opcode::Sub, [Operand::Reg(d), Operand::Reg(a), Operand::Imm(v)]) if d.0 == r && a.0 == r => Some(v.wrapping_neg() as u64),
+        _ => None,
+    }
+}
+
+/// Whether `i` reads register `r` only as the base of its memory operands.
+fn only_address_base(i: &Instr, r: u32) -> bool {
+    if i.guard.is_some_and(|g| g.reg.0 == r) {
+        return false;
+    }
+    let dest0 = first_is_dest(i);
+    i.operands.iter().enumerate().all(|(k, o)| match o {
+        Operand::Addr { .. } => true,
+        _ if k == 0 && dest0 => true,
+        o => {
+            let mut v = Vec::new();
+            regs_of(o, &mut v);
+            !v.contains(&r)
+        }
+    })
 }
 
 /// Bank wavefronts of one warp access to shared memory: per bank, the number of distinct
@@ -500,5 +780,103 @@ mod tests {
         assert_eq!(bank_wavefronts(&c, &a), 2);
         let a: Vec<(u64, usize)> = (0..32).map(|l| (0x1000 + l * 4, 4)).collect();
         assert_eq!(sectors(&c, &a), 4);
+    }
+}
+
+#[cfg(test)]
+mod unroll_tests {
+    use super::*;
+
+    /// The pcs `unrolled_away` removes from a kernel with this body (registers %r0..%r7,
+    /// %rd0..%rd3, %p0..%p3; parameter `p`).
+    fn removed(body: &str, pre_entry: &str) -> Vec<usize> {
+        removed_in(body, pre_entry, "")
+    }
+
+    fn removed_in(body: &str, pre_entry: &str, entry_directive: &str) -> Vec<usize> {
+        let src = format!(
+            "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [32, 1, 1]\n//! [[buffer]]\n//! name = \"b\"\n//! bytes = 65536\n//! [[param]]\n//! name = \"p\"\n//! buffer = \"b\"\n.version 8.0\n.target sm_90\n.address_size 64\n{pre_entry}.visible .entry k(.param .u64 p)\n{entry_directive}{{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd0, [p];\n\tcvta.to.global.u64 %rd0, %rd0;\n{body}\n\tret;\n}}\n"
+        );
+        let m = hopsync_firmware::Program::parse("t.ptx", &src).expect("parses").module;
+        let c = SmConfig::sm90();
+        let info = analyze_each(&m, &c);
+        unrolled_loops(&m, &info, &c).iter().enumerate().filter(|(_, u)| **u == Unroll::Gone).map(|(pc, _)| pc).collect()
+    }
+
+    /// What `unrolled_loops` says of each pc of the kernel with this body.
+    fn unrolls(body: &str) -> Vec<Unroll> {
+        let src = format!(
+            "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [32, 1, 1]\n//! [[buffer]]\n//! name = \"b\"\n//! bytes = 65536\n//! [[param]]\n//! name = \"p\"\n//! buffer = \"b\"\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd0, [p];\n\tcvta.to.global.u64 %rd0, %rd0;\n{body}\n\tret;\n}}\n"
+        );
+        let m = hopsync_firmware::Program::parse("t.ptx", &src).expect("parses").module;
+        let c = SmConfig::sm90();
+        unrolled_loops(&m, &analyze_each(&m, &c), &c)
+    }
+
+    // pcs: 0 ld.param, 1 cvta, 2 mov, 3 st (loop head), 4 add (address), 5 add (count), 6 setp, 7 bra
+    const LOOP16: &str = "\tmov.u32 %r1, 0;\nL:\n\tst.global.u32 [%rd0], %r1;\n\tadd.s64 %rd0, %rd0, 4;\n\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 16;\n\t@%p1 bra L;";
+
+    #[test]
+    fn a_small_counted_loop_loses_its_control_instructions() {
+        // ptxas 13.5 -arch=sm_90 unrolls this loop fully (16 STG with immediate offsets, no BRA):
+        // the address step, the count, the compare and the branch are gone
+        assert_eq!(removed(LOOP16, ""), vec![4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn nounroll_keeps_the_loop_wherever_the_pragma_stands() {
+        let in_header = LOOP16.replace("L:\n", "L:\n\t.pragma \"nounroll\";\n");
+        assert_eq!(removed(&in_header, ""), Vec::<usize>::new());
+        assert_eq!(removed(LOOP16, ".pragma \"nounroll\";\n"), Vec::<usize>::new());
+        assert_eq!(removed_in(LOOP16, "", ".pragma \"nounroll\";\n"), Vec::<usize>::new());
+        // another pragma string changes nothing
+        assert_eq!(removed_in(LOOP16, "", ".pragma \"other\";\n"), vec![4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn only_loops_ptxas_unrolls_fully_lose_all_their_control() {
+        // the trip count comes from a register ptxas cannot know
+        let unknown = LOOP16.replace("setp.lt.u32 %p1, %r1, 16", "setp.lt.u32 %p1, %r1, %r2");
+        assert_eq!(removed(&unknown, ""), Vec::<usize>::new());
+        // the start is not a constant
+        let start = LOOP16.replace("mov.u32 %r1, 0", "mov.u32 %r1, %tid.x");
+        assert_eq!(removed(&start, ""), Vec::<usize>::new());
+        // a body of 1 store unrolls up to 2810 trips on ptxas 13.5
+        let long = LOOP16.replace(", 16;", ", 2850;");
+        assert_eq!(removed(&long, ""), Vec::<usize>::new());
+        let just = LOOP16.replace(", 16;", ", 2800;");
+        assert_eq!(removed(&just, ""), vec![4, 5, 6, 7]);
+        // a branch out of the body: not a straight-line loop
+        let exit = LOOP16.replace("\tadd.s64", "\t@%p2 bra D;\n\tadd.s64").replace("bra L;", "bra L;\nD:");
+        assert_eq!(removed(&exit, ""), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn longer_and_unknown_loops_are_unrolled_partly() {
+        let every = |f| Unroll::Every { back_edge: 7, factor: f };
+        // 4096 trips of one store: ptxas 13.5 keeps a loop of 157 copies (the model: 150 / W)
+        let long = unrolls(&LOOP16.replace(", 16;", ", 4096;"));
+        assert_eq!(&long[4..8], &[every(150); 4]);
+        assert_eq!(long[3], Unroll::Kept);
+        // a trip count from a register: 4 copies of a small body
+        let unknown = unrolls(&LOOP16.replace("setp.lt.u32 %p1, %r1, 16", "setp.lt.u32 %p1, %r1, %r2"));
+        assert_eq!(&unknown[4..8], &[every(4); 4]);
+        // ... but not of a body of 12 stores (W 12)
+        let stores: String = (0..12).map(|k| format!("\tst.global.u32 [%rd0+{}], %r1;\n", 4 * k)).collect();
+        let big = format!("\tmov.u32 %r1, 0;\nL:\n{stores}\tadd.s64 %rd0, %rd0, 48;\n\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, %r2;\n\t@%p1 bra L;");
+        assert!(unrolls(&big).iter().all(|u| *u == Unroll::Kept));
+    }
+
+    #[test]
+    fn an_empty_counted_loop_is_gone() {
+        // ptxas deletes a counted loop with no work: 0 mov, 1 add, 2 setp, 3 bra (after pcs 0, 1)
+        let empty = "\tmov.u32 %r1, 0;\nL:\n\tadd.u32 %r1, %r1, 1;\n\tsetp.ne.u32 %p1, %r1, 64;\n\t@%p1 bra L;";
+        assert_eq!(removed(empty, ""), vec![3, 4, 5]);
+    }
+
+    #[test]
+    fn the_store_address_is_not_folded_when_the_body_reads_it_as_a_value() {
+        let value = LOOP16.replace("st.global.u32 [%rd0], %r1", "st.global.u64 [%rd0], %rd0");
+        assert_eq!(removed(&value, ""), vec![5, 6, 7]);
     }
 }

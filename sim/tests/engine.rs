@@ -59,9 +59,11 @@ fn bank_conflicts_cost_cycles() {
     let conflict = cycles(&smem_program(128), c.clone());
     // 8 stores, each a 32-way conflict (32 wavefronts instead of 1). Stores do not block the
     // warp, but the pipe may be booked only `queue_cycles` ahead, so each store after the first
-    // waits for the previous one's 31 extra wavefronts (MemoryThrottle).
+    // waits for the previous one's 31 extra wavefronts (MemoryThrottle); conflict-free, each
+    // store after the first waits `smem.store_issue_cycles` (the STS stall count) instead.
     let extra = conflict - free;
-    assert!(extra >= 7 * 31 - c.smem.queue_cycles && extra <= 8 * 32, "conflict-free {free} cycles, 32-way {conflict} cycles");
+    let per_store = 31 - (c.smem.store_issue_cycles - 1);
+    assert!(extra >= 7 * per_store - c.smem.queue_cycles && extra <= 8 * 32, "conflict-free {free} cycles, 32-way {conflict} cycles");
 }
 
 #[test]
@@ -319,4 +321,71 @@ fn the_integer_alu_pipe_is_half_rate_and_shared_by_its_schedulers_warps() {
     // fma never waits for its pipe: the greedy warp keeps its turn
     let fma2 = stored_ts(&pipe_program("fma.rn.f32 {r}, {r}, %r1, %r1", 64, 5));
     assert!(fma2[0] <= 64 + 8, "fma, two warps a scheduler: {fma2:?}");
+}
+
+/// One warp times a loop of 16 iterations of 4 independent adds between two `%clock64` reads
+/// (`header`: a line in the loop's header block; `limit`: the compare's bound, `16` or `%r9`, a
+/// register holding 16) and stores the delta in `t`.
+fn loop_program(header: &str, limit: &str) -> Program {
+    let src = format!(
+        r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "t"
+//! bytes = 8
+//! output = true
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 t_ptr)
+{{
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	setp.eq.u32 %p0, %r0, 0;
+	add.u32 %r9, %r0, 16;
+	sub.u32 %r9, %r9, %r0;
+	mov.u64 %rd4, %clock64;
+	mov.u32 %r1, 0;
+L:
+{header}
+	add.u32 %r2, %r2, %r0;
+	add.u32 %r3, %r3, %r0;
+	add.u32 %r4, %r4, %r0;
+	add.u32 %r5, %r5, %r0;
+	add.u32 %r1, %r1, 1;
+	setp.lt.u32 %p1, %r1, {limit};
+	@%p1 bra L;
+	mov.u64 %rd5, %clock64;
+	sub.s64 %rd6, %rd5, %rd4;
+	@%p0 st.global.u64 [%rd2], %rd6;
+	ret;
+}}
+"#
+    );
+    Program::parse("loop.ptx", &src).unwrap()
+}
+
+#[test]
+fn a_loop_ptxas_unrolls_pays_no_loop_control() {
+    // ptxas 13.5 unrolls this loop fully (calibration/val_unroll_loops.ptx: 66 cycles on an
+    // H100, the same loop under nounroll 462); with a trip count it cannot know it unrolls it 4
+    // times. The engine follows: the branch redirect is paid 16 times, 4 times, or never.
+    let branch = SmConfig::sm90().issue.branch_cycles;
+    let full = stored_t(&loop_program("", "16"));
+    let kept = stored_t(&loop_program("\t.pragma \"nounroll\";", "16"));
+    let partly = stored_t(&loop_program("", "%r9"));
+    assert!(full < 16 * 4 + branch, "unrolled: {full} cycles");
+    assert!(kept >= full + 16 * branch, "nounroll: {kept} cycles against {full}");
+    assert!(partly >= full + 4 * branch && partly < full + 8 * branch, "4 copies: {partly} cycles against {full}");
+    // the loop control still runs in the golden model: the lockstep compares it
+    let r = run_cosim(&loop_program("", "16"), Config::default(), SmConfig::sm90());
+    assert!(r.divergences.is_empty() && r.compared > 0, "{:?}", r.divergences);
 }

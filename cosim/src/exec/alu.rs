@@ -438,8 +438,13 @@ impl Exec for op::Bfe {
     }
 }
 
+/// The comparison of a `setp` / `set` (`.eq` when none is written).
+pub fn compare_op(i: &Instr) -> Mod {
+    i.mods.iter().find(|m| matches!(m, Mod::Eq | Mod::Ne | Mod::Lt | Mod::Le | Mod::Gt | Mod::Ge | Mod::Lo | Mod::Ls | Mod::Hi | Mod::Hs | Mod::Equ | Mod::Neu | Mod::Ltu | Mod::Leu | Mod::Gtu | Mod::Geu | Mod::Num | Mod::Nan)).unwrap_or(Mod::Eq)
+}
+
 /// `a cmp b` in type `t` (for a float type, element `e` of packed registers).
-fn compare(cmp: Mod, t: Mod, a: u64, b: u64, e: u32) -> bool {
+pub fn compare(cmp: Mod, t: Mod, a: u64, b: u64, e: u32) -> bool {
     let w = bits(t);
     if is_f(t) {
         let (x, y) = (float::value(t, a, e), float::value(t, b, e));
@@ -487,7 +492,7 @@ impl Exec for op::Setp {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let t = cx.ty(i);
         let packed = matches!(t, Mod::F16x2 | Mod::Bf16x2);
-        let cmp = i.mods.iter().find(|m| matches!(m, Mod::Eq | Mod::Ne | Mod::Lt | Mod::Le | Mod::Gt | Mod::Ge | Mod::Lo | Mod::Ls | Mod::Hi | Mod::Hs | Mod::Equ | Mod::Neu | Mod::Ltu | Mod::Leu | Mod::Gtu | Mod::Geu | Mod::Num | Mod::Nan)).unwrap_or(Mod::Eq);
+        let cmp = compare_op(i);
         let boolop = [Mod::And, Mod::Or, Mod::Xor].into_iter().find(|m| i.has(*m));
         let ftz = i.has(Mod::Ftz) && is_f(t);
         for l in lanes(cx.mask) {
@@ -546,7 +551,7 @@ impl Exec for op::Set {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let dt = cx.ty(i);
         let st = i.ty2.unwrap_or(Mod::U32);
-        let cmp = i.mods.iter().find(|m| matches!(m, Mod::Eq | Mod::Ne | Mod::Lt | Mod::Le | Mod::Gt | Mod::Ge | Mod::Lo | Mod::Ls | Mod::Hi | Mod::Hs | Mod::Equ | Mod::Neu | Mod::Ltu | Mod::Leu | Mod::Gtu | Mod::Geu | Mod::Num | Mod::Nan)).unwrap_or(Mod::Eq);
+        let cmp = compare_op(i);
         let boolop = [Mod::And, Mod::Or, Mod::Xor].into_iter().find(|m| i.has(*m));
         let ftz = i.has(Mod::Ftz) && is_f(st);
         let one = |t: Mod| -> (u64, u32) {

@@ -8,6 +8,7 @@ use hopsync_firmware::ir::{AddrBase, Instr, Mod, Operand, RegId, Space};
 use hopsync_firmware::ops::op;
 
 mod alu;
+pub use alu::{compare, compare_op};
 mod asyncop;
 mod barrier;
 mod bits;

@@ -607,6 +607,7 @@ pub fn instrument(m: &Module, launch: &Launch, slots: u32) -> Result<(Module, Ve
     }
     new_pc[old.len()] = body.len() as u32;
     out.kernel.label_pc = m.kernel.label_pc.iter().map(|&p| new_pc[p as usize]).collect();
+    out.kernel.pragmas = m.kernel.pragmas.iter().map(|(p, t)| (new_pc[*p as usize], t.clone())).collect();
     for f in &mut out.funcs {
         if let Some((a, b)) = f.body {
             // a function ending where the entry starts ends before the prologue

@@ -346,6 +346,9 @@ impl<'p> Engine<'p> {
                 let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
                 let waves = timing::bank_wavefronts(&cfg, &acc);
                 let start = cs.mem.smem.book(now, waves, sched);
+                if class == Class::Mem && !inf.load && !inf.atomic {
+                    cs.warps[w as usize].smem_store_until = now + cfg.smem.store_issue_cycles;
+                }
                 let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
                 (start + waves - 1 + lat, start + waves)
             }

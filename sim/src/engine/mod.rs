@@ -85,7 +85,7 @@ use scheduler::{WarpState, OpKind, SyncOp};
 use tma::{at_cta, TmaJob, TmaPort, TmaStore};
 use crate::config::{IssuePolicy, SmConfig};
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
-use crate::timing::{self, Class, InstrInfo, Ordering, IssuePipe};
+use crate::timing::{self, Class, InstrInfo, Ordering, IssuePipe, Unroll};
 use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, NamedArrival, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;

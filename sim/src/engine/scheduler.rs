@@ -41,6 +41,12 @@ pub(super) struct WarpState {
     /// The warp's next instruction issues no earlier than this after a plain global store
     /// (`global.store_issue_cycles`).
     pub(super) store_issue_until: u64,
+    /// The warp's next memory instruction issues no earlier than this after a plain shared-memory
+    /// store (`smem.store_issue_cycles`).
+    pub(super) smem_store_until: u64,
+    /// Per partly unrolled loop (its backward branch's pc): the iterations of the warp's current
+    /// run of it (`timing::Unroll::Every`).
+    pub(super) loop_iters: Vec<(u32, u32)>,
     /// The cycle the warp's release from a named barrier it ran ahead of
     /// (`exec::runs_ahead_of_barrier`) reaches it: its first instruction that waits for the
     /// barrier issues no earlier (those that run ahead are not held).
@@ -53,7 +59,7 @@ pub(super) struct WarpState {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None) }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_store_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None) }
     }
 }
 
@@ -112,10 +118,7 @@ impl<'p> Engine<'p> {
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
                         self.ctas[c].rr[s] = at;
-                        let issued_ok = self.issue_warp(c as u32, w as u32);
-                        // its instruction changed lane states (its own, or others' it released)
-                        self.epoch += 1;
-                        issued_ok?;
+                        self.issue_turn(c, w)?;
                         issued = true;
                         self.active_this_cycle = true;
                         if observe {
@@ -139,6 +142,48 @@ impl<'p> Engine<'p> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Whether ptxas unrolled the instruction at `pc` away for warp (c, w)'s current iteration of
+    /// its loop (`timing::Unroll`).
+    pub(super) fn unrolled_away(&self, c: usize, w: usize, pc: u32) -> bool {
+        match self.info.get(pc as usize).map(|i| i.unroll) {
+            Some(Unroll::Gone) => true,
+            Some(Unroll::Every { back_edge, factor }) => {
+                let taken = self.ctas[c].warps[w].loop_iters.iter().find(|(b, _)| *b == back_edge).map_or(0, |(_, n)| *n);
+                (taken + 1) % factor != 0
+            }
+            Some(Unroll::Kept) | None => false,
+        }
+    }
+
+    /// Warp (c, w)'s turn of its scheduler: its instruction, then those after it that ptxas
+    /// unrolled away (`timing::unrolled_away`: they take no issue slot on silicon); when the turn's
+    /// own instruction was one of those, the next real one too, if it is ready.
+    fn issue_turn(&mut self, c: usize, w: usize) -> Result<(), Stop> {
+        let removed_at = |e: &mut Self| e.group(c, w).is_some_and(|(pc, _)| e.unrolled_away(c, w, pc));
+        let mut turn_was_removed = removed_at(self);
+        // Removed instructions only close straight-line loops of at most `timing::MAX_TRIP`
+        // trips, so a run of them ends (an empty loop ptxas deleted: a few thousand at most); the
+        // bound only guards against a mistake there.
+        for _ in 0..timing::MAX_TRIP * 8 {
+            let issued_ok = self.issue_warp(c as u32, w as u32);
+            // its instruction changed lane states (its own, or others' it released)
+            self.epoch += 1;
+            issued_ok?;
+            let ws = &self.ctas[c].warps[w];
+            if ws.exited || ws.op.is_some() {
+                break;
+            }
+            if removed_at(self) {
+                continue;
+            }
+            if std::mem::take(&mut turn_was_removed) && self.eligibility(c, w, true) == Stall::Ready {
+                continue;
+            }
+            break;
         }
         Ok(())
     }
@@ -188,6 +233,10 @@ impl<'p> Engine<'p> {
             return Stall::BarrierWait;
         }
         let Some(inf) = self.info.get(pc as usize) else { return Stall::Ready };
+        // what ptxas unrolled away waits for nothing
+        if self.unrolled_away(c, w, pc) {
+            return Stall::Ready;
+        }
         // a renaming mov waits for nothing but its destinations' earlier writers
         let srcs: &[u32] = if inf.rename { &[] } else { &inf.srcs };
         for &r in srcs.iter().chain(&inf.dsts) {
@@ -208,6 +257,9 @@ impl<'p> Engine<'p> {
             return Stall::PipeThrottle;
         }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
+            if ws.smem_store_until > self.cycle {
+                return Stall::MemoryThrottle;
+            }
             let plain_store = inf.class == Class::Mem && !inf.load && !inf.atomic;
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
@@ -294,8 +346,11 @@ impl<'p> Engine<'p> {
     /// A non-synchronizing instruction: the golden body, at issue.
     pub(super) fn issue_golden(&mut self, c: u32, w: u32, pc: u32, group: u32, ins: &'p Instr, class: Class) -> Result<(), Stop> {
         let mask = self.m.guard_mask(c, w, pc, group);
+        let removed = self.unrolled_away(c as usize, w as usize, pc);
         let (ready_at, copy_done, store_done) = match class {
             Class::Mem | Class::CpAsync | Class::AsyncStore if mask != 0 => self.mem_cost(c, w, pc, mask, ins, class),
+            // ptxas unrolled the loop: the value is a constant of the unrolled copy
+            _ if removed => (self.cycle, self.cycle, self.cycle),
             _ if self.info[pc as usize].rename => {
                 let ws = &self.ctas[c as usize].warps[w as usize];
                 let ready = self.info[pc as usize].srcs.iter().map(|&r| ws.ready[r as usize]).max().unwrap_or(0);
@@ -331,11 +386,32 @@ impl<'p> Engine<'p> {
         }
         let cfg = &self.cfg;
         let ws = &mut self.ctas[c as usize].warps[w as usize];
+        // a partly unrolled loop's backward branch counts its run's iterations
+        if let Unroll::Every { back_edge, .. } = self.info[pc as usize].unroll {
+            if back_edge == pc {
+                let taken = matches!(flow, Flow::Jump(_) | Flow::Lanes);
+                match ws.loop_iters.iter_mut().find(|(b, _)| *b == pc) {
+                    Some(e) => e.1 = if taken { e.1 + 1 } else { 0 },
+                    None if taken => ws.loop_iters.push((pc, 1)),
+                    None => {}
+                }
+            }
+        }
         if mask != 0 && matches!(class, Class::Mem | Class::AsyncStore) && !self.info[pc as usize].load {
             ws.writes_done = ws.writes_done.max(if class == Class::AsyncStore { store_done } else { copy_done });
         }
         for &d in &self.info[pc as usize].dsts {
             ws.ready[d as usize] = ready_at;
+        }
+        if removed {
+            // no issue slot, pipe or fetch redirect: silicon runs the unrolled copy straight on
+            return match flow {
+                Flow::Exit => {
+                    self.m.progress();
+                    self.on_exit(c, w)
+                }
+                Flow::Next | Flow::Jump(_) | Flow::Lanes => Ok(()),
+            };
         }
         ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
