@@ -234,6 +234,34 @@ fn rtl_cosim_catches_a_corrupted_retire_record() {
     }
 }
 
+/// A divergence in a program compiled from CUDA C++ names the `.cu` line of the instruction's
+/// `.loc` with the PTX line beside (`Machine::source_of`, as findings do), not the `.cu` file
+/// with the PTX line number.
+#[test]
+fn rtl_cosim_divergence_in_a_cu_program_names_the_cu_line() {
+    use hopsync_cosim::retire::MemSpace;
+    use hopsync_sim::engine::Event;
+    let rel = "bugs/warp_reduce_no_syncwarp_fixed.cu";
+    let (prog, mut events) = recorded_events(rel);
+    // The first shared-memory store is `s[t] = in[t];`: corrupt the byte it writes.
+    let k = events.iter().position(|ev| matches!(ev, Event::Retire { rec, .. } if rec.mem.iter().any(|w| matches!(w.space, MemSpace::Shared(_))))).expect("a shared store");
+    if let Event::Retire { rec, .. } = &mut events[k] {
+        let w = rec.mem.iter_mut().find(|w| matches!(w.space, MemSpace::Shared(_))).unwrap();
+        w.bytes[0] ^= 0x80;
+    }
+    let d = replay(&prog, events).expect_err("the corrupted store diverges");
+    assert!(d.what.starts_with("memory write"), "{d}");
+    let cu = std::fs::read_to_string(programs_dir().join(rel)).unwrap();
+    assert!(d.file.ends_with(rel), "{d}");
+    assert_eq!(cu.lines().nth(d.line as usize - 1).map(str::trim), Some("s[t] = in[t];"), "{d}");
+    // The PTX line beside it: the line of the PTX file that holds the instruction.
+    let (ptx, ptx_line) = d.ptx.rsplit_once(':').and_then(|(a, _col)| a.rsplit_once(':')).expect("file:line:col");
+    let text = std::fs::read_to_string(ptx).unwrap();
+    let at = text.lines().nth(ptx_line.parse::<usize>().unwrap() - 1).unwrap();
+    assert!(at.trim_start().starts_with("st.shared"), "PTX line {ptx_line}: {at}\n{d}");
+    assert!(d.to_string().contains(&format!("{rel}:{}, PTX {}", d.line, d.ptx)), "{d}");
+}
+
 /// One `.shared::cluster` arrive whose lanes name barriers in two CTAs lands in the two units
 /// tens of cycles apart, and the peer's arrive on the same word lands in between: the engine hands
 /// each part to the golden model when its unit applied it (`Event::MbarPart`), so the lockstep

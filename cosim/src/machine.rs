@@ -60,6 +60,23 @@ pub enum UbMode {
     Warn,
 }
 
+/// Where an instruction comes from ([`Machine::source_of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePlace {
+    /// The source file: the program's, or for CUDA input the `.cu` file of the `.loc`.
+    pub file: String,
+    /// Line in `file`.
+    pub line: u32,
+    /// Column in `file`.
+    pub col: u32,
+    /// CUDA input: the PTX instruction's `file:line:col`; empty for PTX input (`file` is the PTX).
+    pub ptx: String,
+    /// The instruction's line in the PTX.
+    pub ptx_line: u32,
+    /// The instruction as text.
+    pub instr: String,
+}
+
 /// Run options.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -1394,6 +1411,26 @@ impl<'p> Machine<'p> {
         r
     }
 
+    /// Where instruction `pc` comes from (None past the end of the body): the program's file and
+    /// line or, for CUDA input, the `.cu` line of nvcc's `.loc` with the PTX line beside. The one
+    /// source position of findings, race reports and lockstep divergences.
+    pub fn source_of(&self, pc: u32) -> Option<SourcePlace> {
+        let ins = self.module().kernel.body.get(pc as usize)?;
+        let instr = printer::print_instr(self.module(), ins);
+        let cu = self.prog.cuda.as_ref().and_then(|cu| Some((cu, self.module().source_position(ins.src, Some(&cu.file))?)));
+        Some(match cu {
+            Some((cu, (file, line, col))) => SourcePlace {
+                file: if file == cu.file { self.prog.path.clone() } else { file },
+                line,
+                col,
+                ptx: format!("{}:{}:{}", cu.ptx_path, ins.loc.line, ins.loc.col),
+                ptx_line: ins.loc.line,
+                instr,
+            },
+            None => SourcePlace { file: self.prog.path.clone(), line: ins.loc.line, col: ins.loc.col, ptx: String::new(), ptx_line: ins.loc.line, instr },
+        })
+    }
+
     /// Records a finding; in error mode returns `Err(Stop::Finding)`.
     pub fn report(&mut self, kind: FindingKind, message: String, at: Option<(u32, u32, u32, u32)>) -> Result<(), Stop> {
         let mut location = Location { file: self.prog.path.clone(), ..Default::default() };
@@ -1402,19 +1439,9 @@ impl<'p> Machine<'p> {
             location.warp = warp;
             location.lane = lane;
             location.pc = pc;
-            if let Some(ins) = self.module().kernel.body.get(pc as usize) {
-                location.line = ins.loc.line;
-                location.col = ins.loc.col;
-                location.instr = printer::print_instr(self.module(), ins);
-                // CUDA input: the `.cu` line (nvcc's `.loc`), the PTX line beside it.
-                if let Some(cu) = &self.prog.cuda {
-                    if let Some((file, line, col)) = self.module().source_position(ins.src, Some(&cu.file)) {
-                        location.ptx = format!("{}:{}:{}", cu.ptx_path, ins.loc.line, ins.loc.col);
-                        location.file = if file == cu.file { self.prog.path.clone() } else { file };
-                        location.line = line;
-                        location.col = col;
-                    }
-                }
+            if let Some(src) = self.source_of(pc) {
+                (location.file, location.line, location.col, location.ptx) = (src.file, src.line, src.col, src.ptx);
+                location.instr = src.instr;
             }
         }
         if self.findings.len() < MAX_FINDINGS {
@@ -1423,6 +1450,7 @@ impl<'p> Machine<'p> {
             self.findings_dropped += 1;
         }
         match self.cfg.ub {
+            UbMode::Error if kind.is_race() && self.race.go_on => Ok(()),
             UbMode::Error => Err(Stop::Finding),
             UbMode::Warn => Ok(()),
         }
