@@ -51,14 +51,8 @@ pub const WARP: usize = 32;
 /// Findings a run keeps; later ones are only counted (`Machine::findings_dropped`).
 pub const MAX_FINDINGS: usize = 10_000;
 
-/// What to do on undefined behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UbMode {
-    /// Stop at the first finding.
-    Error,
-    /// Record findings and continue where the model can.
-    Warn,
-}
+/// What to do on undefined behaviour (the manifest's `ub` key names the same modes).
+pub use hopsync_firmware::manifest::UbMode;
 
 /// Where an instruction comes from ([`Machine::source_of`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +92,14 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config { seed: None, ub: UbMode::Error, max_steps: 200_000_000, spin_limit: 2_000_000, async_delay: 64, race: crate::race::RaceMode::Shared }
+    }
+}
+
+impl Config {
+    /// The default options with the undefined-behaviour mode `prog`'s manifest declares (`ub`):
+    /// what a run that takes no `--ub` uses (`hopsync run`, `cosim`, `gpu replay`).
+    pub fn of_program(prog: &Program) -> Config {
+        Config { ub: prog.manifest.ub, ..Config::default() }
     }
 }
 
