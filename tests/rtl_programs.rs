@@ -481,39 +481,3 @@ fn rtl_a_warp_runs_ahead_of_an_aligned_bar_sync() {
     assert!(at(0) < 30, "the clock read after bar.sync came {} cycles after the one before it", at(0));
     assert!(at(1) > 1000, "the load after bar.sync issued {} cycles in, before the other warp arrived", at(1));
 }
-
-/// Every program the committed GPU traces recorded, instrumented as `hopsync gpu pack` writes
-/// it (a trace store after every traced instruction, polls included), finishes on the RTL
-/// engine with the golden engine's outputs: instrumentation adds global-memory traffic, and the
-/// warp-specialized rings used to livelock under it (issue 13).
-#[test]
-fn rtl_every_traced_program_finishes_instrumented() {
-    let traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cosim/traces/sm90");
-    let mut programs: Vec<PathBuf> = std::fs::read_dir(&traces)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.unwrap().path();
-            let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
-            Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(t["program"].as_str()?))
-        })
-        .collect();
-    programs.push(programs_dir().join("sched/ws_ring_4stage.ptx"));
-    programs.sort();
-    programs.dedup();
-    assert!(programs.len() > 100, "traced programs: {}", programs.len());
-    for_all(&programs, |p| {
-        let prog = Program::load(p).map_err(|d| vec![format!("does not parse:\n{d}")])?;
-        let packed = hopsync_cosim::gpu::pack::pack(&prog, None).map_err(|e| vec![e])?;
-        let golden = run_golden(&packed.program, Config::default());
-        let rtl = run_rtl(&packed.program, Config { max_steps: 5_000_000, ..Config::default() }, SmConfig::sm90());
-        if rtl.status != "ok" || golden.status != "ok" {
-            return Err(vec![format!("instrumented: golden {}, rtl {} {:?}", golden.status, rtl.status, rtl.findings.first().map(|f| f.to_string()))]);
-        }
-        if let Some(k) = prog.manifest.buffers.iter().filter(|b| b.output && !prog.manifest.is_timing(&b.name)).map(|b| &b.name).find(|k| rtl.outputs.get(*k) != golden.outputs.get(*k)) {
-            if !prog.manifest.interleaving_dependent {
-                return Err(vec![format!("instrumented: output `{k}` differs from the golden engine's")]);
-            }
-        }
-        Ok(format!("{:<48} ok  instrumented, {} cycles", rel(p), rtl.cycles.unwrap_or(0)))
-    });
-}
