@@ -19,7 +19,11 @@
 //!   group (its ready lanes at the lowest pc, which must be the record's pc), then compares its
 //!   own record with the one handed over;
 //! - [`Golden::release`]: a barrier release the engine observed outside any instruction (a
-//!   named barrier completed by the exit sweep of the RTL unit).
+//!   named barrier completed by the exit sweep of the RTL unit);
+//! - [`Golden::mbar_part`]: one step of an mbarrier instruction (or the expect-tx half of a
+//!   merged multi-lane `.expect_tx` arrive, which the unit performs as two operations) applied
+//!   by the engine's unit before the instruction retires: the golden model applies it at that
+//!   point, since another instruction may change the same word before the retire.
 //!
 //! Comparison rules ([`compare`]): same pc and lanes; same register writes (lanes and values);
 //! the same memory writes once writes of mbarrier words are taken as the mbarrier changes they
@@ -404,8 +408,10 @@ impl<'p> Golden<'p> {
     /// `family`) that warp (cta, warp) executes at `pc`, before the instruction retires, with the
     /// word change `rtl` (None: the word did not change). The golden model applies that step now
     /// ([`crate::exec::mbar_step_early`]) and compares the change; the instruction's other steps,
-    /// registers and record come with its retire ([`Golden::step`]).
-    pub fn mbar_part(&mut self, cta: u32, warp: u32, pc: u32, family: MbarFamily, part: u32, rtl: Option<&SyncEvent>) -> Result<(), Divergence> {
+    /// registers and record come with its retire ([`Golden::step`]). `half`: only the expect-tx
+    /// half of a merged multi-lane `.expect_tx` arrive step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn mbar_part(&mut self, cta: u32, warp: u32, pc: u32, family: MbarFamily, part: u32, half: bool, rtl: Option<&SyncEvent>) -> Result<(), Divergence> {
         let (c, w) = (cta, warp);
         if c as usize >= self.m.ctas.len() || w as usize >= self.m.ctas[c as usize].warps.len() {
             return Err(self.divergence(c, w, pc, "warp", "no such warp".into(), format!("cta {c} warp {w}")));
@@ -418,7 +424,7 @@ impl<'p> Golden<'p> {
                 return Err(self.divergence(c, w, pc, "schedule", format!("warp has no ready lane ({why})"), format!("applies step {part} of pc {pc}")));
             }
         };
-        let gold = match crate::exec::mbar_step_early(&mut self.m, c, w, pc, group, family, part as usize) {
+        let gold = match crate::exec::mbar_step_early(&mut self.m, c, w, pc, group, family, part as usize, half) {
             Ok(changes) => changes,
             Err(Stop::Finding) => {
                 let f = self.m.findings.last().cloned();

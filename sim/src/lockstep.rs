@@ -42,9 +42,9 @@ pub fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
             g.set_time(cycle);
             g.complete_tma(seq, cta, &effect)
         }
-        Event::MbarPart { cycle, cta, warp, pc, family, part, change } => {
+        Event::MbarPart { cycle, cta, warp, pc, family, part, half, change } => {
             g.set_time(cycle);
-            g.mbar_part(cta, warp, pc, family, part, change.as_ref())
+            g.mbar_part(cta, warp, pc, family, part, half, change.as_ref())
         }
         Event::AsyncFault { cycle, seq, cta, kind } => {
             g.set_time(cycle);
