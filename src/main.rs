@@ -100,9 +100,9 @@ enum Cmd {
         /// Randomize warp interleaving and asynchronous completion times with this seed.
         #[arg(long)]
         seed: Option<u64>,
-        /// What undefined behaviour does.
-        #[arg(long, value_enum, default_value = "error")]
-        ub: Ub,
+        /// What undefined behaviour does (default: the manifest's `ub`, else error).
+        #[arg(long, value_enum)]
+        ub: Option<Ub>,
         /// The golden model's race detector (SharedMemoryRace, GlobalMemoryRace, ProxyRace):
         /// shared memory, shared and global memory, or off. The rtl and verilator engines run
         /// without it (cosim runs it on its golden side).
@@ -206,9 +206,9 @@ enum Cmd {
     Cosim {
         /// The program.
         program: PathBuf,
-        /// What undefined behaviour does.
-        #[arg(long, value_enum, default_value = "error")]
-        ub: Ub,
+        /// What undefined behaviour does (default: the manifest's `ub`, else error).
+        #[arg(long, value_enum)]
+        ub: Option<Ub>,
         /// The golden side's race detector (see `run --race`).
         #[arg(long, value_enum, default_value = "shared")]
         race: Race,
@@ -436,6 +436,15 @@ fn write_json(path: &Option<PathBuf>, r: &RunReport) -> Result<(), ExitCode> {
     Ok(())
 }
 
+/// `--ub` when given, else the undefined-behaviour mode of the program's manifest.
+fn ub_mode(ub: Option<Ub>, prog: &Program) -> UbMode {
+    match ub {
+        Some(Ub::Error) => UbMode::Error,
+        Some(Ub::Warn) => UbMode::Warn,
+        None => Config::of_program(prog).ub,
+    }
+}
+
 fn status_code(r: &RunReport) -> ExitCode {
     match r.status.as_str() {
         "ok" => ExitCode::SUCCESS,
@@ -460,16 +469,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 Engine::Verilator => Some(verilator_config(verilator_vcd)?),
             };
             let prog = load_within(&program, sm.as_ref().map_or(Use::Golden(race.mode()), Use::Sm), limit)?;
-            let cfg = Config {
-                seed,
-                ub: match ub {
-                    Ub::Error => UbMode::Error,
-                    Ub::Warn => UbMode::Warn,
-                },
-                max_steps,
-                race: race.mode(),
-                ..Config::default()
-            };
+            let cfg = Config { seed, ub: ub_mode(ub, &prog), max_steps, race: race.mode(), ..Config::default() };
             if let Some(path) = &timeline {
                 if waves.is_some() {
                     eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");
@@ -633,12 +633,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Cosim { program, ub, race, json, waves, engine, verilator_vcd, max_steps, timeline } => {
-            let cfg = Config { ub: if matches!(ub, Ub::Warn) { UbMode::Warn } else { UbMode::Error }, max_steps, race: race.mode(), ..Config::default() };
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
                 CosimEngine::Verilator => verilator_config(verilator_vcd)?,
             };
-            let prog = load_within(&program, Use::Cosim(&sm, cfg.race), limit)?;
+            let prog = load_within(&program, Use::Cosim(&sm, race.mode()), limit)?;
+            let cfg = Config { ub: ub_mode(ub, &prog), max_steps, race: race.mode(), ..Config::default() };
             let r = match (&waves, &timeline) {
                 (Some(_), Some(_)) => {
                     eprintln!("error: --timeline and --waves: one at a time (each observes every cycle)");

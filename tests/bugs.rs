@@ -156,3 +156,32 @@ fn warp_reduction_race_names_two_lanes() {
     let f = r.findings.first().expect("a finding");
     assert!(f.message.contains("of warp 0 of cta 0 are independent threads") && f.message.contains("__syncwarp"), "{f}");
 }
+
+/// A race is a finding of a lockstep run, not a divergence (only the golden side keeps
+/// happens-before clocks): `hopsync cosim` names it as `hopsync run` does, with the run's
+/// exit status 1, compares every instruction to the end (0 divergences, the RTL engine's
+/// outputs equal to the golden model's run on under `--ub warn`), and is not a clean run. Two
+/// races: between two lanes at an instruction, and a cp.async landing on a stage still read.
+#[test]
+fn cosim_reports_a_race_as_a_finding_not_a_divergence() {
+    use hopsync_cosim::machine::UbMode;
+    for (name, kind) in [("warp_reduce_no_syncwarp.cu", "SharedMemoryRace"), ("stage_reuse_cp_async.cu", "SharedMemoryRace")] {
+        let p = bugs_dir().join(name);
+        let prog = load(&p);
+        let c = run_cosim(&prog, Config::default(), SmConfig::sm90());
+        let text = format!("{}{}", c.run.summary(), c.summary());
+        assert!(c.divergences.is_empty(), "{name}: {text}");
+        assert_eq!(c.run.findings.first().map(|f| f.kind.name()), Some(kind), "{name}: {text}");
+        assert_eq!(c.run.status, "fault", "{name}: {text}");
+        assert!(!c.clean(), "{name}");
+        let warn = run_golden(&prog, Config { ub: UbMode::Warn, ..Config::default() });
+        assert_eq!(c.run.outputs, warn.outputs, "{name}: every instruction ran and was compared: {text}");
+        assert!(c.compared >= warn.instructions - 1, "{name}: compared {} of {}", c.compared, warn.instructions);
+
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hopsync")).args(["cosim", p.to_str().unwrap()]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stdout}");
+        assert!(stdout.contains(&format!("finding {kind}: ")) && stdout.contains(", 0 divergences") && !stdout.contains("divergence at"), "{name}: {stdout}");
+        assert!(!stdout.contains("retired without a finding") && !stdout.contains("completed without a finding"), "{name}: {stdout}");
+    }
+}

@@ -392,3 +392,44 @@ const NEEDS_NEWER_PTX: &[(&str, &str)] = &[
     // cp.async.bulk .ignore_oob is PTX ISA 9.2
     ("ptx_bulk_ignore_oob.cu", "Feature '.ignore_oob' requires PTX ISA .version 9.2 or later"),
 ];
+
+/// Seed 000's silicon trace replays to the end: its manifest's `ub = "warn"` (every thread's
+/// `init` on the live barrier is undefined, PTX 9.7.13.15.9) applies to `gpu pack`'s slot count,
+/// the batch's golden run and `gpu replay` on both engines. The "GPU" results here are the golden
+/// engine's in the runner's format (as tests/gpu_pack.rs makes them for `.ptx` programs); the
+/// same trace replayed under `--ub error` stops at MbarrierInitOnValid.
+#[test]
+fn seed000_trace_replays_to_the_end_under_its_manifests_ub_warn() {
+    use hopsync_cosim::gpu::pack::{run_batch_golden, write_batch_with, PackOptions};
+    use hopsync_cosim::gpu::replay::{replay_trace, replay_trace_on, EngineRun};
+    use hopsync_cosim::gpu::trace::import;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("hopsync_seed000_trace_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = clients_dir().join("seed000_st_async.cu");
+    assert_eq!(Program::load(&file).unwrap_or_else(|d| panic!("{d}")).manifest.ub, UbMode::Warn);
+    let entries = write_batch_with(std::slice::from_ref(&file), &dir.join("batch"), &PackOptions { ptx_version: Some((9, 0)), ..Default::default() }).unwrap();
+    assert!(entries[0].result.is_ok(), "{:?}", entries[0].result.as_ref().err());
+    run_batch_golden(&dir.join("batch"), &dir.join("results"), hopsync_cosim::budget::DEFAULT_MEM_LIMIT).unwrap();
+    let imported = import(&dir.join("results"), &dir.join("traces"), &root).unwrap();
+    let (_, t) = imported[0].result.as_ref().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.status, "ok", "the batch's golden run went to the end: {:?}", t.error);
+
+    let r = replay_trace(t, &root);
+    assert_eq!(r.status, "equal", "{}", r.summary());
+    assert!(r.slots_compared > 0 && r.threads_compared > 0, "{}", r.summary());
+    assert!(r.notes.iter().any(|n| n.contains("MbarrierInitOnValid")), "the finding is a note of the replay: {}", r.summary());
+    let sm = SmConfig::sm90();
+    let rtl = replay_trace_on(t, &root, "rtl", &|p| hopsync_sim::calib::run_rtl_replay(p, &sm));
+    assert!(!rtl.failed(), "{}", rtl.summary());
+
+    // Under --ub error the golden replay stops at the first init.
+    let strict = |p: &Program| {
+        let r = run_golden(p, Config::default());
+        EngineRun { buffers: r.outputs.iter().map(|(k, h)| (k.clone(), unhex(h))).collect(), error: (r.status != "ok").then(|| r.findings[0].to_string()), findings: vec![] }
+    };
+    let r = replay_trace_on(t, &root, "golden", &strict);
+    assert_eq!(r.status, "golden-error", "{}", r.summary());
+    assert!(r.detail.as_deref().unwrap_or("").contains("MbarrierInitOnValid"), "{}", r.summary());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -234,6 +234,34 @@ fn rtl_cosim_catches_a_corrupted_retire_record() {
     }
 }
 
+/// A divergence in a program compiled from CUDA C++ names the `.cu` line of the instruction's
+/// `.loc` with the PTX line beside (`Machine::source_of`, as findings do), not the `.cu` file
+/// with the PTX line number.
+#[test]
+fn rtl_cosim_divergence_in_a_cu_program_names_the_cu_line() {
+    use hopsync_cosim::retire::MemSpace;
+    use hopsync_sim::engine::Event;
+    let rel = "bugs/warp_reduce_no_syncwarp_fixed.cu";
+    let (prog, mut events) = recorded_events(rel);
+    // The first shared-memory store is `s[t] = in[t];`: corrupt the byte it writes.
+    let k = events.iter().position(|ev| matches!(ev, Event::Retire { rec, .. } if rec.mem.iter().any(|w| matches!(w.space, MemSpace::Shared(_))))).expect("a shared store");
+    if let Event::Retire { rec, .. } = &mut events[k] {
+        let w = rec.mem.iter_mut().find(|w| matches!(w.space, MemSpace::Shared(_))).unwrap();
+        w.bytes[0] ^= 0x80;
+    }
+    let d = replay(&prog, events).expect_err("the corrupted store diverges");
+    assert!(d.what.starts_with("memory write"), "{d}");
+    let cu = std::fs::read_to_string(programs_dir().join(rel)).unwrap();
+    assert!(d.file.ends_with(rel), "{d}");
+    assert_eq!(cu.lines().nth(d.line as usize - 1).map(str::trim), Some("s[t] = in[t];"), "{d}");
+    // The PTX line beside it: the line of the PTX file that holds the instruction.
+    let (ptx, ptx_line) = d.ptx.rsplit_once(':').and_then(|(a, _col)| a.rsplit_once(':')).expect("file:line:col");
+    let text = std::fs::read_to_string(ptx).unwrap();
+    let at = text.lines().nth(ptx_line.parse::<usize>().unwrap() - 1).unwrap();
+    assert!(at.trim_start().starts_with("st.shared"), "PTX line {ptx_line}: {at}\n{d}");
+    assert!(d.to_string().contains(&format!("{rel}:{}, PTX {}", d.line, d.ptx)), "{d}");
+}
+
 /// One `.shared::cluster` arrive whose lanes name barriers in two CTAs lands in the two units
 /// tens of cycles apart, and the peer's arrive on the same word lands in between: the engine hands
 /// each part to the golden model when its unit applied it (`Event::MbarPart`), so the lockstep
@@ -454,38 +482,118 @@ fn rtl_a_warp_runs_ahead_of_an_aligned_bar_sync() {
     assert!(at(1) > 1000, "the load after bar.sync issued {} cycles in, before the other warp arrived", at(1));
 }
 
-/// Every program the committed GPU traces recorded, instrumented as `hopsync gpu pack` writes
-/// it (a trace store after every traced instruction, polls included), finishes on the RTL
-/// engine with the golden engine's outputs: instrumentation adds global-memory traffic, and the
-/// warp-specialized rings used to livelock under it (issue 13).
+/// A merged multi-lane `.expect_tx` arrive is two unit operations on the RTL engine (expect-tx of
+/// the summed bytes, then the arrive), one step in the golden model. Lanes 0 and 1 of every warp
+/// of CTAs 1-7 arrive.expect_tx on CTA 0's barrier (remote: both operations wait in CTA 0's
+/// cluster queue) while CTA 0's warps arrive on it locally after a delay that grows by round
+/// (the local queue has priority, so a local arrive lands between the two halves). The engine
+/// hands the expect-tx half over on its own (`Event::MbarPart` with `half`): this diverged
+/// ("mbarrier change 0" of a local arrive, tx-count bits) when the golden model applied the
+/// whole step at the retire.
 #[test]
-fn rtl_every_traced_program_finishes_instrumented() {
-    let traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cosim/traces/sm90");
-    let mut programs: Vec<PathBuf> = std::fs::read_dir(&traces)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.unwrap().path();
-            let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
-            Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(t["program"].as_str()?))
-        })
-        .collect();
-    programs.push(programs_dir().join("sched/ws_ring_4stage.ptx"));
-    programs.sort();
-    programs.dedup();
-    assert!(programs.len() > 100, "traced programs: {}", programs.len());
-    for_all(&programs, |p| {
-        let prog = Program::load(p).map_err(|d| vec![format!("does not parse:\n{d}")])?;
-        let packed = hopsync_cosim::gpu::pack::pack(&prog, None).map_err(|e| vec![e])?;
-        let golden = run_golden(&packed.program, Config::default());
-        let rtl = run_rtl(&packed.program, Config { max_steps: 5_000_000, ..Config::default() }, SmConfig::sm90());
-        if rtl.status != "ok" || golden.status != "ok" {
-            return Err(vec![format!("instrumented: golden {}, rtl {} {:?}", golden.status, rtl.status, rtl.findings.first().map(|f| f.to_string()))]);
-        }
-        if let Some(k) = prog.manifest.buffers.iter().filter(|b| b.output && !prog.manifest.is_timing(&b.name)).map(|b| &b.name).find(|k| rtl.outputs.get(*k) != golden.outputs.get(*k)) {
-            if !prog.manifest.interleaving_dependent {
-                return Err(vec![format!("instrumented: output `{k}` differs from the golden engine's")]);
+fn rtl_cosim_applies_a_merged_expect_tx_arrive_half_by_half() {
+    use hopsync_cosim::retire::SyncEvent;
+    use hopsync_sim::engine::Event;
+    const SRC: &str = r#"//! [launch]
+//! grid = [8, 1, 1]
+//! block = [128, 1, 1]
+//! cluster = [8, 1, 1]
+//! [[buffer]]
+//! name = "out"
+//! bytes = 32
+//! type = "u32"
+//! output = true
+//! expect = [16, 16, 16, 16, 16, 16, 16, 16]
+//! [[param]]
+//! name = "out_ptr"
+//! buffer = "out"
+.version 8.6
+.target sm_90
+.address_size 64
+
+.visible .entry k(
+	.param .u64 out_ptr
+)
+{
+	.reg .pred %p<10>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<3>;
+	.shared .align 8 .b64 bar;
+
+	mov.u32 %r0, %tid.x;
+	mov.u32 %r1, %cluster_ctarank;
+	setp.eq.u32 %p0, %r0, 0;
+	@%p0 mbarrier.init.shared::cta.b64 [bar], 60;
+	fence.mbarrier_init.release.cluster;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	mov.u32 %r3, bar;
+	mapa.shared::cluster.u32 %r4, %r3, 0;
+	and.b32 %r10, %r0, 31;
+	setp.lt.u32 %p1, %r10, 2;
+	setp.eq.u32 %p6, %r10, 0;
+	setp.eq.u32 %p4, %r1, 0;
+	mov.u32 %r5, 0;
+ROUND:
+	@!%p4 bra REMOTE;
+	mov.u32 %r9, 0;
+	shl.b32 %r11, %r5, 2;
+DELAY:
+	setp.lt.u32 %p5, %r9, %r11;
+	add.u32 %r9, %r9, 1;
+	@%p5 bra DELAY;
+	@%p6 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];
+	setp.eq.u32 %p7, %r0, 0;
+	and.b32 %r6, %r5, 1;
+	@!%p7 bra NEXT;
+WAIT:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], %r6;
+	@!%p2 bra WAIT;
+	bra.uni NEXT;
+REMOTE:
+	@%p1 mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%r4], 16;
+	@%p6 mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%r4], 32;
+NEXT:
+	bar.warp.sync -1;
+	barrier.cluster.arrive.release.aligned;
+	barrier.cluster.wait.acquire.aligned;
+	add.u32 %r5, %r5, 1;
+	setp.lt.u32 %p3, %r5, 16;
+	@%p3 bra ROUND;
+	@!%p0 bra END;
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd0, %rd0;
+	mul.wide.u32 %rd1, %r1, 4;
+	add.s64 %rd1, %rd0, %rd1;
+	st.global.u32 [%rd1], %r5;
+END:
+	ret;
+}
+"#;
+    let prog = Program::parse("merged_expect_tx_interleaved.ptx", SRC).unwrap_or_else(|d| panic!("{d}"));
+    let mut e = hopsync_sim::engine::Engine::new(&prog, Config::default(), SmConfig::sm90());
+    e.record_events();
+    let outcome = e.run();
+    assert_eq!(e.report(&outcome).status, "ok");
+    let events = e.take_events();
+    // Some local arrive of CTA 0 retires between a half and the arrive half of its step.
+    let word_of = |c: &Option<SyncEvent>| matches!(c, Some(SyncEvent::Mbarrier { cta: 0, offset: 0, .. }));
+    let mut open = std::collections::BTreeSet::new();
+    let mut between = 0;
+    for ev in &events {
+        match ev {
+            Event::MbarPart { cta, warp, pc, half: true, change, .. } if word_of(change) => {
+                open.insert((*cta, *warp, *pc));
             }
+            Event::Retire { rec, .. } if rec.cta == 0 && !open.is_empty() && rec.sync.iter().any(|s| matches!(s, SyncEvent::Mbarrier { cta: 0, old, new, .. } if old != new)) && !open.contains(&(0, rec.warp, rec.pc)) => between += 1,
+            Event::Retire { rec, .. } => {
+                open.remove(&(rec.cta, rec.warp, rec.pc));
+            }
+            _ => {}
         }
-        Ok(format!("{:<48} ok  instrumented, {} cycles", rel(p), rtl.cycles.unwrap_or(0)))
-    });
+    }
+    assert!(between > 0, "no CTA 0 arrive landed between the two halves of a remote .expect_tx arrive");
+    let r = run_cosim(&prog, Config::default(), SmConfig::sm90());
+    assert!(r.clean(), "{}{}", r.run.summary(), r.summary());
+    assert!(r.run.checks.iter().all(|c| c.matches) && !r.run.checks.is_empty());
 }

@@ -274,6 +274,7 @@ fn divergence_text_names_the_file_and_window() {
         instr: "mbarrier.arrive.shared.b64 %rd1, [bar];".into(),
         file: "p.ptx".into(),
         line: 30,
+        ptx: String::new(),
         what: "register %rd1".into(),
         golden: "1".into(),
         rtl: "2".into(),

@@ -19,7 +19,11 @@
 //!   group (its ready lanes at the lowest pc, which must be the record's pc), then compares its
 //!   own record with the one handed over;
 //! - [`Golden::release`]: a barrier release the engine observed outside any instruction (a
-//!   named barrier completed by the exit sweep of the RTL unit).
+//!   named barrier completed by the exit sweep of the RTL unit);
+//! - [`Golden::mbar_part`]: one step of an mbarrier instruction (or the expect-tx half of a
+//!   merged multi-lane `.expect_tx` arrive, which the unit performs as two operations) applied
+//!   by the engine's unit before the instruction retires: the golden model applies it at that
+//!   point, since another instruction may change the same word before the retire.
 //!
 //! Comparison rules ([`compare`]): same pc and lanes; same register writes (lanes and values);
 //! the same memory writes once writes of mbarrier words are taken as the mbarrier changes they
@@ -36,7 +40,7 @@ use crate::finding::{Finding, FindingKind};
 use crate::machine::{AsyncOp, Config, Machine, Place, UbMode};
 use crate::report::{hex, RunReport};
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
-use hopsync_firmware::{printer, Program};
+use hopsync_firmware::Program;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -90,10 +94,14 @@ pub struct Divergence {
     pub pc: u32,
     /// The instruction as text.
     pub instr: String,
-    /// Source file.
+    /// Source file: the program, or for CUDA input the `.cu` file of nvcc's `.loc`
+    /// ([`Machine::source_of`]).
     pub file: String,
-    /// Source line.
+    /// Source line in `file`.
     pub line: u32,
+    /// CUDA input: the PTX instruction's `file:line:col`, beside the `.cu` line.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ptx: String,
     /// What differs (`pc`, `mask`, `register %r3`, `memory`, `mbarrier`, `finding`, ...).
     pub what: String,
     /// The golden model's value.
@@ -106,9 +114,10 @@ pub struct Divergence {
 
 impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ptx = if self.ptx.is_empty() { String::new() } else { format!(", PTX {}", self.ptx) };
         write!(
             f,
-            "divergence at cycle {} in {}: cta {} warp {} pc {} `{}` ({}:{})\n  golden: {}\n  rtl:    {}\n  waves: {}",
+            "divergence at cycle {} in {}: cta {} warp {} pc {} `{}` ({}:{}{ptx})\n  golden: {}\n  rtl:    {}\n  waves: {}",
             self.cycle,
             self.what,
             self.cta,
@@ -136,12 +145,27 @@ pub struct CosimReport {
     pub divergences: Vec<Divergence>,
     /// Findings of the golden model while it followed the engine (under `--ub warn` it records
     /// them and goes on, as the engine does; a comparison after a finding checks that both sides
-    /// do the same undefined thing, not that the program is right).
+    /// do the same undefined thing, not that the program is right). Its races are among them,
+    /// and in the run's findings too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub golden_findings: Vec<Finding>,
 }
 
 impl CosimReport {
+    /// The report of a lockstep run from the engine's run report, the golden side and the first
+    /// divergence. Races are findings of the run: only the golden model keeps happens-before
+    /// clocks (the engine's machine runs without the detector), so its race findings join the
+    /// run's findings, and under `--ub error` they make the run a fault, as `hopsync run` does;
+    /// the golden side recorded them and went on comparing ([`Golden::new`]).
+    pub fn new(mut run: RunReport, g: &Golden<'_>, divergence: Option<Divergence>) -> CosimReport {
+        let races: Vec<Finding> = g.m.findings().iter().filter(|f| f.kind.is_race()).cloned().collect();
+        if run.status == "ok" && (divergence.is_some() || (!races.is_empty() && g.m.cfg.ub == UbMode::Error)) {
+            run.status = "fault".into();
+        }
+        run.findings.extend(races);
+        CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect(), golden_findings: g.m.findings().to_vec() }
+    }
+
     /// A clean run: the engine completed with the expected outputs, no divergence, and neither
     /// side found anything.
     pub fn clean(&self) -> bool {
@@ -157,11 +181,13 @@ impl CosimReport {
             s.push_str(&format!("  {d}
 "));
         }
-        if let Some(f) = self.golden_findings.first() {
+        // Races are already listed with the run's findings.
+        let other: Vec<&Finding> = self.golden_findings.iter().filter(|f| !f.kind.is_race()).collect();
+        if let Some(f) = other.first() {
             s.push_str(&format!(
                 "  golden model: {} finding(s), the first {} at {}:{}: not a clean run (the comparison after it only shows both sides went on alike)
 ",
-                self.golden_findings.len(),
+                other.len(),
                 f.kind.name(),
                 f.location.file,
                 f.location.line
@@ -225,6 +251,9 @@ impl<'p> Golden<'p> {
     /// under test).
     pub fn new(prog: &'p Program, cfg: Config, period_ps: u64) -> Golden<'p> {
         let mut m = Machine::new(prog, Config { seed: None, ..cfg });
+        // A race is the golden model's own finding (the engine keeps no happens-before clocks):
+        // recorded, and the comparison goes on.
+        m.record_races_and_go_on();
         let log = Rc::new(RefCell::new(Vec::new()));
         m.set_sink(Box::new(Shared(log.clone())));
         Golden { m, log, compared: 0, period_ps, cycle: 0, golden_rel: BTreeMap::new(), rtl_rel: BTreeMap::new() }
@@ -244,10 +273,10 @@ impl<'p> Golden<'p> {
 
     /// A divergence at (cta, warp, pc).
     pub fn divergence(&self, cta: u32, warp: u32, pc: u32, what: &str, golden: String, rtl: String) -> Divergence {
-        let module = self.m.module();
-        let (instr, line) = match module.kernel.body.get(pc as usize) {
-            Some(i) => (printer::print_instr(module, i), i.loc.line),
-            None => ("(end of kernel)".into(), 0),
+        let src = self.m.source_of(pc);
+        let (instr, file, line, ptx) = match src {
+            Some(s) => (s.instr, s.file, s.line, s.ptx),
+            None => ("(end of kernel)".into(), self.m.prog.path.clone(), 0, String::new()),
         };
         Divergence {
             cycle: self.cycle,
@@ -255,8 +284,9 @@ impl<'p> Golden<'p> {
             warp,
             pc,
             instr,
-            file: self.m.prog.path.clone(),
+            file,
             line,
+            ptx,
             what: what.into(),
             golden,
             rtl,
@@ -378,8 +408,10 @@ impl<'p> Golden<'p> {
     /// `family`) that warp (cta, warp) executes at `pc`, before the instruction retires, with the
     /// word change `rtl` (None: the word did not change). The golden model applies that step now
     /// ([`crate::exec::mbar_step_early`]) and compares the change; the instruction's other steps,
-    /// registers and record come with its retire ([`Golden::step`]).
-    pub fn mbar_part(&mut self, cta: u32, warp: u32, pc: u32, family: MbarFamily, part: u32, rtl: Option<&SyncEvent>) -> Result<(), Divergence> {
+    /// registers and record come with its retire ([`Golden::step`]). `half`: only the expect-tx
+    /// half of a merged multi-lane `.expect_tx` arrive step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn mbar_part(&mut self, cta: u32, warp: u32, pc: u32, family: MbarFamily, part: u32, half: bool, rtl: Option<&SyncEvent>) -> Result<(), Divergence> {
         let (c, w) = (cta, warp);
         if c as usize >= self.m.ctas.len() || w as usize >= self.m.ctas[c as usize].warps.len() {
             return Err(self.divergence(c, w, pc, "warp", "no such warp".into(), format!("cta {c} warp {w}")));
@@ -392,7 +424,7 @@ impl<'p> Golden<'p> {
                 return Err(self.divergence(c, w, pc, "schedule", format!("warp has no ready lane ({why})"), format!("applies step {part} of pc {pc}")));
             }
         };
-        let gold = match crate::exec::mbar_step_early(&mut self.m, c, w, pc, group, family, part as usize) {
+        let gold = match crate::exec::mbar_step_early(&mut self.m, c, w, pc, group, family, part as usize, half) {
             Ok(changes) => changes,
             Err(Stop::Finding) => {
                 let f = self.m.findings.last().cloned();

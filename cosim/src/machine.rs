@@ -51,13 +51,24 @@ pub const WARP: usize = 32;
 /// Findings a run keeps; later ones are only counted (`Machine::findings_dropped`).
 pub const MAX_FINDINGS: usize = 10_000;
 
-/// What to do on undefined behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UbMode {
-    /// Stop at the first finding.
-    Error,
-    /// Record findings and continue where the model can.
-    Warn,
+/// What to do on undefined behaviour (the manifest's `ub` key names the same modes).
+pub use hopsync_firmware::manifest::UbMode;
+
+/// Where an instruction comes from ([`Machine::source_of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePlace {
+    /// The source file: the program's, or for CUDA input the `.cu` file of the `.loc`.
+    pub file: String,
+    /// Line in `file`.
+    pub line: u32,
+    /// Column in `file`.
+    pub col: u32,
+    /// CUDA input: the PTX instruction's `file:line:col`; empty for PTX input (`file` is the PTX).
+    pub ptx: String,
+    /// The instruction's line in the PTX.
+    pub ptx_line: u32,
+    /// The instruction as text.
+    pub instr: String,
 }
 
 /// Run options.
@@ -81,6 +92,14 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config { seed: None, ub: UbMode::Error, max_steps: 200_000_000, spin_limit: 2_000_000, async_delay: 64, race: crate::race::RaceMode::Shared }
+    }
+}
+
+impl Config {
+    /// The default options with the undefined-behaviour mode `prog`'s manifest declares (`ub`):
+    /// what a run that takes no `--ub` uses (`hopsync run`, `cosim`, `gpu replay`).
+    pub fn of_program(prog: &Program) -> Config {
+        Config { ub: prog.manifest.ub, ..Config::default() }
     }
 }
 
@@ -1394,6 +1413,26 @@ impl<'p> Machine<'p> {
         r
     }
 
+    /// Where instruction `pc` comes from (None past the end of the body): the program's file and
+    /// line or, for CUDA input, the `.cu` line of nvcc's `.loc` with the PTX line beside. The one
+    /// source position of findings, race reports and lockstep divergences.
+    pub fn source_of(&self, pc: u32) -> Option<SourcePlace> {
+        let ins = self.module().kernel.body.get(pc as usize)?;
+        let instr = printer::print_instr(self.module(), ins);
+        let cu = self.prog.cuda.as_ref().and_then(|cu| Some((cu, self.module().source_position(ins.src, Some(&cu.file))?)));
+        Some(match cu {
+            Some((cu, (file, line, col))) => SourcePlace {
+                file: if file == cu.file { self.prog.path.clone() } else { file },
+                line,
+                col,
+                ptx: format!("{}:{}:{}", cu.ptx_path, ins.loc.line, ins.loc.col),
+                ptx_line: ins.loc.line,
+                instr,
+            },
+            None => SourcePlace { file: self.prog.path.clone(), line: ins.loc.line, col: ins.loc.col, ptx: String::new(), ptx_line: ins.loc.line, instr },
+        })
+    }
+
     /// Records a finding; in error mode returns `Err(Stop::Finding)`.
     pub fn report(&mut self, kind: FindingKind, message: String, at: Option<(u32, u32, u32, u32)>) -> Result<(), Stop> {
         let mut location = Location { file: self.prog.path.clone(), ..Default::default() };
@@ -1402,19 +1441,9 @@ impl<'p> Machine<'p> {
             location.warp = warp;
             location.lane = lane;
             location.pc = pc;
-            if let Some(ins) = self.module().kernel.body.get(pc as usize) {
-                location.line = ins.loc.line;
-                location.col = ins.loc.col;
-                location.instr = printer::print_instr(self.module(), ins);
-                // CUDA input: the `.cu` line (nvcc's `.loc`), the PTX line beside it.
-                if let Some(cu) = &self.prog.cuda {
-                    if let Some((file, line, col)) = self.module().source_position(ins.src, Some(&cu.file)) {
-                        location.ptx = format!("{}:{}:{}", cu.ptx_path, ins.loc.line, ins.loc.col);
-                        location.file = if file == cu.file { self.prog.path.clone() } else { file };
-                        location.line = line;
-                        location.col = col;
-                    }
-                }
+            if let Some(src) = self.source_of(pc) {
+                (location.file, location.line, location.col, location.ptx) = (src.file, src.line, src.col, src.ptx);
+                location.instr = src.instr;
             }
         }
         if self.findings.len() < MAX_FINDINGS {
@@ -1423,6 +1452,7 @@ impl<'p> Machine<'p> {
             self.findings_dropped += 1;
         }
         match self.cfg.ub {
+            UbMode::Error if kind.is_race() && self.race.go_on => Ok(()),
             UbMode::Error => Err(Stop::Finding),
             UbMode::Warn => Ok(()),
         }

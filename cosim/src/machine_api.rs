@@ -136,6 +136,13 @@ impl<'p> Machine<'p> {
         self.seq
     }
 
+    /// Setter: race findings are recorded and the run goes on (the lockstep's golden side: a
+    /// race is a finding of the run, which the engine under test cannot make, not a reason for
+    /// the golden model to stop while the engine goes on).
+    pub fn record_races_and_go_on(&mut self) {
+        self.race.go_on = true;
+    }
+
     /// The findings so far.
     pub fn findings(&self) -> &[Finding] {
         &self.findings

@@ -59,7 +59,6 @@ use crate::exec::Stop;
 use crate::finding::FindingKind;
 use crate::machine::{Machine, Place};
 use hopsync_firmware::ir::{Instr, Mod, Space};
-use hopsync_firmware::printer;
 use hopsync_firmware::Opcode;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
@@ -280,6 +279,10 @@ pub struct Race {
     ops: HashMap<u64, Op>,
     /// The operation completing now.
     pub(crate) completing: Option<u64>,
+    /// Race findings are recorded and the run goes on, whatever the undefined-behaviour mode:
+    /// the lockstep's golden side ([`crate::lockstep::Golden`]), whose engine under test keeps no
+    /// happens-before clocks and so runs on after the race.
+    pub(crate) go_on: bool,
     /// Per CTA: shared-memory shadow (allocated on first access).
     smem: Vec<Shadow>,
     /// Per global region: its shadow (`--race global`).
@@ -1097,16 +1100,11 @@ fn describe(m: &Machine<'_>, s: Site, write: bool) -> String {
 
 /// "`instr` (k.cu:12, PTX line 40)" for instruction `pc`.
 pub fn where_(m: &Machine<'_>, pc: u32) -> String {
-    let md = m.module();
-    let Some(ins) = md.kernel.body.get(pc as usize) else { return format!("pc {pc}") };
-    let text = printer::print_instr(md, ins);
-    if let Some(cu) = &m.prog.cuda {
-        if let Some((file, line, _)) = md.source_position(ins.src, Some(&cu.file)) {
-            let file = if file == cu.file { m.prog.path.clone() } else { file };
-            return format!("`{text}` ({file}:{line}, PTX line {})", ins.loc.line);
-        }
+    let Some(s) = m.source_of(pc) else { return format!("pc {pc}") };
+    if s.ptx.is_empty() {
+        return format!("`{}` (line {})", s.instr, s.line);
     }
-    format!("`{text}` (line {})", ins.loc.line)
+    format!("`{}` ({}:{}, PTX line {})", s.instr, s.file, s.line, s.ptx_line)
 }
 
 /// What a thread reading an asynchronous copy's destination meant, from the happens-before state.

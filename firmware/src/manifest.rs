@@ -341,6 +341,24 @@ pub struct CudaOptions {
     pub ptx: Option<String>,
 }
 
+/// What a run does on undefined behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UbMode {
+    /// Stop at the first finding.
+    #[default]
+    Error,
+    /// Record findings and continue where the model can.
+    Warn,
+}
+
+impl UbMode {
+    /// Whether this is the default, [`UbMode::Error`].
+    pub fn is_error(&self) -> bool {
+        *self == UbMode::Error
+    }
+}
+
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -360,6 +378,12 @@ pub struct Manifest {
     /// Whether outputs depend on thread interleaving (then compared on order-independent facts).
     #[serde(default)]
     pub interleaving_dependent: bool,
+    /// What undefined behaviour does when the program runs (`ub = "warn"`: the program is known
+    /// to do something PTX leaves undefined, and runs on, as with `--ub warn`): the default of
+    /// `hopsync run` and `hopsync cosim` without `--ub`, and the mode of `hopsync gpu replay`,
+    /// which compares such a program's run with its silicon trace.
+    #[serde(default, skip_serializing_if = "UbMode::is_error")]
+    pub ub: UbMode,
     /// Global buffers, allocated in this order.
     #[serde(default, rename = "buffer")]
     pub buffers: Vec<Buffer>,

@@ -10,7 +10,9 @@
 //! complete-tx and the bulk async-group state, compared byte for byte. The first divergence
 //! stops the run. At the end the two sides' findings must be the same (under `--ub warn` both
 //! record them and go on), and the report carries the golden model's: a cosim in which the golden
-//! model found something is not a clean run, whatever the comparison says.
+//! model found something is not a clean run, whatever the comparison says. Races are the golden
+//! model's alone (the engine's machine runs without the detector): the golden side records them
+//! and goes on, and they are reported as findings of the run.
 
 use crate::config::SmConfig;
 use crate::engine::{Engine, Event};
@@ -40,9 +42,9 @@ pub fn apply(g: &mut Golden<'_>, ev: Event) -> Result<(), Divergence> {
             g.set_time(cycle);
             g.complete_tma(seq, cta, &effect)
         }
-        Event::MbarPart { cycle, cta, warp, pc, family, part, change } => {
+        Event::MbarPart { cycle, cta, warp, pc, family, part, half, change } => {
             g.set_time(cycle);
-            g.mbar_part(cta, warp, pc, family, part, change.as_ref())
+            g.mbar_part(cta, warp, pc, family, part, half, change.as_ref())
         }
         Event::AsyncFault { cycle, seq, cta, kind } => {
             g.set_time(cycle);
@@ -129,11 +131,6 @@ pub fn run_cosim_observed<'p>(
         // Under `--ub warn` both sides record findings and go on: they must be the same ones.
         divergence = g.compare_findings(e.m.findings()).err();
     }
-    let mut run = e.report(&outcome);
-    if divergence.is_some() && run.status == "ok" {
-        run.status = "fault".into();
-    }
-    let probe = e.take_probe();
-    let golden_findings = g.m.findings().to_vec();
-    (CosimReport { run, compared: g.compared, divergences: divergence.into_iter().collect(), golden_findings }, probe)
+    let report = CosimReport::new(e.report(&outcome), &g, divergence);
+    (report, e.take_probe())
 }

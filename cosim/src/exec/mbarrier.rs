@@ -548,16 +548,16 @@ pub fn apply(cx: &mut Cx<'_, '_>, i: &Instr, steps: &[MbarStep], outcomes: &[Opt
 /// again: their word changes go into this instruction's record in step order.
 fn golden(cx: &mut Cx<'_, '_>, i: &Instr, f: MbarFamily) -> R {
     let early = cx.m.mbar_early.iter().position(|e| (e.cta, e.warp, e.pc) == (cx.cta, cx.warp, cx.pc)).map(|k| cx.m.mbar_early.swap_remove(k));
-    let (steps, done) = match early {
-        Some(e) => (e.steps, e.done),
+    let (steps, done, before_half) = match early {
+        Some(e) => (e.steps, e.done, e.before_half),
         None => {
             let steps = plan(cx, i, f)?;
             let n = steps.len();
-            (steps, vec![None; n])
+            (steps, vec![None; n], vec![None; n])
         }
     };
     let mut outcomes = Vec::with_capacity(steps.len());
-    for (s, d) in steps.iter().zip(done) {
+    for ((s, d), b) in steps.iter().zip(done).zip(before_half) {
         match d {
             Some((out, changes)) => {
                 for e in changes {
@@ -565,7 +565,7 @@ fn golden(cx: &mut Cx<'_, '_>, i: &Instr, f: MbarFamily) -> R {
                 }
                 outcomes.push(out);
             }
-            None => outcomes.push(golden_step(cx, i, s)?),
+            None => outcomes.push(arrive_half(golden_step(cx, i, s)?, b)),
         }
     }
     apply(cx, i, &steps, &outcomes)?;
@@ -586,6 +586,43 @@ pub struct EarlySteps {
     pub steps: Vec<MbarStep>,
     /// Per step: applied already, with its outcome and the word changes it made.
     pub done: Vec<Option<(Option<MbarOutcome>, Vec<SyncEvent>)>>,
+    /// Per step: the expect-tx half of a merged `.expect_tx` arrive was applied already, on this
+    /// word (the step is then a plain arrive, whose token is still this word's high half).
+    pub before_half: Vec<Option<u64>>,
+}
+
+/// The outcome of the arrive half of a step whose expect-tx half ran on word `before` (None:
+/// the whole step ran at once): the token comes from the word before the whole step.
+fn arrive_half(out: Option<MbarOutcome>, before: Option<u64>) -> Option<MbarOutcome> {
+    match (out, before) {
+        (Some(o), Some(b)) => Some(MbarOutcome { old: b, ..o }),
+        (o, _) => o,
+    }
+}
+
+/// Lockstep: the expect-tx half of step `k` (a merged multi-lane `.expect_tx` arrive, which the
+/// RTL engine's unit performs as expect-tx of the summed bytes, then the arrive of the summed
+/// count; PTX 9.7.13.15.7 orders each thread's expect-tx before its arrive-on, and another
+/// thread's operation may fall between): applies the expect-tx and leaves a plain arrive as
+/// the step. Returns the word changes.
+fn expect_half_early(cx: &mut Cx<'_, '_>, i: &Instr, e: usize, k: usize) -> Result<Vec<SyncEvent>, Stop> {
+    let s = cx.m.mbar_early[e].steps[k];
+    let MbarStepOp::Arrive { tx, expect_tx: true, .. } = s.op else {
+        return Err(Stop::Unsupported(format!("the expect-tx half of mbarrier step {k} of `{}`, which is no .expect_tx arrive", i.op.name())));
+    };
+    if cx.m.mbar_early[e].done[k].is_some() || cx.m.mbar_early[e].before_half[k].is_some() {
+        return Err(Stop::Unsupported(format!("the expect-tx half of mbarrier step {k} of `{}` applied twice", i.op.name())));
+    }
+    let outer = cx.m.rec.replace(Retire::default());
+    let r = golden_step(cx, i, &MbarStep { op: MbarStepOp::Tx { complete: false, tx }, ..s });
+    let changes = std::mem::replace(&mut cx.m.rec, outer).map(|r| r.sync).unwrap_or_default();
+    let out = r?;
+    let before = out.map(|o| o.old).unwrap_or_else(|| word(cx.m, s.obj));
+    cx.m.mbar_early[e].before_half[k] = Some(before);
+    if let MbarStepOp::Arrive { tx, expect_tx, .. } = &mut cx.m.mbar_early[e].steps[k].op {
+        (*tx, *expect_tx) = (0, false);
+    }
+    Ok(changes)
 }
 
 /// Lockstep: applies step `k` of the mbarrier instruction (family `f`) that warp (c, w) executes
@@ -595,8 +632,10 @@ pub struct EarlySteps {
 /// barriers in several CTAs: CUTLASS consumers releasing a multicast stage), and another
 /// instruction may change the same word in between, so the golden model must apply each step
 /// when the engine did. The rest of the instruction (the other steps, registers, `apply`) runs
-/// when it retires ([`golden`]).
-pub fn step_early(m: &mut Machine<'_>, c: u32, w: u32, pc: u32, group: u32, f: MbarFamily, k: usize) -> Result<Vec<SyncEvent>, Stop> {
+/// when it retires ([`golden`]). `half`: only the expect-tx half of the step
+/// ([`expect_half_early`]).
+#[allow(clippy::too_many_arguments)]
+pub fn step_early(m: &mut Machine<'_>, c: u32, w: u32, pc: u32, group: u32, f: MbarFamily, k: usize, half: bool) -> Result<Vec<SyncEvent>, Stop> {
     let module = m.module();
     let Some(i) = module.kernel.body.get(pc as usize) else { return Err(Stop::Unsupported(format!("mbarrier step at pc {pc}, past the kernel body"))) };
     let mask = m.guard_mask(c, w, pc, group);
@@ -605,12 +644,15 @@ pub fn step_early(m: &mut Machine<'_>, c: u32, w: u32, pc: u32, group: u32, f: M
     if !cx.m.mbar_early.iter().any(|e| (e.cta, e.warp, e.pc) == (c, w, pc)) {
         let steps = plan(&mut cx, i, f)?;
         let n = steps.len();
-        cx.m.mbar_early.push(EarlySteps { cta: c, warp: w, pc, steps, done: vec![None; n] });
+        cx.m.mbar_early.push(EarlySteps { cta: c, warp: w, pc, steps, done: vec![None; n], before_half: vec![None; n] });
     }
     let e = cx.m.mbar_early.iter().position(|e| (e.cta, e.warp, e.pc) == (c, w, pc)).expect("pushed above");
     let Some(s) = cx.m.mbar_early[e].steps.get(k).copied() else {
         return Err(Stop::Unsupported(format!("mbarrier step {k} of `{}`, whose plan has {} steps", i.op.name(), cx.m.mbar_early[e].steps.len())));
     };
+    if half {
+        return expect_half_early(&mut cx, i, e, k);
+    }
     if cx.m.mbar_early[e].done[k].is_some() {
         return Err(Stop::Unsupported(format!("mbarrier step {k} of `{}` applied twice", i.op.name())));
     }
@@ -618,7 +660,7 @@ pub fn step_early(m: &mut Machine<'_>, c: u32, w: u32, pc: u32, group: u32, f: M
     let outer = cx.m.rec.replace(Retire::default());
     let r = golden_step(&mut cx, i, &s);
     let changes = std::mem::replace(&mut cx.m.rec, outer).map(|r| r.sync).unwrap_or_default();
-    let out = r?;
+    let out = arrive_half(r?, cx.m.mbar_early[e].before_half[k]);
     cx.m.mbar_early[e].done[k] = Some((out, changes.clone()));
     Ok(changes)
 }

@@ -84,7 +84,7 @@ fn max_slots(prog: &Program) -> u32 {
 pub fn choose_slots(prog: &Program) -> Result<u32, String> {
     let cap = max_slots(prog);
     let probe = pack_with(prog, cap)?;
-    let mut m = Machine::new(&probe.program, Config::default());
+    let mut m = Machine::new(&probe.program, Config::of_program(&probe.program));
     let _ = m.run();
     let buf = m.buffer(TRACE_BUFFER).ok_or("no trace buffer")?;
     let (counts, _) = probe.layout.decode(buf);
@@ -586,7 +586,7 @@ pub fn run_list_golden(batch: &Path, list: &str, results: &Path, mem_limit: u64)
                 return Err(format!("{l}: param `{}` differs from the manifest", p.name));
             }
         }
-        let mut m = Machine::new(&prog, Config::default());
+        let mut m = Machine::new(&prog, Config::of_program(&prog));
         let outcome = m.run();
         let mut r = format!("launch {}\n", d.name);
         match outcome {

@@ -239,9 +239,11 @@ pub struct EngineRun {
     pub findings: Vec<String>,
 }
 
-/// Runs an instrumented program on the golden engine.
+/// Runs an instrumented program on the golden engine, under the undefined-behaviour mode of its
+/// manifest (`ub = "warn"`: a program known to do something undefined runs to the end, its
+/// findings become notes of the replay).
 pub fn run_golden(p: &Program) -> EngineRun {
-    let mut m = Machine::new(p, Config::default());
+    let mut m = Machine::new(p, Config::of_program(p));
     let outcome = m.run();
     let mut run = EngineRun::default();
     match &outcome {

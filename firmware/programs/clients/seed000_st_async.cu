@@ -3,7 +3,10 @@
 //! send {rank, 2, 3, 4} to CTA rank ^ 1 with st.async completing tx on its mbarrier, and printf
 //! what they sent and received. Every thread calls init(&bar, blockDim.x) on the live barrier:
 //! PTX 9.7.13.15.9 makes that undefined (MbarrierInitOnValid); `--ub warn` runs it to the end
-//! and every block prints `receive_buffer = { rank ^ 1, 2, 3, 4 }`."""
+//! and every block prints `receive_buffer = { rank ^ 1, 2, 3, 4 }`. `ub = "warn"`: that is what
+//! `hopsync run` / `cosim` do without `--ub`, and how `hopsync gpu replay` runs it beside its
+//! silicon trace."""
+//! ub = "warn"
 //! [launch]
 //! grid = [8, 1, 1]
 //! block = [128, 1, 1]

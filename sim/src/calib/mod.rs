@@ -506,9 +506,10 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
 
 /// Runs an instrumented program (`hopsync gpu pack`) on the RTL engine for `hopsync gpu replay
 /// --engine rtl` (`cosim::gpu::replay::replay_trace_on`): its output buffers, the trace buffer
-/// among them, whose `%clock64` slots are the engine's cycle count.
+/// among them, whose `%clock64` slots are the engine's cycle count; under the
+/// undefined-behaviour mode of the program's manifest, as the golden replay.
 pub fn run_rtl_replay(p: &Program, sm: &SmConfig) -> EngineRun {
-    run_rtl_replay_with(p, Config::default(), sm)
+    run_rtl_replay_with(p, Config::of_program(p), sm)
 }
 
 /// [`run_rtl_replay`] with a machine configuration (`max_steps` bounds the cycles).

@@ -64,11 +64,24 @@ pub(super) struct Part {
     /// `sync.mbarrier_wake_cycles` more).
     pub(super) woken: bool,
     pub(super) pending_count: u64,
+    /// Lockstep: the word before the arrive half of a merged multi-lane `.expect_tx` arrive
+    /// whose expect-tx half was handed to the golden model on its own ([`Event::MbarPart`] with
+    /// `half`): the part's own word change then starts there (another operation may have changed
+    /// the word between the halves).
+    pub(super) after_half: Option<u64>,
 }
 
 impl Part {
     pub(super) fn new(step: MbarStep, reqs: Vec<MbarrierReq>, remote: bool) -> Part {
-        Part { step, reqs, remote, got: 0, accepted: 0, first_state: None, old: None, new: None, phase_after: 0, wait: None, suspended: false, woken: false, pending_count: 0 }
+        Part { step, reqs, remote, got: 0, accepted: 0, first_state: None, old: None, new: None, phase_after: 0, wait: None, suspended: false, woken: false, pending_count: 0, after_half: None }
+    }
+    /// The word change of the part for records and the lockstep: from the word before it (or
+    /// after its expect-tx half, when that half was handed over on its own) to the word after.
+    pub(super) fn change(&self) -> Option<SyncEvent> {
+        match (self.after_half.or(self.old), self.new) {
+            (Some(old), Some(new)) => Some(SyncEvent::Mbarrier { cta: self.step.obj.cta, offset: self.step.obj.off, old, new }),
+            _ => None,
+        }
     }
     pub(super) fn done(&self) -> bool {
         self.got == self.reqs.len() && !self.suspended
@@ -259,6 +272,9 @@ impl<'p> Engine<'p> {
                 if p.old.is_none() {
                     p.old = Some(*old);
                 }
+                if req == 1 && p.after_half.is_some() {
+                    p.after_half = Some(*old);
+                }
                 p.new = Some(*new);
             }
             p.phase_after = phase_now;
@@ -279,6 +295,9 @@ impl<'p> Engine<'p> {
                 };
             }
             suspended_now = p.suspended && resp.is_some_and(|r| r.suspended);
+        }
+        if req == 0 {
+            self.half_done_early(cta, warp, part);
         }
         if suspended_now {
             self.ctas[cta as usize].mbar.suspended += 1;
@@ -306,12 +325,31 @@ impl<'p> Engine<'p> {
         if !p.done() || op.parts.iter().all(|p| p.done()) || family == MbarFamily::CpAsyncArrive {
             return;
         }
-        let change = match (p.old, p.new) {
-            (Some(old), Some(new)) => Some(SyncEvent::Mbarrier { cta: p.step.obj.cta, offset: p.step.obj.off, old, new }),
-            _ => None,
-        };
+        let change = p.change();
         let (cycle, pc) = (self.cycle, op.pc);
-        self.emit(Event::MbarPart { cycle, cta, warp, pc, family, part, change });
+        self.emit(Event::MbarPart { cycle, cta, warp, pc, family, part, half: false, change });
+    }
+
+    /// Lockstep: the expect-tx half (the first of the two unit operations) of a merged
+    /// multi-lane `.expect_tx` arrive is done. Another instruction's operation on the same word
+    /// can reach the unit before the arrive half (a remote part waits in the cluster queue,
+    /// behind local requests), so the golden model applies that half now ([`Event::MbarPart`]
+    /// with `half`).
+    fn half_done_early(&mut self, cta: u32, warp: u32, part: u32) {
+        if !self.recording() {
+            return;
+        }
+        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_mut() else { return };
+        let OpKind::Mbar(family) = op.kind else { return };
+        let pc = op.pc;
+        let Some(p) = op.parts.get_mut(part as usize) else { return };
+        if p.reqs.len() != 2 || p.got != 1 {
+            return;
+        }
+        let change = p.change();
+        p.after_half = p.new;
+        let cycle = self.cycle;
+        self.emit(Event::MbarPart { cycle, cta, warp, pc, family, part, half: true, change });
     }
 
     pub(super) fn wake(&mut self, c: u32, warp: u32, completed: bool) -> Result<(), Stop> {
@@ -384,10 +422,7 @@ impl<'p> Engine<'p> {
         let sync: Vec<SyncEvent> = op
             .parts
             .iter()
-            .filter_map(|p| match (p.old, p.new) {
-                (Some(old), Some(new)) if old != new => Some(SyncEvent::Mbarrier { cta: p.step.obj.cta, offset: p.step.obj.off, old, new }),
-                _ => None,
-            })
+            .filter_map(|p| p.change().filter(|e| matches!(e, SyncEvent::Mbarrier { old, new, .. } if old != new)))
             .collect();
         self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, sync, ..Default::default() });
         {

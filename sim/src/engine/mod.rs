@@ -169,6 +169,10 @@ pub enum Event {
         family: MbarFamily,
         /// The step (`exec::MbarStep`, in plan order).
         part: u32,
+        /// Only the expect-tx half of the step (a merged multi-lane `.expect_tx` arrive is two
+        /// unit operations, expect-tx then arrive; the arrive half comes with a later event or
+        /// the retire).
+        half: bool,
         /// The word change it made (None: none).
         change: Option<SyncEvent>,
     },
