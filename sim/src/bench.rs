@@ -456,7 +456,7 @@ mod tests {
         // a large copy streams at the narrower of the RTL unit's tags (read_tags requests of
         // request_bytes per latency, Little's law) and its shared-memory beat (issue 4 §3:
         // >= 16 B/cycle)
-        let bound = (sm.tma.read_tags as f64 * sm.tma.request_bytes as f64 / sm.global.latency as f64).min(sm.tma.smem_bytes_per_cycle as f64);
+        let bound = (sm.tma.read_tags as f64 * sm.tma.request_bytes as f64 / crate::timing::tma_read_latency(&sm) as f64).min(sm.tma.smem_bytes_per_cycle as f64);
         assert!(bound >= 16.0, "sm90.toml [tma] read_tags too few for 16 B/cycle: {bound}");
         let r = rs.iter().find(|r| r.case.name == "bulk_65536").unwrap();
         assert!(r.bytes_per_cycle() <= bound && r.bytes_per_cycle() > bound * 0.85, "{} vs {bound}", r.bytes_per_cycle());

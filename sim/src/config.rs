@@ -250,8 +250,12 @@ pub struct Sync {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tma {
-    /// Issue of a TMA instruction to the engine's command queue.
+    /// Issue of a TMA instruction to the engine's command queue (every command: loads, stores,
+    /// commit_group, prefetches).
     pub issue_cycles: u64,
+    /// Cycles a TMA global read takes beyond `[global] latency` (the engine's own L2 request
+    /// path): loads and prefetches pay it, stores do not.
+    pub read_extra_cycles: u64,
     /// Descriptor decode of a tensor command (bulk commands: 2 cycles).
     pub decode_cycles: u64,
     /// Bytes per cycle written into (or read from) shared memory, per SM.

@@ -348,10 +348,16 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
 
 /// Bytes per cycle a TMA copy streams from global memory: the narrowest of the SM's path to
 /// L2 (`global.bytes_per_cycle`), the bytes in flight over the latency (`tma.read_tags x
-/// tma.request_bytes / global.latency`, Little's law) and the shared-memory write port (`tma.smem_bytes_per_cycle`).
+/// tma.request_bytes` over [`tma_read_latency`], Little's law) and the shared-memory write port (`tma.smem_bytes_per_cycle`).
 pub fn tma_rate(c: &SmConfig) -> f64 {
-    let inflight = (c.tma.read_tags as u64 * c.tma.request_bytes as u64) as f64 / c.global.latency.max(1) as f64;
+    let inflight = (c.tma.read_tags as u64 * c.tma.request_bytes as u64) as f64 / tma_read_latency(c).max(1) as f64;
     (c.global.bytes_per_cycle as f64).min(inflight).min(c.tma.smem_bytes_per_cycle as f64)
+}
+
+/// Cycles from a TMA global read's request to its data: an SM load's `[global] latency` plus the
+/// engine's own read path (`[tma] read_extra_cycles`; stores do not pay it).
+pub fn tma_read_latency(c: &SmConfig) -> u64 {
+    c.global.latency + c.tma.read_extra_cycles
 }
 
 /// 16-byte beats the TMA engine spends on a transfer given as pieces (source address, None for

@@ -471,7 +471,7 @@ impl<'p> Engine<'p> {
                 self.m.read_global(a + 32 * k as u64, &mut line[32 * k..32 * k + 32]);
             }
             let resp = TmaGmemResp { tag: q.tag, write: false, data: TmaData128::from_bytes(&line) };
-            self.ctas[c as usize].tma.gmem.push(GmemInFlight { due: now + self.cfg.global.latency, resp, write: None });
+            self.ctas[c as usize].tma.gmem.push(GmemInFlight { due: now + timing::tma_read_latency(&self.cfg), resp, write: None });
         }
         let cluster = self.m.cta_cluster(c);
         if let Some(wr) = out.smem_wr {
@@ -685,7 +685,7 @@ impl<'p> Engine<'p> {
                 // (multicast fetches once and writes its destinations in parallel).
                 let write = box_bytes.div_ceil(t.smem_bytes_per_cycle);
                 let stream = fetch.max(write).max(1);
-                let lat = if g > 0 { cfg.global.latency } else if sh > 0 { cfg.smem.latency } else { 0 };
+                let lat = if g > 0 { timing::tma_read_latency(&cfg) } else if sh > 0 { cfg.smem.latency } else { 0 };
                 cs.tma.model_free = start + stream;
                 if g > 0 {
                     cs.mem.global.book(start, g.div_ceil(cfg.global.bytes_per_cycle), None);
