@@ -539,6 +539,7 @@ ROUND:
 	mov.u32 %r9, 0;
 	shl.b32 %r11, %r5, 2;
 DELAY:
+	.pragma "nounroll";
 	setp.lt.u32 %p5, %r9, %r11;
 	add.u32 %r9, %r9, 1;
 	@%p5 bra DELAY;

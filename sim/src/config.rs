@@ -35,7 +35,7 @@ pub struct Issue {
     #[serde(default)]
     pub policy: IssuePolicy,
     /// ptxas unrolls a counted loop fully (its control instructions do not exist on silicon,
-    /// `timing::unrolled_away`) when trip count x W x (W + `unroll_weight_offset`) is at most this;
+    /// `timing::unrolled_loops`) when trip count x W x (W + `unroll_weight_offset`) is at most this;
     /// W is the body's weight.
     pub unroll_budget: f64,
     /// The weight in W of a body instruction that is ALU work (class Compute); any other counts 1.

@@ -793,26 +793,24 @@ mod tests {
 mod unroll_tests {
     use super::*;
 
-    /// The pcs `unrolled_away` removes from a kernel with this body (registers %r0..%r7,
-    /// %rd0..%rd3, %p0..%p3; parameter `p`).
+    /// The pcs whose loop `unrolled_loops` unrolls fully, in a kernel with this body (registers
+    /// %r0..%r7, %rd0..%rd3, %p0..%p3; parameter `p`).
     fn removed(body: &str, pre_entry: &str) -> Vec<usize> {
         removed_in(body, pre_entry, "")
     }
 
     fn removed_in(body: &str, pre_entry: &str, entry_directive: &str) -> Vec<usize> {
-        let src = format!(
-            "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [32, 1, 1]\n//! [[buffer]]\n//! name = \"b\"\n//! bytes = 65536\n//! [[param]]\n//! name = \"p\"\n//! buffer = \"b\"\n.version 8.0\n.target sm_90\n.address_size 64\n{pre_entry}.visible .entry k(.param .u64 p)\n{entry_directive}{{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd0, [p];\n\tcvta.to.global.u64 %rd0, %rd0;\n{body}\n\tret;\n}}\n"
-        );
-        let m = hopsync_firmware::Program::parse("t.ptx", &src).expect("parses").module;
-        let c = SmConfig::sm90();
-        let info = analyze_each(&m, &c);
-        unrolled_loops(&m, &info, &c).iter().enumerate().filter(|(_, u)| **u == Unroll::Gone).map(|(pc, _)| pc).collect()
+        unrolls_in(body, pre_entry, entry_directive).iter().enumerate().filter(|(_, u)| **u == Unroll::Gone).map(|(pc, _)| pc).collect()
     }
 
     /// What `unrolled_loops` says of each pc of the kernel with this body.
     fn unrolls(body: &str) -> Vec<Unroll> {
+        unrolls_in(body, "", "")
+    }
+
+    fn unrolls_in(body: &str, pre_entry: &str, entry_directive: &str) -> Vec<Unroll> {
         let src = format!(
-            "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [32, 1, 1]\n//! [[buffer]]\n//! name = \"b\"\n//! bytes = 65536\n//! [[param]]\n//! name = \"p\"\n//! buffer = \"b\"\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd0, [p];\n\tcvta.to.global.u64 %rd0, %rd0;\n{body}\n\tret;\n}}\n"
+            "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [32, 1, 1]\n//! [[buffer]]\n//! name = \"b\"\n//! bytes = 65536\n//! [[param]]\n//! name = \"p\"\n//! buffer = \"b\"\n.version 8.0\n.target sm_90\n.address_size 64\n{pre_entry}.visible .entry k(.param .u64 p)\n{entry_directive}{{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd0, [p];\n\tcvta.to.global.u64 %rd0, %rd0;\n{body}\n\tret;\n}}\n"
         );
         let m = hopsync_firmware::Program::parse("t.ptx", &src).expect("parses").module;
         let c = SmConfig::sm90();

@@ -160,14 +160,14 @@ impl<'p> Engine<'p> {
     }
 
     /// Warp (c, w)'s turn of its scheduler: its instruction, then those after it that ptxas
-    /// unrolled away (`timing::unrolled_away`: they take no issue slot on silicon); when the turn's
+    /// unrolled away (`timing::unrolled_loops`: they take no issue slot on silicon); when the turn's
     /// own instruction was one of those, the next real one too, if it is ready.
     fn issue_turn(&mut self, c: usize, w: usize) -> Result<(), Stop> {
         let removed_at = |e: &mut Self| e.group(c, w).is_some_and(|(pc, _)| e.unrolled_away(c, w, pc));
         let mut turn_was_removed = removed_at(self);
         // Removed instructions only close straight-line loops of at most `timing::MAX_TRIP`
-        // trips, so a run of them ends (an empty loop ptxas deleted: a few thousand at most); the
-        // bound only guards against a mistake there.
+        // trips, so a run of them ends (an empty loop ptxas deleted: its step, compare and branch
+        // for each trip); the bound only guards against a mistake there.
         for _ in 0..timing::MAX_TRIP * 8 {
             let issued_ok = self.issue_warp(c as u32, w as u32);
             // its instruction changed lane states (its own, or others' it released)
