@@ -621,7 +621,7 @@ pub fn unrolled_loops(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<
 /// not write, at least one of its sources affine. A sum of a loop-invariant register
 /// (`add r, r, s`) stays: ptxas keeps those adds (calibration/val_unroll_loops.ptx's SASS).
 fn affine_in_iteration(k: &hopsync_firmware::ir::Kernel, info: &[InstrInfo], body: std::ops::Range<usize>) -> Vec<usize> {
-    use std::collections::HashSet;
+    use std::collections::{HashMap, HashSet};
     let derived_shape = |pc: usize| {
         let i = &k.body[pc];
         i.guard.is_none()
@@ -631,8 +631,16 @@ fn affine_in_iteration(k: &hopsync_firmware::ir::Kernel, info: &[InstrInfo], bod
             && info[pc].dsts.len() == 1
             && !i.operands.iter().any(|o| matches!(o, Operand::Special(_) | Operand::Vector(_) | Operand::Sym(_)))
     };
-    let written: HashSet<u32> = body.clone().flat_map(|pc| info[pc].dsts.iter().copied()).collect();
-    let writers = |r: u32| body.clone().filter(move |&pc| info[pc].dsts.contains(&r));
+    // who writes and who reads each register in the body, gathered once (the fixed points below
+    // then cost the body's size per round, not its size per register)
+    let mut writes_of: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut reads_of: HashMap<u32, Vec<usize>> = HashMap::new();
+    for pc in body.clone() {
+        info[pc].dsts.iter().for_each(|&r| writes_of.entry(r).or_default().push(pc));
+        info[pc].srcs.iter().for_each(|&r| reads_of.entry(r).or_default().push(pc));
+    }
+    let written: HashSet<u32> = writes_of.keys().copied().collect();
+    let writers = |r: u32| writes_of[&r].iter().copied();
     let mut affine: HashSet<u32> = written.iter().copied().filter(|&r| writers(r).all(|pc| const_step(&k.body[pc], r).is_some())).collect();
     loop {
         let grown: Vec<u32> = written
@@ -655,7 +663,7 @@ fn affine_in_iteration(k: &hopsync_firmware::ir::Kernel, info: &[InstrInfo], bod
     // other arithmetic) is materialized in every copy (ptxas 13.5: `st.global.u64 [%rd0], %rd0`
     // with a stepped %rd0 gets an add per copy); reads as an address base, as a compare against an
     // immediate (the offset goes into the immediate) or by arithmetic that folds too are free.
-    let readers = |r: u32| body.clone().filter(move |&pc| info[pc].srcs.contains(&r));
+    let readers = |r: u32| reads_of.get(&r).into_iter().flatten().copied();
     loop {
         let kept: Vec<u32> = affine
             .iter()
