@@ -176,6 +176,13 @@ impl<'p> Machine<'p> {
         self.global[region].base + off as u64
     }
 
+    /// Per global region (`Place::Global`'s index): its size in bytes and whether a launch on a
+    /// GPU copies its contents from the host (any nonzero byte: `hopsync gpu pack` copies those
+    /// and zero-fills the rest with a memset).
+    pub fn global_regions(&self) -> Vec<(usize, bool)> {
+        self.global.iter().map(|g| (g.bytes.len(), g.bytes.iter().any(|&b| b != 0))).collect()
+    }
+
     /// Reads global memory from `addr` into `out` (bytes outside every buffer read as zero).
     pub fn read_global(&self, addr: u64, out: &mut [u8]) {
         out.fill(0);

@@ -160,6 +160,11 @@ pub struct Global {
     /// From a write's issue to the L2 until its acknowledgement (a store's completion: what a
     /// release drains, what a bulk store's `wait_group` waits for).
     pub write_ack_cycles: u64,
+    /// What the first access of a far line of a host-copied buffer adds to a read's latency.
+    pub far_line_cycles: u64,
+    /// Which lines of a host-copied buffer are far: those whose buffer offset has an odd number
+    /// of these bits set.
+    pub far_line_mask: u64,
     /// Load-to-use latency of an L1 hit.
     pub l1_latency: u64,
     /// L1 data cache capacity (bytes; sm_90: 256 KiB shared with shared memory).

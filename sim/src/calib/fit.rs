@@ -60,6 +60,7 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("global.latency", 1.0, 2000.0),
     fp("global.atomic_latency", 1.0, 4000.0),
     fp("global.write_ack_cycles", 1.0, 2000.0),
+    fp("global.far_line_cycles", 0.0, 1000.0),
     fp("global.l1_latency", 1.0, 400.0),
     fp("global.bytes_per_cycle", 1.0, 256.0),
     fp("global.store_bytes_per_cycle", 1.0, 256.0),

@@ -35,6 +35,40 @@ impl MemPipes {
     }
 }
 
+/// What the model knows of L2 for reads of global memory: the 128-byte lines of host-copied
+/// buffers that the kernel has not accessed yet, of which those that `global.far_line_mask` picks
+/// are not in the near L2 at their first access (`global.far_line_cycles` more). Silicon (H100,
+/// calibration/gmem_cold.ptx): a buffer the launch copies from the host answers a first read from
+/// half of its 4 KiB blocks ~178 cycles later than from the other half or than after any read; a
+/// memset buffer answers every first read at once. One per run: L2 is shared by every SM.
+#[derive(Debug, Clone, Default)]
+pub(super) struct L2Lines {
+    /// Per global region: None (not host-copied: every line near), or one bit per 128-byte line,
+    /// set once the kernel accessed it.
+    lines: Vec<Option<bitvec::vec::BitVec>>,
+}
+
+impl L2Lines {
+    /// The lines of `regions` (`Machine::global_regions`: bytes, host-copied) before the kernel.
+    pub(super) fn new(regions: &[(usize, bool)]) -> L2Lines {
+        L2Lines { lines: regions.iter().map(|&(bytes, copied)| copied.then(|| bitvec::vec::BitVec::repeat(false, bytes.div_ceil(128)))).collect() }
+    }
+
+    /// An access of `bytes` at `off` in region `region`: whether it reads a far line for the first
+    /// time (`mask`: `global.far_line_mask`); every line it touches is near afterwards.
+    pub(super) fn first_far(&mut self, region: usize, off: usize, bytes: usize, mask: u64) -> bool {
+        let Some(Some(seen)) = self.lines.get_mut(region) else { return false };
+        let mut far = false;
+        for line in off / 128..=(off + bytes.max(1) - 1) / 128 {
+            if line < seen.len() && !seen[line] {
+                far |= ((line as u64 * 128) & mask).count_ones() % 2 == 1;
+                seen.set(line, true);
+            }
+        }
+        far
+    }
+}
+
 /// One pipe, shared by the warp schedulers of an SM: a timeline booked ahead by the accesses
 /// issued to it, and which schedulers wait for it.
 ///
@@ -356,6 +390,14 @@ impl<'p> Engine<'p> {
                 (start + occ - 1 + lat, start + occ)
             }
             Pipe::Global => {
+                // the first access of a far line of a host-copied buffer (reads only wait for it)
+                let mut far = false;
+                for p in &places {
+                    if let Place::Global(r, o) = p {
+                        far |= self.l2.first_far(*r, *o, size, cfg.global.far_line_mask);
+                    }
+                }
+                let far_extra = if far { cfg.global.far_line_cycles } else { 0 };
                 let acc: Vec<(u64, usize)> = places
                     .iter()
                     .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global_address(*r, *o), size)) } else { None })
@@ -394,7 +436,7 @@ impl<'p> Engine<'p> {
                 let windowed = class == Class::Mem;
                 let sent = if windowed { warp_window(&mut cs.warps[w as usize].gmem_inflight, now, n, cfg.global.warp_inflight_sectors) } else { now };
                 let end = (start + occ).max(sent);
-                let lat = if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
+                let lat = far_extra + if inf.atomic { cfg.global.atomic_latency } else { cfg.global.latency };
                 let (ready, done) = (end + lat, end + if store { cfg.global.write_ack_cycles } else { lat });
                 if windowed {
                     let q = &mut cs.warps[w as usize].gmem_inflight;

@@ -258,6 +258,8 @@ pub struct Engine<'p> {
     epoch: u64,
     /// The tensor cores and wgmma groups (wgmma.rs).
     wgmma: crate::wgmma::WgmmaTiming,
+    /// Which lines of host-copied buffers are still far in L2 (memory.rs).
+    l2: memory::L2Lines,
 }
 
 fn finding_kind(name: Option<&str>) -> Result<FindingKind, Stop> {
@@ -313,7 +315,9 @@ impl<'p> Engine<'p> {
             launch_cycles = launch_cycles.max(launch_q.len() as u64);
             clusters.push(ClusterState::new(ClusterUnit::with_backend(&cfg.backend), launch_q));
         }
+        let l2 = memory::L2Lines::new(&m.global_regions());
         let mut e = Engine {
+            l2,
             m,
             wgmma: crate::wgmma::WgmmaTiming::new(&cfg),
             cfg,
