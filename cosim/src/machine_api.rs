@@ -176,11 +176,11 @@ impl<'p> Machine<'p> {
         self.global[region].base + off as u64
     }
 
-    /// Per global region (`Place::Global`'s index): its size in bytes and whether a launch on a
-    /// GPU copies its contents from the host (any nonzero byte: `hopsync gpu pack` copies those
-    /// and zero-fills the rest with a memset).
-    pub fn global_regions(&self) -> Vec<(usize, bool)> {
-        self.global.iter().map(|g| (g.bytes.len(), g.bytes.iter().any(|&b| b != 0))).collect()
+    /// Per global region (`Place::Global`'s index): its base address, its size in bytes and
+    /// whether a launch on a GPU copies its contents from the host (any nonzero byte: `hopsync gpu
+    /// pack` copies those and zero-fills the rest with a memset).
+    pub fn global_regions(&self) -> Vec<(u64, usize, bool)> {
+        self.global.iter().map(|g| (g.base, g.bytes.len(), g.bytes.iter().any(|&b| b != 0))).collect()
     }
 
     /// Reads global memory from `addr` into `out` (bytes outside every buffer read as zero).

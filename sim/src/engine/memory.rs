@@ -43,15 +43,32 @@ impl MemPipes {
 /// memset buffer answers every first read at once. One per run: L2 is shared by every SM.
 #[derive(Debug, Clone, Default)]
 pub(super) struct L2Lines {
+    /// Per global region: its base address and size.
+    bounds: Vec<(u64, usize)>,
     /// Per global region: None (not host-copied: every line near), or one bit per 128-byte line,
     /// set once the kernel accessed it.
     lines: Vec<Option<bitvec::vec::BitVec>>,
 }
 
 impl L2Lines {
-    /// The lines of `regions` (`Machine::global_regions`: bytes, host-copied) before the kernel.
-    pub(super) fn new(regions: &[(usize, bool)]) -> L2Lines {
-        L2Lines { lines: regions.iter().map(|&(bytes, copied)| copied.then(|| bitvec::vec::BitVec::repeat(false, bytes.div_ceil(128)))).collect() }
+    /// The lines of `regions` (`Machine::global_regions`: base, bytes, host-copied) before the
+    /// kernel.
+    pub(super) fn new(regions: &[(u64, usize, bool)]) -> L2Lines {
+        L2Lines {
+            bounds: regions.iter().map(|&(base, bytes, _)| (base, bytes)).collect(),
+            lines: regions.iter().map(|&(_, bytes, copied)| copied.then(|| bitvec::vec::BitVec::repeat(false, bytes.div_ceil(128)))).collect(),
+        }
+    }
+
+    /// [`L2Lines::first_far`] of an access by global address (the TMA engine's line reads).
+    pub(super) fn first_far_at(&mut self, addr: u64, bytes: usize, mask: u64) -> bool {
+        match self.bounds.iter().position(|&(base, len)| addr >= base && addr < base + len as u64) {
+            Some(r) => {
+                let off = (addr - self.bounds[r].0) as usize;
+                self.first_far(r, off, bytes, mask)
+            }
+            None => false,
+        }
     }
 
     /// An access of `bytes` at `off` in region `region`: whether it reads a far line for the first

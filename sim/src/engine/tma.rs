@@ -471,7 +471,8 @@ impl<'p> Engine<'p> {
                 self.m.read_global(a + 32 * k as u64, &mut line[32 * k..32 * k + 32]);
             }
             let resp = TmaGmemResp { tag: q.tag, write: false, data: TmaData128::from_bytes(&line) };
-            self.ctas[c as usize].tma.gmem.push(GmemInFlight { due: now + timing::tma_read_latency(&self.cfg), resp, write: None });
+            let far = if self.l2.first_far_at(a, 128, self.cfg.global.far_line_mask) { self.cfg.global.far_line_cycles } else { 0 };
+            self.ctas[c as usize].tma.gmem.push(GmemInFlight { due: now + timing::tma_read_latency(&self.cfg) + far, resp, write: None });
         }
         let cluster = self.m.cta_cluster(c);
         if let Some(wr) = out.smem_wr {
@@ -667,6 +668,14 @@ impl<'p> Engine<'p> {
             TmaOp::ToShared { pieces, .. } => timing::tma_beats(pieces.iter().map(|p| (p.src.map(|s| self.m_addr(s)), p.len as u64))),
             TmaOp::ToGlobal { .. } => 0,
         };
+        // The first read of a far line of a host-copied buffer answers later (memory::L2Lines).
+        let far = match &op {
+            TmaOp::ToShared { pieces, .. } => pieces.iter().fold(false, |far, p| match p.src {
+                Some(Place::Global(r, o)) => self.l2.first_far(r, o, p.len as usize, cfg.global.far_line_mask) | far,
+                _ => far,
+            }),
+            TmaOp::ToGlobal { .. } => false,
+        };
         let cs = &mut self.ctas[c as usize];
         // Source bytes fetched from global memory (OOB fill is not fetched) or shared memory.
         let src_bytes = |pieces: &[exec::TmaPiece], global: bool| -> u64 { pieces.iter().filter(|p| matches!(p.src, Some(Place::Global(..))) == global && p.src.is_some()).map(|p| p.len as u64).sum() };
@@ -685,7 +694,7 @@ impl<'p> Engine<'p> {
                 // (multicast fetches once and writes its destinations in parallel).
                 let write = box_bytes.div_ceil(t.smem_bytes_per_cycle);
                 let stream = fetch.max(write).max(1);
-                let lat = if g > 0 { timing::tma_read_latency(&cfg) } else if sh > 0 { cfg.smem.latency } else { 0 };
+                let lat = if g > 0 { timing::tma_read_latency(&cfg) + if far { cfg.global.far_line_cycles } else { 0 } } else if sh > 0 { cfg.smem.latency } else { 0 };
                 cs.tma.model_free = start + stream;
                 if g > 0 {
                     cs.mem.global.book(start, g.div_ceil(cfg.global.bytes_per_cycle), None);
