@@ -262,6 +262,9 @@ pub struct Tma {
     /// Issue of a TMA instruction to the engine's command queue (every command: loads, stores,
     /// commit_group, prefetches).
     pub issue_cycles: u64,
+    /// The engine's front end takes one data command (a load, store or prefetch; not
+    /// commit_group) per this many cycles.
+    pub command_cycles: u64,
     /// Cycles a TMA global read takes beyond `[global] latency` (the engine's own L2 request
     /// path): loads and prefetches pay it, stores do not.
     pub read_extra_cycles: u64,

@@ -3,8 +3,8 @@
 //!
 //! # Ports
 //!
-//! - `j` / `j_valid` / `j_free` (in), `taken`: the job register; BA copies J when it is free
-//!   or at its job's last slot (no bubble between jobs), and holds `taken` until J is freed.
+//! - `j` / `j_valid` (in), `j_pop`: the job queue's head ([`crate::tma::jobq::TmaJobQueue`]);
+//!   BA takes it when it holds no job or at its job's last slot (no bubble between jobs).
 //! - `rq_head` / `rq_nonempty` (in), `row_pop`: the row queue's head row; BA loads it when its
 //!   current row ends.
 //! - `rob_vld` (in), `rob_pop`: a load pops one 16-byte chunk per slot from the reorder buffer
@@ -56,14 +56,12 @@ pub struct TmaBaRow {
 pub struct TmaSlotIter {
     /// the SM clock
     pub clock: Signal<In, Clock>,
-    /// the job register
+    /// the job queue's head
     pub j: Signal<In, TmaSlotJob>,
-    /// J holds a job
+    /// the job queue holds a job
     pub j_valid: Signal<In, bool>,
-    /// J is released at this edge
-    pub j_free: Signal<In, bool>,
-    /// BA has copied J
-    pub taken: Signal<Out, bool>,
+    /// BA takes the head job at this edge
+    pub j_pop: Signal<Out, bool>,
     /// the row queue's head
     pub rq_head: Signal<In, TmaRowRec>,
     /// the row queue holds a row
@@ -91,9 +89,7 @@ pub struct TmaSlotIter {
 
     /// BA holds a job
     b_act: DFF<bool>,
-    /// BA has copied J
-    ba_taken: DFF<bool>,
-    /// BA's copy of J
+    /// BA's job
     b: DFF<TmaSlotJob>,
     /// BA's current row and slot
     r: DFF<TmaBaRow>,
@@ -130,7 +126,7 @@ pub struct TmaSlotIter {
 impl Logic for TmaSlotIter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, b_act, ba_taken, b, r, y);
+        dff_setup!(self, clock, b_act, b, r, y);
         self.y.d.next.valid = false;
         if self.b.q.val().d {
             self.x_u.next = self.r.q.val().s - 1;
@@ -271,12 +267,11 @@ impl Logic for TmaSlotIter {
             self.y.d.next.red_op = self.b.q.val().red_op;
             self.y.d.next.red_type = self.b.q.val().red_type;
         }
-        // job and row hand-over (BA takes J at its job's last slot: no bubble)
+        // job and row hand-over (BA takes the next job at its job's last slot: no bubble)
         self.take_job.next = self.j_valid.val()
-            && !self.ba_taken.q.val()
             && (!self.b_act.q.val()
                 || (self.x_fire.val() && self.x_rend.val() && self.r.q.val().last));
-        self.act_next.next = (self.j_valid.val() && !self.ba_taken.q.val())
+        self.act_next.next = self.j_valid.val()
             || (self.b_act.q.val()
                 && !(self.x_fire.val() && self.x_rend.val() && self.r.q.val().last));
         self.row_load.next = self.act_next.val()
@@ -284,7 +279,6 @@ impl Logic for TmaSlotIter {
             && self.rq_nonempty.val();
         self.b_act.d.next = self.act_next.val();
         if self.take_job.val() {
-            self.ba_taken.d.next = true;
             self.b.d.next = self.j.val();
             self.r.d.next.dense = self.j.val().base;
             self.r.d.next.tx = 0.into();
@@ -299,12 +293,9 @@ impl Logic for TmaSlotIter {
             self.r.d.next.ca_lo = self.rq_head.val().r_lo;
             self.r.d.next.ca_hi = self.rq_head.val().r_hi;
         }
-        if self.j_free.val() {
-            self.ba_taken.d.next = false;
-        }
         self.row_pop.next = self.row_load.val();
         self.y_out.next = self.y.q.val();
-        self.taken.next = self.ba_taken.q.val();
+        self.j_pop.next = self.take_job.val();
         self.idle.next = !self.r.q.val().vld && !self.b_act.q.val() && !self.y.q.val().valid;
 
     }
@@ -350,7 +341,6 @@ mod tests {
             if x.smem_rd_valid.val() {
                 reads.push(x.smem_rd_addr.val().to_u64());
             }
-            x.j_free.next = x.taken.val();
             x.low();
             x.edge();
             x.j_valid.next = false;

@@ -5,9 +5,10 @@
 //!
 //! - `head` / `head_desc` / `head_gid` / `head_noctx` / `head_valid` (in): the queue head
 //!   ([`crate::tma::queue::TmaQueue`]); `pop`: it is consumed this cycle (decoded or refused).
-//! - `rj`, `bj` / `j_valid`: the job register, its row iterator's and its slot iterator's part; `start`: J is complete this cycle (the row iterator
-//!   starts on it); `rg_done`, `ba_taken` (in): the row iterator has walked J, the slot iterator
-//!   has copied it; `j_free`: both, J is free after this edge.
+//! - `rj`, `bj`: the job register, its row iterator's and its slot iterator's part; `start`: J is complete this cycle (the row iterator
+//!   starts on it); `rg_done` (in): the row iterator has walked J; `jq_push`: J's BA part enters
+//!   the job queue ([`crate::tma::jobq::TmaJobQueue`]) this cycle (`jq_full` (in): it has no
+//!   room); `j_free`: J is walked and queued, free after this edge.
 //! - `y_store_last`, `wb_head_last` (in): stage Y or the write buffer ends a store op this
 //!   cycle (they decrement a bulk-group counter; a refused store waits: `hold`).
 //! - `drop` / `drop_grp`: a refused store leaves its bulk group (for
@@ -66,14 +67,14 @@ pub struct TmaDecoder {
     pub wb_head_last: Signal<In, bool>,
     /// the row iterator has walked J
     pub rg_done: Signal<In, bool>,
-    /// the slot iterator has copied J
-    pub ba_taken: Signal<In, bool>,
+    /// the job queue has no room
+    pub jq_full: Signal<In, bool>,
+    /// J's BA part (`bj`) enters the job queue this cycle
+    pub jq_push: Signal<Out, bool>,
     /// the job register: RG's part
     pub rj: Signal<Out, TmaRowJob>,
     /// the job register: BA's part
     pub bj: Signal<Out, TmaSlotJob>,
-    /// J holds a job
-    pub j_valid: Signal<Out, bool>,
     /// J is complete this cycle: the row iterator starts
     pub start: Signal<Out, bool>,
     /// J is released at this edge
@@ -93,6 +94,8 @@ pub struct TmaDecoder {
     dk: DFF<Bits<3>>,
     /// J holds a job
     jv: DFF<bool>,
+    /// J's BA part is in the job queue
+    queued: DFF<bool>,
     /// the job register: RG's part
     jr: DFF<TmaRowJob>,
     /// the job register: BA's part
@@ -118,7 +121,7 @@ pub struct TmaDecoder {
 impl Logic for TmaDecoder {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, dstate, dk, jv, jr, jb, jd, fault_q);
+        dff_setup!(self, clock, dstate, dk, jv, queued, jr, jb, jd, fault_q);
         self.fault_q.d.next.valid = false;
         self.look.next = (self.dstate.q.val() == TmaDecState::Idle)
             && self.head_valid.val()
@@ -385,14 +388,19 @@ impl Logic for TmaDecoder {
             self.start.next = true;
             self.dstate.d.next = TmaDecState::Idle;
         }
-        // J is released when the row iterator has walked it and BA has copied it
-        self.j_free.next = self.jv.q.val() && self.rg_done.val() && self.ba_taken.val();
+        // J's BA part is queued once (the cycle after Fin, when there is room); J is released
+        // when the row iterator has walked it and its BA part is queued
+        self.jq_push.next = self.jv.q.val() && !self.queued.q.val() && !self.jq_full.val();
+        self.j_free.next = self.jv.q.val()
+            && self.rg_done.val()
+            && (self.queued.q.val() || self.jq_push.val());
+        self.queued.d.next = self.queued.q.val() || self.jq_push.val();
         if self.j_free.val() {
             self.jv.d.next = false;
+            self.queued.d.next = false;
         }
         self.rj.next = self.jr.q.val();
         self.bj.next = self.jb.q.val();
-        self.j_valid.next = self.jv.q.val();
         self.fault.next = self.fault_q.q.val();
         self.idle.next = (self.dstate.q.val() == TmaDecState::Idle) && !self.jv.q.val();
     }
@@ -405,7 +413,8 @@ mod tests {
     use hopsync_firmware::tensormap::{TensorMapDataType as Dt, TensorMapSpec};
 
     /// Runs the decoder on one head command until it pops it; returns (cycles to the pop, the
-    /// fault if refused, whether J started). RG and BA release J as soon as it is valid.
+    /// fault if refused, whether J started). RG walks J and the job queue takes it as soon as it
+    /// is valid.
     fn decode(d: &mut TmaDecoder, c: TmaCmd, desc: TmaDescImage, hold: bool) -> (u64, Option<TmaFaultKind>, bool) {
         d.head.next = c;
         d.head_desc.next = desc;
@@ -415,21 +424,21 @@ mod tests {
         for n in 1..20 {
             d.y_store_last.next = hold && n < 4;
             d.wb_head_last.next = false;
-            d.rg_done.next = d.j_valid.val();
-            d.ba_taken.next = d.j_valid.val();
+            d.rg_done.next = d.jv.q.val();
+            d.jq_full.next = false;
             d.low();
             let (pop, start, drop) = (d.pop.val(), d.start.val(), d.drop.val());
             d.edge();
             let fault = d.fault.val();
             if pop {
                 assert_eq!(drop, fault.valid && c.kind == TmaCmdKind::BulkStore);
-                // RG and BA take J and release it
+                // RG walks J, the job queue takes it, J is released
                 d.head_valid.next = false;
                 d.rg_done.next = true;
-                d.ba_taken.next = true;
                 d.low();
+                assert_eq!(d.jq_push.val(), start);
                 d.edge();
-                assert!(!d.j_valid.val());
+                assert!(!d.jv.q.val());
                 return (n, fault.valid.then_some(fault.kind), start);
             }
         }

@@ -13,6 +13,7 @@
 //!
 //! ```text
 //! cmd ─► Q (2-entry command queue) ─► D (descriptor decode, 1 + rank + 1 cycles) ─► J (job)
+//!   J ─► JQ (8 decoded jobs, RAM) ─► BA
 //!   J ─► RG: row iterator (dims 1..4, element strides or im2col pixel walk, OOB predication)
 //!                                                                       ─┬─► issuer ─► gmem_req
 //!                                                                       └─► row queue (256, RAM)
@@ -31,6 +32,7 @@
 //! | D, Idle: the checks of the head command | [`dec_check::TmaDescCheck`] | dec_check.rs |
 //! | D, Dim: one dimension's products (a cycle ahead, registered), sums and windows | [`dec_dim::TmaDimStep`] | dec_dim.rs |
 //! | D, Fin: the per-job constants | [`dec_fin::TmaJobFin`] | dec_fin.rs |
+//! | JQ: the job queue (J's BA part, decoder -> BA) | [`jobq::TmaJobQueue`] | jobq.rs |
 //! | RG: the row iterator | [`rg::TmaRowIter`] | rg.rs |
 //! | the row queue | [`rowq::TmaRowQueue`] | rowq.rs |
 //! | the issuer (global-memory requests) | [`issuer::TmaIssuer`] | issuer.rs |
@@ -141,6 +143,7 @@ pub mod dec_fin;
 pub mod decoder;
 pub mod groups;
 pub mod issuer;
+pub mod jobq;
 pub mod obuf;
 pub mod queue;
 pub mod rg;

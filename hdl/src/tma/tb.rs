@@ -1450,6 +1450,7 @@ clocked!(
     super::dec_dim::TmaDimStep,
     super::rg::TmaRowIter,
     super::rowq::TmaRowQueue,
+    super::jobq::TmaJobQueue,
     super::issuer::TmaIssuer,
     super::rob::TmaRob,
     super::ba_x::TmaSlotIter,

@@ -7,6 +7,7 @@ use super::cpl::TmaComplete;
 use super::decoder::TmaDecoder;
 use super::groups::TmaGroups;
 use super::issuer::TmaIssuer;
+use super::jobq::TmaJobQueue;
 use super::obuf::TmaOutBuf;
 use super::queue::TmaQueue;
 use super::rg::TmaRowIter;
@@ -98,6 +99,8 @@ pub struct TmaEngine {
     groups: TmaGroups,
     /// the decoder and the job register J
     dec: TmaDecoder,
+    /// the job queue (decoder -> BA)
+    jobq: TmaJobQueue,
     /// the row iterator (RG)
     rg: TmaRowIter,
     /// the row queue (RG -> BA)
@@ -162,6 +165,7 @@ impl TmaEngine {
             queue: Default::default(),
             groups: Default::default(),
             dec: Default::default(),
+            jobq: Default::default(),
             rg: Default::default(),
             rowq: Default::default(),
             issuer: TmaIssuer::new(max_outstanding, bytes_per_cycle, request_bytes),
@@ -181,6 +185,7 @@ impl Logic for TmaEngine {
         self.queue.clock.next = self.clock.val();
         self.groups.clock.next = self.clock.val();
         self.dec.clock.next = self.clock.val();
+        self.jobq.clock.next = self.clock.val();
         self.rg.clock.next = self.clock.val();
         self.rowq.clock.next = self.clock.val();
         self.issuer.clock.next = self.clock.val();
@@ -226,7 +231,7 @@ impl Logic for TmaEngine {
         self.dec.y_store_last.next = self.ba_y.store_last.val();
         self.dec.wb_head_last.next = self.wb.head_last.val();
         self.dec.rg_done.next = self.rg.done.val();
-        self.dec.ba_taken.next = self.ba_x.taken.val();
+        self.dec.jq_full.next = self.jobq.full.val();
         self.fault.next = self.dec.fault.val();
         // the row iterator, the row queue, the issuer and the reorder buffer
         self.rg.j.next = self.dec.rj.val();
@@ -254,10 +259,12 @@ impl Logic for TmaEngine {
         self.rob.pop.next = self.ba_x.rob_pop.val();
         // every response has a reserved place
         self.gmem_resp_ready.next = true;
-        // BA stages X and Y
-        self.ba_x.j.next = self.dec.bj.val();
-        self.ba_x.j_valid.next = self.dec.j_valid.val();
-        self.ba_x.j_free.next = self.dec.j_free.val();
+        // the job queue; BA stages X and Y
+        self.jobq.push.next = self.dec.jq_push.val();
+        self.jobq.push_job.next = self.dec.bj.val();
+        self.jobq.pop.next = self.ba_x.j_pop.val();
+        self.ba_x.j.next = self.jobq.head.val();
+        self.ba_x.j_valid.next = self.jobq.nonempty.val();
         self.ba_x.rq_head.next = self.rowq.head.val();
         self.ba_x.rq_nonempty.next = self.rowq.nonempty.val();
         self.ba_x.rob_vld.next = self.rob.h_vld.val();
@@ -295,6 +302,7 @@ impl Logic for TmaEngine {
         self.store_writes_issued.next = self.wb.done.val();
         self.idle.next = self.queue.idle.val()
             && self.dec.idle.val()
+            && self.jobq.idle.val()
             && !self.rg.busy.val()
             && self.issuer.idle.val()
             && self.rowq.idle.val()

@@ -38,6 +38,11 @@ pub const TMA_ROWQ_BITS: usize = 8;
 /// Rows the request side may run ahead of the shared-memory side: as many as the ROB has tags,
 /// so a box of 32-byte rows still keeps every tag busy.
 pub const TMA_ROWQ: usize = 1 << TMA_ROWQ_BITS;
+/// Address bits of the job queue (decoder -> BA).
+pub const TMA_JOBQ_BITS: usize = 3;
+/// Decoded jobs waiting for BA: with J and BA's own, `TMA_JOBQ` + 2 jobs live past the decoder,
+/// enough for back-to-back small copies to overlap their global reads.
+pub const TMA_JOBQ: usize = 1 << TMA_JOBQ_BITS;
 // The stage blocks name these as literals (256 tags, 32 contexts x 4 group slots (a 7-bit slot id:
 // context in bits 2..7), 256 row-queue entries, 10-bit thread index).
 const _: () = assert!(
@@ -48,6 +53,7 @@ const _: () = assert!(
         && TMA_SLOT_BITS == 7
         && TMA_SLOT_BITS <= TMA_TAG_BITS
         && TMA_ROWQ == 256
+        && TMA_JOBQ == 8
         && TMA_THREAD_BITS == 10
 );
 
