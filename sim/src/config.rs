@@ -138,10 +138,14 @@ pub struct Smem {
     pub latency: u64,
     /// Atomic / reduction latency.
     pub atomic_latency: u64,
+    /// Cycles the pipe spends on each replay of a bank-conflicted access (each wavefront beyond
+    /// those its bytes need at one wavefront per cycle).
+    pub conflict_replay_cycles: u64,
     /// Booking horizon of the pipe before MemoryThrottle.
     pub queue_cycles: u64,
-    /// Cycles after a plain shared-memory store before the warp's next memory instruction
-    /// issues (the stall count ptxas gives STS before another memory instruction).
+    /// Cycles after a shared-memory store, atomic or reduction before the warp's next memory
+    /// instruction issues (the stall count ptxas gives STS and ATOMS before another memory
+    /// instruction).
     pub store_issue_cycles: u64,
 }
 

@@ -736,6 +736,19 @@ pub fn bank_wavefronts(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
     per_bank.into_iter().max().unwrap_or(0).max(1)
 }
 
+/// Cycles one warp access occupies the shared-memory pipe: the pipe moves one wavefront of
+/// `banks x bank_bytes` bytes per cycle, and each wavefront more than the bytes need (a bank
+/// conflict's replay) costs `smem.conflict_replay_cycles`.
+pub fn smem_pipe_cycles(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
+    let waves = bank_wavefronts(c, accesses);
+    let bb = c.smem.bank_bytes.max(1) as u64;
+    let mut words: Vec<u64> = accesses.iter().flat_map(|&(off, size)| off / bb..=(off + size.max(1) as u64 - 1) / bb).collect();
+    words.sort_unstable();
+    words.dedup();
+    let bandwidth = (words.len() as u64).div_ceil(c.smem.banks.max(1) as u64).max(1);
+    bandwidth + waves.saturating_sub(bandwidth) * c.smem.conflict_replay_cycles
+}
+
 /// The distinct sectors (numbers, of `sector_bytes`) a warp access touches, ascending.
 pub fn sector_list(c: &SmConfig, accesses: &[(u64, usize)]) -> Vec<u64> {
     let sb = c.global.sector_bytes.max(1);
@@ -794,6 +807,27 @@ mod tests {
         assert_eq!(bank_wavefronts(&c, &a), 2);
         let a: Vec<(u64, usize)> = (0..32).map(|l| (0x1000 + l * 4, 4)).collect();
         assert_eq!(sectors(&c, &a), 4);
+    }
+
+    #[test]
+    fn smem_pipe_cycles_charge_replays_beyond_bandwidth() {
+        let c = SmConfig::sm90();
+        let r = c.smem.conflict_replay_cycles;
+        // 32 lanes, 4 bytes, consecutive: one wavefront, one cycle
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 4, 4)).collect();
+        assert_eq!(smem_pipe_cycles(&c, &a), 1);
+        // a broadcast of one word: one cycle
+        let a: Vec<(u64, usize)> = (0..32).map(|_| (64, 4)).collect();
+        assert_eq!(smem_pipe_cycles(&c, &a), 1);
+        // 16 bytes per lane, consecutive: 512 bytes are 4 wavefronts of bandwidth, no replay
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 16, 16)).collect();
+        assert_eq!(smem_pipe_cycles(&c, &a), 4);
+        // stride 128 bytes: every lane on bank 0, a 32-way conflict: 1 + 31 replays
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 128, 4)).collect();
+        assert_eq!(smem_pipe_cycles(&c, &a), 1 + 31 * r);
+        // stride 8 bytes: 2-way
+        let a: Vec<(u64, usize)> = (0..32).map(|l| (l * 8, 4)).collect();
+        assert_eq!(smem_pipe_cycles(&c, &a), 1 + r);
     }
 }
 

@@ -57,13 +57,15 @@ fn bank_conflicts_cost_cycles() {
     let c = SmConfig::sm90();
     let free = cycles(&smem_program(4), c.clone());
     let conflict = cycles(&smem_program(128), c.clone());
-    // 8 stores, each a 32-way conflict (32 wavefronts instead of 1). Stores do not block the
-    // warp, but the pipe may be booked only `queue_cycles` ahead, so each store after the first
-    // waits for the previous one's 31 extra wavefronts (MemoryThrottle); conflict-free, each
-    // store after the first waits `smem.store_issue_cycles` (the STS stall count) instead.
+    // 8 stores, each a 32-way conflict (31 replays of `smem.conflict_replay_cycles` beyond its
+    // one wavefront). Stores do not block the warp, but the pipe may be booked only
+    // `queue_cycles` ahead, so each store after the first waits for the previous one's replays
+    // (MemoryThrottle); conflict-free, each store after the first waits
+    // `smem.store_issue_cycles` (the STS stall count) instead.
     let extra = conflict - free;
-    let per_store = 31 - (c.smem.store_issue_cycles - 1);
-    assert!(extra >= 7 * per_store - c.smem.queue_cycles && extra <= 8 * 32, "conflict-free {free} cycles, 32-way {conflict} cycles");
+    let replays = 31 * c.smem.conflict_replay_cycles;
+    let per_store = replays + 1 - c.smem.store_issue_cycles;
+    assert!(extra >= 7 * per_store - c.smem.queue_cycles && extra <= 8 * (1 + replays), "conflict-free {free} cycles, 32-way {conflict} cycles");
 }
 
 #[test]

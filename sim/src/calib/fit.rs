@@ -55,6 +55,7 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("latency.mma", 1.0, 400.0),
     fp("smem.latency", 1.0, 200.0),
     fp("smem.atomic_latency", 1.0, 400.0),
+    fp("smem.conflict_replay_cycles", 1.0, 16.0),
     fp("smem.queue_cycles", 1.0, 64.0),
     fp("global.latency", 1.0, 2000.0),
     fp("global.atomic_latency", 1.0, 4000.0),

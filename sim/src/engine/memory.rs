@@ -344,13 +344,16 @@ impl<'p> Engine<'p> {
         let (ready, done) = match pipe {
             Pipe::Smem => {
                 let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
-                let waves = timing::bank_wavefronts(&cfg, &acc);
-                let start = cs.mem.smem.book(now, waves, sched);
-                if class == Class::Mem && !inf.load && !inf.atomic {
+                let occ = timing::smem_pipe_cycles(&cfg, &acc);
+                let start = cs.mem.smem.book(now, occ, sched);
+                // ptxas spaces a st.shared, and a shared atomic or reduction, from the warp's next
+                // memory instruction (STS / ATOMS stall counts)
+                if class == Class::Mem && !inf.load {
                     cs.warps[w as usize].smem_store_until = now + cfg.smem.store_issue_cycles;
                 }
                 let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
-                (start + waves - 1 + lat, start + waves)
+                // the first wavefront's data comes back after the latency, the last one later
+                (start + occ - 1 + lat, start + occ)
             }
             Pipe::Global => {
                 let acc: Vec<(u64, usize)> = places

@@ -42,7 +42,7 @@ pub(super) struct WarpState {
     /// (`global.store_issue_cycles`).
     pub(super) store_issue_until: u64,
     /// The warp's next memory instruction issues no earlier than this after a plain shared-memory
-    /// store (`smem.store_issue_cycles`).
+    /// store, atomic or reduction (`smem.store_issue_cycles`).
     pub(super) smem_store_until: u64,
     /// Per partly unrolled loop (its backward branch's pc): the iterations of the warp's current
     /// run of it (`timing::Unroll::Every`).
