@@ -454,6 +454,12 @@ fn status_code(r: &RunReport) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // HOPSYNC_UNIT_SIM picks the RTL engine's unit simulation (sim/src/units.rs): refuse a typo
+    // before a run silently takes the default
+    if let Err(e) = hopsync_sim::units::UnitSim::from_env() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     match run(cli) {
         Ok(c) | Err(c) => c,
     }
@@ -820,18 +826,23 @@ fn verilator_bench(kcycles: u32) -> Result<ExitCode, ExitCode> {
         if cfg!(debug_assertions) { "dev" } else { "release" },
         hopsync_verilator::MODEL_SIZES
     );
-    println!("| unit | cycles | rust-hdl (cycles/s) | Verilator (cycles/s) | Verilator / rust-hdl |\n| --- | ---: | ---: | ---: | ---: |");
+    println!("| unit | cycles | rust-hdl (cycles/s) | generated (cycles/s) | Verilator (cycles/s) | Verilator / rust-hdl | Verilator / generated |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for u in ["cta_top", "mbarrier_unit"] {
         // the two simulations agree on this stimulus (a short lockstep check first)
         run_unit(u, cycles.min(2_000), 0xBE4C).map_err(|e| {
             eprintln!("error: {e}");
             ExitCode::from(1)
         })?;
-        let (n, tr, tv) = bench_unit(u, cycles, 0xBE4C).map_err(|e| {
+        let (n, tr, tv, tg) = bench_unit(u, cycles, 0xBE4C).map_err(|e| {
             eprintln!("error: {e}");
             ExitCode::from(1)
         })?;
-        println!("| {u} | {n} | {:.0} | {:.0} | {:.0}x |", n as f64 / tr, n as f64 / tv, tr / tv);
+        // the generated straight-line model (hopsync-hdl-fast), where the unit has one
+        let (g, vg) = match tg {
+            Some(tg) => (format!("{:.0}", n as f64 / tg), format!("{:.2}x", tg / tv)),
+            None => ("-".into(), "-".into()),
+        };
+        println!("| {u} | {n} | {:.0} | {g} | {:.0} | {:.0}x | {vg} |", n as f64 / tr, n as f64 / tv, tr / tv);
     }
     Ok(ExitCode::SUCCESS)
 }

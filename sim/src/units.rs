@@ -8,7 +8,14 @@
 //! words the unit holds. The unit is instantiated with a bank just large enough for the program's
 //! shared memory (2^9, 2^12 or 2^15 words).
 //!
-//! Backends: by default each unit is its rust-hdl simulation. [`SmConfig::backend`] (a
+//! The MbarrierUnit (the hot unit: most of the engine's time was its rust-hdl settle loop) runs
+//! by default as its generated straight-line model ([`UnitSim::Generated`], hopsync-hdl-fast:
+//! Rust generated at build time from the unit's own rust-hdl HDL, checked against rust-hdl's
+//! simulation every cycle in that crate's tests); `HOPSYNC_UNIT_SIM=rust-hdl` (or a
+//! [`Backend`] with [`UnitSim::RustHdl`], as `--waves` takes, whose VCD probe reads rust-hdl's
+//! signals) clocks rust-hdl's own simulation instead. Both give the same values every cycle.
+//!
+//! Backends: by default each unit is its rust-hdl simulation (the MbarrierUnit its generated model). [`SmConfig::backend`] (a
 //! [`Backend`]) can name another simulator of the same RTL (the Verilator models of the
 //! generated Verilog, `hopsync-verilator`, `hopsync run --engine verilator`): it supplies
 //! [`MbarSim`] / [`NamedSim`] / [`ClusterSim`] objects with the same per-cycle contract (inputs
@@ -78,11 +85,51 @@ pub trait UnitBackend: Send + Sync {
     fn unsupported(&self, unit: &str) -> Option<String>;
 }
 
-/// Which simulator clocks the units: rust-hdl (the default) or another [`UnitBackend`].
+/// How the rust-hdl units are simulated when no other [`UnitBackend`] is named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitSim {
+    /// The generated straight-line models where a unit has one (hopsync-hdl-fast: the
+    /// MbarrierUnit), rust-hdl's `simulate` for the others.
+    Generated,
+    /// rust-hdl's own `simulate` for every unit (the VCD probe of `--waves` needs its signals).
+    RustHdl,
+}
+
+impl UnitSim {
+    /// The environment variable that picks one (`generated`, the default, or `rust-hdl`).
+    pub const ENV: &'static str = "HOPSYNC_UNIT_SIM";
+
+    /// The choice of [`UnitSim::ENV`]; an unknown value is an error naming the accepted ones.
+    pub fn from_env() -> Result<UnitSim, String> {
+        match std::env::var(Self::ENV) {
+            Err(_) => Ok(UnitSim::Generated),
+            Ok(v) => match v.as_str() {
+                "" | "generated" => Ok(UnitSim::Generated),
+                "rust-hdl" => Ok(UnitSim::RustHdl),
+                _ => Err(format!("{}={v}: expected `generated` or `rust-hdl`", Self::ENV)),
+            },
+        }
+    }
+}
+
+impl Default for UnitSim {
+    /// [`UnitSim::from_env`], [`UnitSim::Generated`] when unset (the CLI rejects an unknown value
+    /// before any unit is built).
+    fn default() -> UnitSim {
+        UnitSim::from_env().unwrap_or(UnitSim::Generated)
+    }
+}
+
+/// Which simulator clocks the units: another [`UnitBackend`] when set, else the built-in ones
+/// ([`UnitSim`]).
 #[derive(Clone, Default)]
-pub struct Backend(pub Option<Arc<dyn UnitBackend>>);
+pub struct Backend(pub Option<Arc<dyn UnitBackend>>, pub UnitSim);
 
 impl Backend {
+    /// Another simulator for every unit.
+    pub fn other(b: Arc<dyn UnitBackend>) -> Backend {
+        Backend(Some(b), UnitSim::default())
+    }
     /// The backend's name (`rtl` for rust-hdl).
     pub fn name(&self) -> &'static str {
         self.0.as_ref().map_or("rtl", |b| b.name())
@@ -101,6 +148,7 @@ impl std::fmt::Debug for Backend {
 
 impl PartialEq for Backend {
     fn eq(&self, o: &Backend) -> bool {
+        // (the built-in simulations give equal values: a configuration is the same either way)
         self.name() == o.name()
     }
 }
@@ -366,7 +414,190 @@ impl<const A: usize> MbarInst<A> {
     }
 }
 
+
+/// One size of the generated MbarrierUnit model (hopsync-hdl-fast), behind one interface.
+trait GenMbar: Send {
+    /// Sets the three request ports.
+    fn set(&mut self, p: &MbarInputs);
+    /// Settles the combinational logic.
+    fn eval(&mut self);
+    /// The clock edge.
+    fn edge(&mut self);
+    /// (local_ready, tma_ready, cluster_ready).
+    fn readies(&self) -> (bool, bool, bool);
+    /// (resp, wake, fault).
+    fn outs(&self) -> (MbarrierResp, MbarrierWake, MbarrierFault);
+    /// Every field of every signal.
+    fn v(&self) -> &[u64];
+    /// The same, to load a register between edges.
+    fn v_mut(&mut self) -> &mut [u64];
+    /// (signal path, bits, its fields (index, offset, width)).
+    fn signals(&self) -> &'static [(&'static str, usize, &'static [(usize, usize, usize)])];
+}
+
+macro_rules! gen_mbar {
+    ($t:ty) => {
+        impl GenMbar for $t {
+            fn set(&mut self, p: &MbarInputs) {
+                self.set_local_valid(&p.local.is_some());
+                self.set_local_req(&p.local.unwrap_or_default());
+                self.set_tma_valid(&p.tma.is_some());
+                self.set_tma_req(&p.tma.unwrap_or_default());
+                self.set_cluster_valid(&p.cluster.is_some());
+                self.set_cluster_req(&p.cluster.unwrap_or_default());
+            }
+            fn eval(&mut self) {
+                <$t>::eval(self)
+            }
+            fn edge(&mut self) {
+                <$t>::edge(self)
+            }
+            fn readies(&self) -> (bool, bool, bool) {
+                (self.local_ready(), self.tma_ready(), self.cluster_ready())
+            }
+            fn outs(&self) -> (MbarrierResp, MbarrierWake, MbarrierFault) {
+                (self.resp(), self.wake(), self.fault())
+            }
+            fn v(&self) -> &[u64] {
+                &self.v
+            }
+            fn v_mut(&mut self) -> &mut [u64] {
+                &mut self.v
+            }
+            fn signals(&self) -> &'static [(&'static str, usize, &'static [(usize, usize, usize)])] {
+                <$t>::SIGNALS
+            }
+        }
+    };
+}
+gen_mbar!(hopsync_hdl_fast::models::MbarrierUnitA9);
+gen_mbar!(hopsync_hdl_fast::models::MbarrierUnitA12);
+gen_mbar!(hopsync_hdl_fast::models::MbarrierUnitA15);
+
+/// A signal of a generated model, found by the end of its path (as the rust-hdl [`Tap`] finds
+/// its signals), checked for its width: its fields (index, offset, width).
+fn gen_signal(m: &dyn GenMbar, suffix: &str, bits: usize) -> &'static [(usize, usize, usize)] {
+    let hits: Vec<_> = m.signals().iter().filter(|(n, ..)| n.ends_with(suffix)).collect();
+    assert!(hits.len() == 1, "generated MbarrierUnit: expected one `{suffix}`, found {}", hits.len());
+    let (n, b, f) = hits[0];
+    assert!(*b == bits, "generated MbarrierUnit: `{n}` is {b} bits, expected {bits}");
+    f
+}
+
+/// The value of a signal (<= 64 bits) from its fields.
+fn gen_value(v: &[u64], fields: &[(usize, usize, usize)]) -> u64 {
+    fields.iter().fold(0, |x, (i, off, _)| x | v[*i] << off)
+}
+
+/// The index of a record's one-bit field at `off` (the `valid` flag of an output register).
+fn gen_field(fields: &[(usize, usize, usize)], off: usize) -> usize {
+    let f = fields.iter().find(|(_, o, w)| *o == off && *w == 1).expect("a one-bit field at that offset");
+    f.0
+}
+
+/// The generated model's signals the engine reads between edges: the bank's write port ([`Tap`])
+/// and the idle fast-forward's registers ([`IdleTap`]), as field indices.
+struct GenTap {
+    we: usize,
+    wa: usize,
+    wd: &'static [(usize, usize, usize)],
+    wv: usize,
+    now: usize,
+    s1_valid: usize,
+    cpl_valid: usize,
+    resp_valid: usize,
+    wake_valid: usize,
+    fault_valid: usize,
+    state: [usize; MBARRIER_WAITERS],
+    deadline: [usize; MBARRIER_WAITERS],
+}
+
+impl GenTap {
+    fn find(m: &dyn GenMbar, a: usize) -> GenTap {
+        let one = |suffix: &str, bits: usize| gen_signal(m, suffix, bits)[0].0;
+        GenTap {
+            we: one("$exec$ram$write_enable", 1),
+            wa: one("$exec$ram$write_address", a),
+            wd: gen_signal(m, "$exec$ram$write_data", 64),
+            wv: one("$exec$shadow$write_data", 1),
+            now: one("$now$q", 32),
+            s1_valid: one("$s1_valid$q", 1),
+            cpl_valid: one("$cpl_valid$q", 1),
+            resp_valid: gen_field(gen_signal(m, "$resp_q$q", MbarrierResp::BITS), MbarrierResp::default().get_my_offset_valid()),
+            wake_valid: gen_field(gen_signal(m, "$wake_q$q", MbarrierWake::BITS), MbarrierWake::default().get_my_offset_valid()),
+            fault_valid: gen_field(gen_signal(m, "$fault_q$q", MbarrierFault::BITS), MbarrierFault::default().get_my_offset_valid()),
+            state: std::array::from_fn(|i| one(&format!("$waiter_state${i}$q"), WaiterState::BITS)),
+            deadline: std::array::from_fn(|i| one(&format!("$waiter_deadline${i}$q"), 32)),
+        }
+    }
+}
+
+/// One CTA's MbarrierUnit as its generated model: the same cycle contract, tap and idle
+/// fast-forward as [`MbarInst`] (the same registers, read as fields).
+struct MbarGen {
+    m: Box<dyn GenMbar>,
+    tap: GenTap,
+    /// Idle edges skipped since the last clocked one (paid into `now` at the next).
+    owed: u64,
+    /// Words in the bank.
+    words: u32,
+}
+
+impl MbarGen {
+    /// The model of a fresh rust-hdl `MbarrierUnit<A>` (its constants and RAM contents).
+    fn new<const A: usize>(default_suspend_cycles: u32, from: fn(&MbarrierUnit<A>) -> Box<dyn GenMbar>) -> MbarGen {
+        let mut uut = Box::new(MbarrierUnit::<A>::new(default_suspend_cycles));
+        uut.connect_all();
+        assert!(simulate(&mut *uut, SETTLE));
+        let m = from(&uut);
+        let tap = GenTap::find(&*m, A);
+        let mut s = MbarGen { m, tap, owed: 0, words: 1 << A };
+        // as MbarInst: the RAM read registers are defined after two edges
+        for _ in 0..2 {
+            s.cycle(&MbarInputs::default());
+        }
+        s
+    }
+
+    fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
+        if self.owed > 0 {
+            let v = self.m.v_mut();
+            v[self.tap.now] = (v[self.tap.now].wrapping_add(self.owed)) & 0xFFFF_FFFF;
+            self.owed = 0;
+        }
+        self.m.set(p);
+        self.m.eval();
+        let (local_ready, tma_ready, cluster_ready) = self.m.readies();
+        let v = self.m.v();
+        let t = &self.tap;
+        let write = (v[t.we] != 0).then(|| (v[t.wa] as u32, gen_value(v, t.wd), v[t.wv] != 0));
+        self.m.edge();
+        self.m.eval();
+        let (resp, wake, fault) = self.m.outs();
+        MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp, wake, fault }
+    }
+
+    /// As [`IdleTap::idle_edges_left`], on the model's fields.
+    fn idle_edges_left(&self) -> Option<u64> {
+        let (v, t) = (self.m.v(), &self.tap);
+        if v[t.s1_valid] != 0 || v[t.cpl_valid] != 0 || v[t.resp_valid] != 0 || v[t.wake_valid] != 0 || v[t.fault_valid] != 0 {
+            return None;
+        }
+        let now = v[t.now].wrapping_add(self.owed) as u32;
+        let mut left = u64::MAX;
+        for i in 0..MBARRIER_WAITERS {
+            match v[t.state[i]] {
+                x if x == WaiterState::Idle as u64 => {}
+                x if x == WaiterState::Waiting as u64 => left = left.min((v[t.deadline[i]] as u32).wrapping_sub(now) as u64),
+                _ => return None,
+            }
+        }
+        Some(left)
+    }
+}
+
 enum MbarAny {
+    Gen(MbarGen),
     A9(MbarInst<9>),
     A12(MbarInst<12>),
     A15(MbarInst<15>),
@@ -401,9 +632,23 @@ impl MbarUnit {
         }
     }
 
+    /// The same unit as its generated straight-line model (hopsync-hdl-fast).
+    pub fn generated(smem_bytes: u32, default_suspend_cycles: u32) -> MbarUnit {
+        use hopsync_hdl_fast::models::{MbarrierUnitA12, MbarrierUnitA15, MbarrierUnitA9};
+        // the model is generated from this very HDL at build time; a mismatch is a build bug
+        const STALE: &str = "the generated MbarrierUnit model matches hopsync-hdl (hdl-fast is rebuilt with it)";
+        let g = match Self::bank_words_log2(smem_bytes) {
+            9 => MbarGen::new::<9>(default_suspend_cycles, |u| MbarrierUnitA9::from_block(u).expect(STALE)),
+            12 => MbarGen::new::<12>(default_suspend_cycles, |u| MbarrierUnitA12::from_block(u).expect(STALE)),
+            _ => MbarGen::new::<15>(default_suspend_cycles, |u| MbarrierUnitA15::from_block(u).expect(STALE)),
+        };
+        MbarUnit { inner: MbarAny::Gen(g), edges: 0 }
+    }
+
     /// [`MbarUnit::new`] on `backend`'s simulator.
     pub fn with_backend(backend: &Backend, smem_bytes: u32, default_suspend_cycles: u32) -> MbarUnit {
         match &backend.0 {
+            None if backend.1 == UnitSim::Generated => MbarUnit::generated(smem_bytes, default_suspend_cycles),
             None => MbarUnit::new(smem_bytes, default_suspend_cycles),
             Some(b) => MbarUnit { inner: MbarAny::Other(b.mbarrier(smem_bytes, default_suspend_cycles)), edges: 0 },
         }
@@ -412,6 +657,7 @@ impl MbarUnit {
     /// Words in the bank.
     pub fn words(&self) -> u32 {
         match &self.inner {
+            MbarAny::Gen(u) => u.words,
             MbarAny::A9(_) => 1 << 9,
             MbarAny::A12(_) => 1 << 12,
             MbarAny::A15(_) => 1 << 15,
@@ -429,6 +675,7 @@ impl MbarUnit {
     /// cannot tell), u64::MAX when no waiter has a deadline.
     pub fn idle_edges_left(&self) -> Option<u64> {
         match &self.inner {
+            MbarAny::Gen(u) => u.idle_edges_left(),
             MbarAny::A9(u) => u.idle_edges_left(),
             MbarAny::A12(u) => u.idle_edges_left(),
             MbarAny::A15(u) => u.idle_edges_left(),
@@ -440,6 +687,7 @@ impl MbarUnit {
     /// into the unit's cycle counter at the next [`MbarUnit::cycle`].
     pub fn skip_idle_edges(&mut self, k: u64) {
         match &mut self.inner {
+            MbarAny::Gen(u) => u.owed += k,
             MbarAny::A9(u) => u.owed += k,
             MbarAny::A12(u) => u.owed += k,
             MbarAny::A15(u) => u.owed += k,
@@ -464,6 +712,7 @@ impl MbarUnit {
     pub fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
         self.edges += 1;
         match &mut self.inner {
+            MbarAny::Gen(u) => u.cycle(p),
             MbarAny::A9(u) => u.cycle(p),
             MbarAny::A12(u) => u.cycle(p),
             MbarAny::A15(u) => u.cycle(p),
@@ -476,6 +725,8 @@ impl MbarUnit {
     /// VCD).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
         match &self.inner {
+            // (the generated model's fields are not rust-hdl signals: `--waves` takes rust-hdl)
+            MbarAny::Gen(_) => {}
             MbarAny::A9(u) => u.uut.accept(name, probe),
             MbarAny::A12(u) => u.uut.accept(name, probe),
             MbarAny::A15(u) => u.uut.accept(name, probe),
@@ -852,8 +1103,20 @@ mod tests {
     /// nothing on every skipped one, and the skips must happen.
     #[test]
     fn idle_fast_forward_matches_clocking_every_edge() {
+        fast_forward_against_every_edge(MbarUnit::new(64, 300));
+    }
+
+    /// The generated model (hopsync-hdl-fast) with the idle fast-forward against rust-hdl's
+    /// simulation clocked every edge: every output of every clocked edge equal.
+    #[test]
+    fn generated_model_matches_rust_hdl_clocked_every_edge() {
+        fast_forward_against_every_edge(MbarUnit::generated(64, 300));
+    }
+
+    /// `ff` clocked as the engine clocks it against rust-hdl's unit clocked every edge (see
+    /// `idle_fast_forward_matches_clocking_every_edge`).
+    fn fast_forward_against_every_edge(mut ff: MbarUnit) {
         let mut every = MbarUnit::new(64, 300);
-        let mut ff = MbarUnit::new(64, 300);
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut rnd = |n: u64| {
             x ^= x << 13;

@@ -889,7 +889,9 @@ fn create(path: &Path) -> Result<io::BufWriter<std::fs::File>, String> {
 
 /// Runs `prog` on the RTL engine with a [`VcdProbe`] writing into `out`; returns the report and
 /// the layout.
-pub fn record<W: Write>(prog: &Program, cfg: Config, sm: SmConfig, out: W) -> Result<(RunReport, Layout), String> {
+pub fn record<W: Write>(prog: &Program, cfg: Config, mut sm: SmConfig, out: W) -> Result<(RunReport, Layout), String> {
+    // the probe reads the units' rust-hdl signals (the generated models have none)
+    sm.backend.1 = crate::units::UnitSim::RustHdl;
     let probe = VcdProbe::new(out);
     let layout = probe.layout();
     let mut e = Engine::new(prog, cfg, sm);
@@ -916,7 +918,8 @@ pub fn run_with_waves(prog: &Program, cfg: Config, sm: SmConfig, vcd: &Path) -> 
 /// `hopsync cosim --waves VCD`: the lockstep run with the RTL engine's waveforms; a divergence's
 /// window names the file, and the save file opens on that window with a marker at the
 /// divergence.
-pub fn cosim_with_waves(prog: &Program, cfg: Config, sm: SmConfig, vcd: &Path) -> Result<hopsync_cosim::lockstep::CosimReport, String> {
+pub fn cosim_with_waves(prog: &Program, cfg: Config, mut sm: SmConfig, vcd: &Path) -> Result<hopsync_cosim::lockstep::CosimReport, String> {
+    sm.backend.1 = crate::units::UnitSim::RustHdl;
     let probe = VcdProbe::new(create(vcd)?);
     let layout = probe.layout();
     let (mut r, p) = crate::lockstep::run_cosim_probed(prog, cfg, sm, Some(Box::new(probe)));

@@ -95,7 +95,7 @@ impl VerilatorBackend {
 
     /// `cfg` with its units on Verilator.
     pub fn configure(mut cfg: SmConfig, vcd: Option<PathBuf>) -> Result<SmConfig, String> {
-        cfg.backend = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, vcd)?)));
+        cfg.backend = Backend::other(Arc::new(VerilatorBackend::new(&cfg, vcd)?));
         Ok(cfg)
     }
 
@@ -746,7 +746,7 @@ mod tests {
     fn backend_units_match_rust_hdl_units() {
         use hopsync_sim::units::{ClusterUnit, MbarUnit, NamedUnit};
         let cfg = SmConfig::sm90();
-        let be = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, None).unwrap())));
+        let be = Backend::other(Arc::new(VerilatorBackend::new(&cfg, None).unwrap()));
         let suspend = ENGINE_SUSPEND_CYCLES;
         let mut rng = Rng::new(11);
         for smem in [4096u32, 32 * 1024, 200 * 1024] {
@@ -885,7 +885,7 @@ mod tests {
         use crate::lockstep::{data16, tma_cmd, GmemResponder};
         use hopsync_sim::units::TmaUnit;
         let cfg = SmConfig::sm90();
-        let be = Backend(Some(Arc::new(VerilatorBackend::new(&cfg, None).unwrap())));
+        let be = Backend::other(Arc::new(VerilatorBackend::new(&cfg, None).unwrap()));
         let (tags, per, req) = tma_engine_params(&cfg);
         let mut a = TmaUnit::new(tags, per, req);
         let mut b = TmaUnit::with_backend(&be, tags, per, req);

@@ -129,6 +129,11 @@ pub trait Dut {
     /// Events seen in the registered outputs after an edge (coverage of the stimulus: phases
     /// completed, warps woken, findings raised...), as (name, happened) pairs.
     fn events(&self) -> Vec<(&'static str, bool)>;
+    /// Seconds the unit's generated straight-line model (hopsync-hdl-fast) takes on the
+    /// recorded inputs, `None` for a unit without one.
+    fn bench_generated(_typed: &[Self::Inputs]) -> Option<f64> {
+        None
+    }
 }
 
 /// Settle iterations allowed.
@@ -565,6 +570,24 @@ impl Dut for MbarrierDut {
     }
     fn events(&self) -> Vec<(&'static str, bool)> {
         mbar_events(self.u.resp.val(), self.u.wake.val(), self.u.fault.val())
+    }
+    fn bench_generated(typed: &[Self::Inputs]) -> Option<f64> {
+        let d = Self::create();
+        let mut g = hopsync_hdl_fast::models::MbarrierUnitTest::from_block(&*d.u).expect("the generated model matches the unit");
+        let t0 = Instant::now();
+        for (lr, lv, tr, tv, cr, cv) in typed {
+            g.set_local_req(lr);
+            g.set_local_valid(lv);
+            g.set_tma_req(tr);
+            g.set_tma_valid(tv);
+            g.set_cluster_req(cr);
+            g.set_cluster_valid(cv);
+            g.eval();
+            g.edge();
+            g.eval();
+            std::hint::black_box(&g.v);
+        }
+        Some(t0.elapsed().as_secs_f64())
     }
     fn randomize(&mut self, rng: &mut Rng) {
         let u = &mut self.u;
@@ -1049,7 +1072,7 @@ pub fn run_flipping<D: Dut>(
 /// Side-by-side speed of one unit: the same recorded stimulus replayed on a fresh rust-hdl
 /// simulation and on a fresh Verilator model (inputs set, clock low and settle / eval, clock high
 /// and settle / eval), outputs not read. Returns (cycles, rust-hdl s, Verilator s).
-pub fn bench<D: Dut>(cycles: u64, seed: u64) -> (u64, f64, f64) {
+pub fn bench<D: Dut>(cycles: u64, seed: u64) -> (u64, f64, f64, Option<f64>) {
     // record: the harness's stimulus (with its responders) on a rust-hdl run
     let mut dut = D::create();
     let mut rng = Rng::new(seed);
@@ -1085,11 +1108,11 @@ pub fn bench<D: Dut>(cycles: u64, seed: u64) -> (u64, f64, f64) {
         m.cycle();
     }
     let t_vl = t0.elapsed().as_secs_f64();
-    (cycles, t_rust, t_vl)
+    (cycles, t_rust, t_vl, D::bench_generated(&typed))
 }
 
 /// [`bench`] for a unit given by name.
-pub fn bench_unit(unit: &str, cycles: u64, seed: u64) -> Result<(u64, f64, f64), String> {
+pub fn bench_unit(unit: &str, cycles: u64, seed: u64) -> Result<(u64, f64, f64, Option<f64>), String> {
     crate::available()?;
     Ok(match unit {
         "mbarrier_unit" => bench::<MbarrierDut>(cycles, seed),

@@ -33,14 +33,18 @@ fn main() {
         "verilator --cc -O3 --trace (tracing off)",
         hopsync_verilator::MODEL_SIZES
     );
-    println!("| unit | cycles | rust-hdl (cycles/s) | Verilator (cycles/s) | Verilator / rust-hdl |");
-    println!("| --- | ---: | ---: | ---: | ---: |");
+    println!("| unit | cycles | rust-hdl (cycles/s) | generated (cycles/s) | Verilator (cycles/s) | Verilator / rust-hdl | Verilator / generated |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for u in &units {
         // the two simulations agree on this stimulus (the lockstep check, a short run)
         run_unit(u, cycles.min(2_000), 0xBE4C).unwrap_or_else(|e| panic!("{e}"));
-        let (n, tr, tv) = bench_unit(u, cycles, 0xBE4C).unwrap_or_else(|e| panic!("{e}"));
+        let (n, tr, tv, tg) = bench_unit(u, cycles, 0xBE4C).unwrap_or_else(|e| panic!("{e}"));
+        let (g, vg) = match tg {
+            Some(tg) => (format!("{:.0}", n as f64 / tg), format!("{:.2}x", tg / tv)),
+            None => ("-".into(), "-".into()),
+        };
         println!(
-            "| {u} | {n} | {:.0} | {:.0} | {:.0}x |",
+            "| {u} | {n} | {:.0} | {g} | {:.0} | {:.0}x | {vg} |",
             n as f64 / tr,
             n as f64 / tv,
             tr / tv
