@@ -262,8 +262,8 @@ pub struct Tma {
     /// Issue of a TMA instruction to the engine's command queue (every command: loads, stores,
     /// commit_group, prefetches).
     pub issue_cycles: u64,
-    /// The engine's front end takes one data command (a load, store or prefetch; not
-    /// commit_group) per this many cycles.
+    /// The engine's front end takes one copy command (a load, store or reduction; not a
+    /// prefetch or commit_group) per this many cycles: the issuing instruction waits.
     pub command_cycles: u64,
     /// Cycles a TMA global read takes beyond `[global] latency` (the engine's own L2 request
     /// path): loads and prefetches pay it, stores do not.

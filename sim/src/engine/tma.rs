@@ -13,7 +13,8 @@ pub(super) struct TmaPort {
     /// The `[tma]` model's command stream is busy until this cycle (one copy streams at a time;
     /// the forms the RTL TmaEngine does not implement).
     pub(super) model_free: u64,
-    /// The front end takes its next data command from this cycle (`tma.command_cycles`).
+    /// The front end takes the next data command of the CTA's warps from this cycle (a TMA
+    /// instruction stalls with MemoryThrottle until then): `tma.command_cycles` per command.
     pub(super) next_command: u64,
     /// Commands for the unit.
     cmd_q: VecDeque<TmaQueued>,
@@ -404,8 +405,7 @@ impl<'p> Engine<'p> {
         let cs = &mut self.ctas[c as usize];
         self.active_this_cycle = true;
         self.unit_edges += 1;
-        let front_free = cs.tma.next_command <= now;
-        let cmd = cs.tma.cmd_q.front().filter(|h| h.at <= now && (front_free || h.cmd.kind == TmaCmdKind::CommitGroup)).map(|h| (h.cmd, h.desc));
+        let cmd = cs.tma.cmd_q.front().filter(|h| h.at <= now).map(|h| (h.cmd, h.desc));
         let due = cs.tma.gmem.iter().enumerate().filter(|(_, r)| r.due <= now).min_by_key(|(_, r)| r.due).map(|(k, _)| k);
         let due = due.map(|k| cs.tma.gmem.swap_remove(k));
         let resp = due.as_ref().map(|d| d.resp);
@@ -431,9 +431,6 @@ impl<'p> Engine<'p> {
         let out = cs.tma.unit.as_mut().expect("checked").cycle(&inputs);
         if let Some((cm, _)) = cmd.filter(|_| out.cmd_ready) {
             cs.tma.cmd_q.pop_front();
-            if cm.kind != TmaCmdKind::CommitGroup {
-                cs.tma.next_command = now + self.cfg.tma.command_cycles;
-            }
             self.tma_unit_commands += 1;
             if matches!(cm.kind, TmaCmdKind::BulkPrefetch | TmaCmdKind::TensorPrefetch) {
                 cs.tma.pf_busy = true;
@@ -691,8 +688,7 @@ impl<'p> Engine<'p> {
                 let sh = src_bytes(pieces, false);
                 let box_bytes = beats * 16;
                 let tensor = pieces.len() > 1 || pieces.iter().any(|p| p.src.is_none());
-                let start = (now + t.issue_cycles).max(cs.tma.model_free).max(cs.tma.next_command) + if tensor { t.decode_cycles } else { 2 };
-                cs.tma.next_command = start + t.command_cycles;
+                let start = (now + t.issue_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
                 // Global reads: latency, then the narrowest of the SM's path, the bytes in flight
                 // over the latency and the shared-memory write port.
                 let rate = timing::tma_rate(&cfg);
@@ -717,8 +713,7 @@ impl<'p> Engine<'p> {
                 // The source reads: shared memory at the engine's port rate.
                 let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
                 let tensor = pieces.len() > 1;
-                let start = (now + t.issue_cycles).max(cs.tma.model_free).max(cs.tma.next_command) + if tensor { t.decode_cycles } else { 2 };
-                cs.tma.next_command = start + t.command_cycles;
+                let start = (now + t.issue_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
                 let read = bytes.div_ceil(t.smem_bytes_per_cycle).max(1);
                 cs.tma.model_free = start + read;
                 let at = start + cfg.smem.latency + read;
