@@ -257,7 +257,7 @@ impl<'p> Engine<'p> {
             return Stall::PipeThrottle;
         }
         // the TMA front end takes one copy command per `tma.command_cycles` (prefetches pass)
-        if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && !self.m.module().kernel.body.get(pc as usize).is_some_and(|i| matches!(i.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor)) {
+        if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| tma::pays_front_end(i.op)) {
             return Stall::MemoryThrottle;
         }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
@@ -384,9 +384,8 @@ impl<'p> Engine<'p> {
         if ins.op == Opcode::CpAsyncBulkCommitGroup && mask != 0 {
             self.rtl_commit(c, w, mask);
         }
-        // one TMA copy command per active lane (ptxas elects the lanes one at a time); silicon
-        // issues prefetches faster (tma_prefetch.ptx: 8 in 158 cycles)
-        if class == Class::Tma && mask != 0 && !matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
+        // one TMA copy command per active lane (ptxas elects the lanes one at a time)
+        if class == Class::Tma && mask != 0 && tma::pays_front_end(ins.op) {
             self.ctas[c as usize].tma.next_command = self.cycle + mask.count_ones() as u64 * self.cfg.tma.command_cycles;
         }
         if let Some(r) = self.m.take_record() {

@@ -13,7 +13,7 @@ pub(super) struct TmaPort {
     /// The `[tma]` model's command stream is busy until this cycle (one copy streams at a time;
     /// the forms the RTL TmaEngine does not implement).
     pub(super) model_free: u64,
-    /// The front end takes the next data command of the CTA's warps from this cycle (a TMA
+    /// The front end takes the next copy command of the CTA's warps from this cycle (a copy
     /// instruction stalls with MemoryThrottle until then): `tma.command_cycles` per command.
     pub(super) next_command: u64,
     /// Commands for the unit.
@@ -177,6 +177,13 @@ fn red_mods(op: TmaRedOp, t: TmaRedType) -> Option<(Mod, Mod)> {
     let o = RED_OPS.iter().find(|x| x.1 == op)?.0;
     let t = RED_TYPES.iter().find(|x| x.1 == t)?.0;
     Some((o, t))
+}
+
+/// Whether a TMA instruction waits for the CTA's front end (`tma.command_cycles`): the copies
+/// and reductions do; silicon issues prefetches faster (calibration/tma/tma_prefetch.ptx: 8 in
+/// 158 cycles).
+pub(super) fn pays_front_end(op: Opcode) -> bool {
+    !matches!(op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor)
 }
 
 impl<'p> Engine<'p> {
