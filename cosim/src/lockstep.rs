@@ -294,19 +294,26 @@ impl<'p> Golden<'p> {
         }
     }
 
+    /// Where pending asynchronous operation `seq` was issued: (CTA, warp, pc); (0, 0, 0) when
+    /// the golden model has no such operation.
+    fn issued_at(&self, seq: u64) -> (u32, u32, u32) {
+        self.m.pending.iter().find(|p| p.seq == seq).map(|p| p.issued_at).unwrap_or((0, 0, 0))
+    }
+
     /// Setter: asynchronous operation `seq` completed now in the engine under test.
     pub fn complete_async(&mut self, seq: u64) -> Result<(), Divergence> {
+        let (c, w, pc) = self.issued_at(seq);
         match self.m.complete_seq(seq) {
             Ok(true) => {
                 self.log.borrow_mut().clear();
                 Ok(())
             }
-            Ok(false) => Err(self.divergence(0, 0, 0, "asynchronous completion", "no pending operation with this issue number".into(), format!("operation {seq} completed"))),
+            Ok(false) => Err(self.divergence(c, w, pc, "asynchronous completion", "no pending operation with this issue number".into(), format!("operation {seq} completed"))),
             Err(Stop::Finding) => {
                 let f = self.m.findings.last().map(|f| f.kind.name()).unwrap_or("?");
-                Err(self.divergence(0, 0, 0, "asynchronous completion", format!("finding {f}"), format!("operation {seq} completed without a finding")))
+                Err(self.divergence(c, w, pc, "asynchronous completion", format!("finding {f}"), format!("operation {seq} completed without a finding")))
             }
-            Err(Stop::Unsupported(s)) => Err(self.divergence(0, 0, 0, "asynchronous completion", s, format!("operation {seq} completed"))),
+            Err(Stop::Unsupported(s)) => Err(self.divergence(c, w, pc, "asynchronous completion", s, format!("operation {seq} completed"))),
         }
     }
 
@@ -345,14 +352,15 @@ impl<'p> Golden<'p> {
     /// the same part and compares the destination bytes, the complete-tx and the bulk
     /// async-group state.
     pub fn complete_tma(&mut self, seq: u64, cta: Option<u32>, rtl: &TmaEffect) -> Result<(), Divergence> {
+        let (c, w, pc) = self.issued_at(seq);
         let op = match self.apply_tma(seq, cta) {
             Ok(Some(op)) => op,
-            Ok(None) => return Err(self.divergence(0, 0, 0, "TMA completion", format!("no pending TMA operation {seq} for cta {cta:?}"), format!("operation {seq} completed into cta {cta:?}"))),
+            Ok(None) => return Err(self.divergence(c, w, pc, "TMA completion", format!("no pending TMA operation {seq} for cta {cta:?}"), format!("operation {seq} completed into cta {cta:?}"))),
             Err(Stop::Finding) => {
                 let f = self.m.findings.last().map(|f| f.kind.name()).unwrap_or("?");
-                return Err(self.divergence(0, 0, 0, "TMA completion", format!("finding {f}"), format!("operation {seq} completed without a finding")));
+                return Err(self.divergence(c, w, pc, "TMA completion", format!("finding {f}"), format!("operation {seq} completed without a finding")));
             }
-            Err(Stop::Unsupported(s)) => return Err(self.divergence(0, 0, 0, "TMA completion", s, format!("operation {seq} completed"))),
+            Err(Stop::Unsupported(s)) => return Err(self.divergence(c, w, pc, "TMA completion", s, format!("operation {seq} completed"))),
         };
         self.log.borrow_mut().clear();
         let (at, what) = match &op {
@@ -393,6 +401,7 @@ impl<'p> Golden<'p> {
     /// The engine under test stopped with finding `kind` while completing TMA operation `seq`
     /// (into `cta`): the golden model completes the same part and must stop with that finding.
     pub fn expect_async_finding(&mut self, seq: u64, cta: Option<u32>, kind: FindingKind) -> Result<(), Divergence> {
+        let (c, w, pc) = self.issued_at(seq);
         let before = self.m.findings.len();
         let ub = self.m.cfg.ub;
         self.m.cfg.ub = UbMode::Error;
@@ -400,7 +409,7 @@ impl<'p> Golden<'p> {
         self.m.cfg.ub = ub;
         match (r, self.m.findings.get(before).map(|f| f.kind)) {
             (_, Some(k)) if k == kind => Ok(()),
-            (_, got) => Err(self.divergence(0, 0, 0, &format!("finding at the completion of TMA operation {seq}"), got.map(|k| k.name().to_string()).unwrap_or_else(|| "no finding".into()), kind.name().into())),
+            (_, got) => Err(self.divergence(c, w, pc, &format!("finding at the completion of TMA operation {seq}"), got.map(|k| k.name().to_string()).unwrap_or_else(|| "no finding".into()), kind.name().into())),
         }
     }
 
@@ -550,7 +559,8 @@ impl<'p> Golden<'p> {
             }
         }
         if let Some(p) = self.m.pending.first() {
-            return Err(self.divergence(0, 0, 0, "asynchronous operations", format!("operation {} still pending: {:?}", p.seq, p.op), "none pending".into()));
+            let (c, w, pc) = p.issued_at;
+            return Err(self.divergence(c, w, pc, "asynchronous operations", format!("operation {} still pending: {:?}", p.seq, p.op), "none pending".into()));
         }
         for (c, cta) in self.m.ctas.iter().enumerate() {
             for (w, warp) in cta.warps.iter().enumerate() {

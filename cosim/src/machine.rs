@@ -516,6 +516,8 @@ pub struct Pending {
     pub ready_at: u64,
     /// Issue order.
     pub seq: u64,
+    /// The instruction that issued it: (CTA, warp, pc), for reports.
+    pub issued_at: (u32, u32, u32),
     /// What completes.
     pub op: AsyncOp,
 }
@@ -896,7 +898,7 @@ impl<'p> Machine<'p> {
             AsyncOp::CpAsyncArrive { lane, .. } => (crate::race::CP, *lane),
         };
         crate::race::issued(self, self.seq, cta, warp, lane, pc, kind, matches!(op, AsyncOp::CpAsyncArrive { .. }));
-        self.pending.push(Pending { ready_at, seq: self.seq, op });
+        self.pending.push(Pending { ready_at, seq: self.seq, issued_at: (cta, warp, pc), op });
     }
 
     /// Marks forward progress (resets the spin detector).

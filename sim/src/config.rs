@@ -147,6 +147,9 @@ pub struct Smem {
     /// instruction issues (the stall count ptxas gives STS and ATOMS before another memory
     /// instruction).
     pub store_issue_cycles: u64,
+    /// Cycles after a shared-memory load before the warp's next memory or mbarrier instruction
+    /// issues (the warp's own rate into the shared-memory pipe).
+    pub load_issue_cycles: u64,
 }
 
 /// Global memory.
@@ -219,6 +222,18 @@ pub struct Sync {
     pub mbarrier_response_cycles: u64,
     /// What a wake (a suspended try_wait whose phase completed) takes beyond a response.
     pub mbarrier_wake_cycles: u64,
+    /// Cycles after an mbarrier instruction (other than test_wait) before the warp's next memory
+    /// or mbarrier instruction issues.
+    pub mbarrier_issue_cycles: u64,
+    /// Cycles after an `mbarrier.test_wait` before the warp's next memory or mbarrier instruction
+    /// issues.
+    pub test_wait_issue_cycles: u64,
+    /// The SM's path into the MbarrierUnit takes one local request per this many cycles (all
+    /// warps together; fractional: the booking keeps the remainder).
+    pub mbarrier_port_cycles: f64,
+    /// An mbarrier instruction stalls with MemoryThrottle while that path is booked more than
+    /// this many cycles ahead.
+    pub mbarrier_queue_cycles: u64,
     /// Issue to the NamedBarrierUnit.
     pub named_barrier_request_cycles: u64,
     /// Release to issue of the released warps.
@@ -252,6 +267,13 @@ pub struct Sync {
     pub try_wait_hint_limit_ns: f64,
     /// Upper bound of one nanosleep, ns.
     pub nanosleep_max_ns: f64,
+    /// nanosleep's timer tick, ns: `nanosleep t` sleeps the largest power of two not above t,
+    /// in ticks ([`crate::timing::nanosleep_cycles`]).
+    pub nanosleep_tick_ns: f64,
+    /// What a nanosleep returns before its ticks run out, cycles.
+    pub nanosleep_lead_cycles: u64,
+    /// The shortest nanosleep (t below a few ticks, 0 included), cycles.
+    pub nanosleep_min_cycles: u64,
 }
 
 /// The TMA engine (one per SM): bulk and tensor copies, their global-memory traffic and

@@ -180,7 +180,9 @@ pub fn class_of(op: Opcode) -> Class {
         MbarrierArriveDrop => Class::Mbarrier(MbarFamily::ArriveDrop),
         MbarrierTestWait => Class::Mbarrier(MbarFamily::TestWait),
         MbarrierTryWait => Class::Mbarrier(MbarFamily::TryWait),
-        MbarrierPendingCount => Class::Mbarrier(MbarFamily::PendingCount),
+        // pending_count reads no barrier: ptxas computes it from the token with ALU instructions
+        // (SHF.R.U32.HI, LOP3.LUT, IADD3: calibration/mbar_ops.ptx's SASS), so no unit request.
+        MbarrierPendingCount => Class::Compute,
         CpAsyncMbarrierArrive => Class::Mbarrier(MbarFamily::CpAsyncArrive),
         Bar | Barrier => Class::NamedBarrier,
         BarrierClusterArrive | BarrierClusterWait => Class::ClusterBarrier,
@@ -292,6 +294,8 @@ enum LatencyKind {
     Shfl,
     /// `mma`: the warp-level tensor-core instruction.
     Mma,
+    /// `mbarrier.pending_count`: three dependent ALU instructions on the token (`alu` each).
+    TokenAlu,
 }
 
 fn latency_kind(op: Opcode) -> LatencyKind {
@@ -315,7 +319,8 @@ fn latency_kind(op: Opcode) -> LatencyKind {
         Copysign | Testp | Getctarank | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Set => LatencyKind::Arith,
         // their results are timed by their ports; the fixed latency applies when no lane executes
         Ld | St | Atom | Red | TensormapCpFenceproxy | TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu | CpAsync | StAsync | RedAsync | Bra | Nanosleep => LatencyKind::Arith,
-        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | MbarrierPendingCount | CpAsyncMbarrierArrive => LatencyKind::Arith,
+        MbarrierInit | MbarrierInval | MbarrierExpectTx | MbarrierCompleteTx | MbarrierArrive | MbarrierArriveDrop | MbarrierTestWait | MbarrierTryWait | CpAsyncMbarrierArrive => LatencyKind::Arith,
+        MbarrierPendingCount => LatencyKind::TokenAlu,
         Bar | Barrier | BarrierClusterArrive | BarrierClusterWait | ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel => LatencyKind::Arith,
     }
 }
@@ -338,12 +343,30 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         LatencyKind::Mma => l.mma,
         LatencyKind::Misc => l.misc,
         LatencyKind::Arith => typed(l.alu),
+        LatencyKind::TokenAlu => 3 * l.alu,
     };
     let sreg = |s: &Sreg| if matches!(s, Sreg::Clock | Sreg::Clock64) { l.clock } else { l.sreg };
     match i.operands.iter().filter_map(|o| if let Operand::Special(s) = o { Some(sreg(s)) } else { None }).max() {
         Some(s) => base.max(s),
         None => base,
     }
+}
+
+/// How long `nanosleep t` sleeps, cycles (t in ns, at most `sync.nanosleep_max_ns`). PTX 9.7.12.3
+/// only bounds it by [0, 2t]. Silicon (H100, 2026-11-26, calibration/nanosleep_steps.ptx, 0 to 5000
+/// ns): the sleep doubles at each power of two of t and is flat between them (64 and 100 ns both
+/// 213-218 cycles, 128 and 200 both ~470, 2500 ns 8050, 5000 ns 16155): the largest power of two
+/// not above t, in ticks of `sync.nanosleep_tick_ns`, less `sync.nanosleep_lead_cycles`, and at
+/// least `sync.nanosleep_min_cycles`.
+pub fn nanosleep_cycles(c: &SmConfig, ns: f64) -> u64 {
+    let ns = ns.min(c.sync.nanosleep_max_ns);
+    let s = &c.sync;
+    if ns < 1.0 {
+        return s.nanosleep_min_cycles.max(1);
+    }
+    let pow = (ns as u64).next_power_of_two();
+    let pow = if pow > ns as u64 { pow / 2 } else { pow };
+    c.ns_to_cycles(pow as f64 * s.nanosleep_tick_ns).saturating_sub(s.nanosleep_lead_cycles).max(s.nanosleep_min_cycles).max(1)
 }
 
 /// Bytes per cycle a TMA copy streams from global memory: the narrowest of the SM's path to
@@ -807,6 +830,22 @@ mod tests {
         assert_eq!(bank_wavefronts(&c, &a), 2);
         let a: Vec<(u64, usize)> = (0..32).map(|l| (0x1000 + l * 4, 4)).collect();
         assert_eq!(sectors(&c, &a), 4);
+    }
+
+    #[test]
+    fn nanosleep_sleeps_the_power_of_two_below_its_argument() {
+        let c = SmConfig::sm90();
+        // flat between powers of two, doubling at each (calibration/nanosleep_steps.ptx)
+        assert_eq!(nanosleep_cycles(&c, 64.0), nanosleep_cycles(&c, 100.0));
+        assert_eq!(nanosleep_cycles(&c, 2048.0), nanosleep_cycles(&c, 2500.0));
+        let (a, b) = (nanosleep_cycles(&c, 1024.0), nanosleep_cycles(&c, 2048.0));
+        assert!(b > 2 * a - 60 && b < 2 * a + 60, "{a} {b}");
+        // 0 ns sleeps the minimum; nothing beyond the PTX bound's order (2t) for t >= 64 ns
+        assert_eq!(nanosleep_cycles(&c, 0.0), c.sync.nanosleep_min_cycles);
+        for t in [64.0, 100.0, 300.0, 5000.0] {
+            assert!(nanosleep_cycles(&c, t) <= c.ns_to_cycles(2.0 * t), "{t}");
+        }
+        assert_eq!(nanosleep_cycles(&c, 1e9), nanosleep_cycles(&c, c.sync.nanosleep_max_ns));
     }
 
     #[test]

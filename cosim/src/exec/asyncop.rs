@@ -48,6 +48,7 @@ impl Exec for op::CpAsync {
             cx.m.pending.push(crate::machine::Pending {
                 ready_at: ready,
                 seq,
+                issued_at: (cx.cta, cx.warp, cx.pc),
                 op: AsyncOp::CpAsync { cta: c, warp: cx.warp, lane: l, dst: off as u32, data, group },
             });
             let _ = cx.cta;

@@ -477,7 +477,7 @@ pub fn golden_step(cx: &mut Cx<'_, '_>, i: &Instr, s: &MbarStep) -> Result<Optio
             cx.m.seq += 1;
             let seq = cx.m.seq;
             crate::race::issued(cx.m, seq, cx.cta, cx.warp, l, cx.pc, crate::race::CP, true);
-            cx.m.pending.push(Pending { ready_at: ready, seq, op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l } });
+            cx.m.pending.push(Pending { ready_at: ready, seq, issued_at: (cx.cta, cx.warp, cx.pc), op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l } });
         }
     }
     out.phase_after = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);

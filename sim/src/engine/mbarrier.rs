@@ -374,7 +374,8 @@ impl<'p> Engine<'p> {
                     let at = now + self.cfg.dsmem.latency;
                     self.ctas[p.step.obj.cta as usize].mbar.cluster_q.push_back(Queued { at, req: *r, tag });
                 } else {
-                    let at = now + self.cfg.sync.mbarrier_request_cycles;
+                    let start = self.ctas[c as usize].mem.book_syncs(now, self.cfg.sync.mbarrier_port_cycles, w as usize);
+                    let at = start + self.cfg.sync.mbarrier_request_cycles;
                     self.ctas[c as usize].mbar.local_q.push_back(Queued { at, req: *r, tag });
                 }
             }
@@ -401,6 +402,14 @@ impl<'p> Engine<'p> {
         }
         let op = SyncOp { pc, group, mask, kind: OpKind::Mbar(family), parts, queued: false };
         self.queue_mbar(c, w, &op);
+        // the warp's own rate of mbarrier instructions; it no longer waits for the SYNCS path
+        // (an instruction whose guards are all false booked nothing)
+        let spacing = if family == MbarFamily::TestWait { self.cfg.sync.test_wait_issue_cycles } else { self.cfg.sync.mbarrier_issue_cycles };
+        let cs = &mut self.ctas[c as usize];
+        cs.mem.syncs.issued(w as usize);
+        if mask != 0 {
+            cs.warps[w as usize].smem_issue_until = self.cycle + spacing;
+        }
         self.ctas[c as usize].warps[w as usize].op = Some(op);
         self.try_retire(c, w)
     }

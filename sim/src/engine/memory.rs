@@ -14,6 +14,10 @@ pub(super) struct MemPipes {
     pub(super) global: PipeBooking,
     /// The DSMEM network port.
     pub(super) dsmem: PipeBooking,
+    /// The SM's path into the MbarrierUnit (local mbarrier requests, `sync.mbarrier_port_cycles`).
+    pub(super) syncs: PipeBooking,
+    /// What the SYNCS path's fractional rate owes beyond the whole cycles booked so far.
+    syncs_owed: f64,
     /// The L1 data cache's tags (global loads that allocate in L1).
     pub(super) l1: L1Tags,
 }
@@ -31,7 +35,17 @@ impl MemPipes {
 
     /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
     pub(super) fn new(schedulers: usize) -> MemPipes {
-        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), l1: L1Tags::default() }
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default() }
+    }
+
+    /// Books one local mbarrier request of warp `warp` issued at `now` on the SYNCS path, which
+    /// takes one request per `rate` cycles (fractional: whole cycles are booked and the
+    /// remainder carried); returns the cycle it enters the path.
+    pub(super) fn book_syncs(&mut self, now: u64, rate: f64, warp: usize) -> u64 {
+        let due = self.syncs_owed + rate.max(0.0);
+        let occ = due.floor();
+        self.syncs_owed = due - occ;
+        self.syncs.book(now, occ as u64, Some(warp))
     }
 }
 
@@ -399,8 +413,9 @@ impl<'p> Engine<'p> {
                 let start = cs.mem.smem.book(now, occ, sched);
                 // ptxas spaces a st.shared, and a shared atomic or reduction, from the warp's next
                 // memory instruction (STS / ATOMS stall counts)
-                if class == Class::Mem && !inf.load {
-                    cs.warps[w as usize].smem_store_until = now + cfg.smem.store_issue_cycles;
+                if class == Class::Mem {
+                    let spacing = if inf.load && !inf.atomic { cfg.smem.load_issue_cycles } else { cfg.smem.store_issue_cycles };
+                    cs.warps[w as usize].smem_issue_until = now + spacing;
                 }
                 let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
                 // the first wavefront's data comes back after the latency, the last one later

@@ -41,9 +41,10 @@ pub(super) struct WarpState {
     /// The warp's next instruction issues no earlier than this after a plain global store
     /// (`global.store_issue_cycles`).
     pub(super) store_issue_until: u64,
-    /// The warp's next memory instruction issues no earlier than this after a plain shared-memory
-    /// store, atomic or reduction (`smem.store_issue_cycles`).
-    pub(super) smem_store_until: u64,
+    /// The warp's next memory or mbarrier instruction issues no earlier than this after a
+    /// shared-memory access (`smem.store_issue_cycles`, `smem.load_issue_cycles`) or an mbarrier
+    /// instruction (`sync.mbarrier_issue_cycles`, `sync.test_wait_issue_cycles`).
+    pub(super) smem_issue_until: u64,
     /// Per partly unrolled loop (its backward branch's pc): the iterations of the warp's current
     /// run of it (`timing::Unroll::Every`).
     pub(super) loop_iters: Vec<(u32, u32)>,
@@ -59,7 +60,7 @@ pub(super) struct WarpState {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_store_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None) }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None) }
     }
 }
 
@@ -260,8 +261,18 @@ impl<'p> Engine<'p> {
         if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| tma::pays_front_end(i.op)) {
             return Stall::MemoryThrottle;
         }
+        // the SM's path into the MbarrierUnit, turn by turn among the warps that wait for it
+        if matches!(inf.class, Class::Mbarrier(_)) {
+            if ws.smem_issue_until > self.cycle {
+                return Stall::MemoryThrottle;
+            }
+            let (now, queue) = (self.cycle, self.cfg.sync.mbarrier_queue_cycles);
+            if self.ctas[c].mem.syncs.throttled(now, queue, w, register) {
+                return Stall::MemoryThrottle;
+            }
+        }
         if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
-            if ws.smem_store_until > self.cycle {
+            if self.ctas[c].warps[w].smem_issue_until > self.cycle {
                 return Stall::MemoryThrottle;
             }
             let plain_store = inf.class == Class::Mem && !inf.load && !inf.atomic;
@@ -459,9 +470,9 @@ impl<'p> Engine<'p> {
         }
         if class == Class::Sleep && mask != 0 {
             let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;
-            let cycles = self.cfg.ns_to_cycles(ns.min(self.cfg.sync.nanosleep_max_ns));
+            let cycles = timing::nanosleep_cycles(&self.cfg, ns);
             let ws = &mut self.ctas[c as usize].warps[w as usize];
-            ws.next_issue = ws.next_issue.max(self.cycle + cycles.max(1));
+            ws.next_issue = ws.next_issue.max(self.cycle + cycles);
             ws.wait_why = Stall::Sleep;
         }
         Ok(())
