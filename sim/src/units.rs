@@ -514,6 +514,13 @@ struct GenTap {
     fault_valid: usize,
     state: [usize; MBARRIER_WAITERS],
     deadline: [usize; MBARRIER_WAITERS],
+    /// (output register, registered output port): field indices, field for field. The ports
+    /// `resp`, `wake` and `fault` are plain copies of the registers `resp_q`, `wake_q` and
+    /// `fault_q` (hdl/src/mbarrier_unit: exec.rs, waiters.rs, mod.rs), so after the edge they are
+    /// read from the registers without a second `eval` (which would settle the whole unit for
+    /// them); the next cycle's `eval` settles everything from the registers and inputs
+    /// (hdl-fast/tests/lockstep.rs checks that it settles the same values either way).
+    registered: Vec<(usize, usize)>,
 }
 
 impl GenTap {
@@ -532,6 +539,14 @@ impl GenTap {
             fault_valid: gen_field(gen_signal(m, "$fault_q$q", MbarrierFault::BITS), MbarrierFault::default().get_my_offset_valid()),
             state: std::array::from_fn(|i| one(&format!("$waiter_state${i}$q"), WaiterState::BITS)),
             deadline: std::array::from_fn(|i| one(&format!("$waiter_deadline${i}$q"), 32)),
+            registered: [("$resp_q$q", "top$resp", MbarrierResp::BITS), ("$wake_q$q", "top$wake", MbarrierWake::BITS), ("$fault_q$q", "top$fault", MbarrierFault::BITS)]
+                .iter()
+                .flat_map(|&(q, port, bits)| {
+                    let (q, port) = (gen_signal(m, q, bits), gen_signal(m, port, bits));
+                    assert!(q.len() == port.len() && q.iter().zip(port).all(|(a, b)| (a.1, a.2) == (b.1, b.2)), "generated MbarrierUnit: {port:?} is not laid out as its register");
+                    q.iter().zip(port).map(|(a, b)| (a.0, b.0))
+                })
+                .collect(),
         }
     }
 }
@@ -576,7 +591,11 @@ impl MbarGen {
         let t = &self.tap;
         let write = (v[t.we] != 0).then(|| (v[t.wa] as u32, gen_value(v, t.wd), v[t.wv] != 0));
         self.m.edge();
-        self.m.eval();
+        // the registered outputs, without settling the unit again (`GenTap::registered`)
+        let v = self.m.v_mut();
+        for &(q, port) in &self.tap.registered {
+            v[port] = v[q];
+        }
         let (resp, wake, fault) = self.m.outs();
         MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp, wake, fault }
     }
