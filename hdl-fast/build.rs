@@ -10,7 +10,9 @@ mod gen;
 #[allow(dead_code)]
 mod rt;
 
+use hopsync_hdl::cluster_barrier_unit::ClusterBarrierUnit;
 use hopsync_hdl::mbarrier_unit::MbarrierUnit;
+use hopsync_hdl::named_barrier_unit::NamedBarrierUnit;
 use rust_hdl::prelude::*;
 use std::fmt::Write as _;
 
@@ -30,6 +32,9 @@ fn build() {
     model(MbarrierUnit::<9>::new(0), "MbarrierUnitA9", &mut out);
     model(MbarrierUnit::<12>::new(0), "MbarrierUnitA12", &mut out);
     model(MbarrierUnit::<15>::new(0), "MbarrierUnitA15", &mut out);
+    // one instantiation each (no parameters)
+    model(NamedBarrierUnit::default(), "NamedBarrierUnitModel", &mut out);
+    model(ClusterBarrierUnit::default(), "ClusterBarrierUnitModel", &mut out);
     // the lockstep harness's size (hopsync-vbench: rust-hdl, generated and Verilator side by side)
     model(MbarrierUnit::<{ hopsync_hdl::verilog::TEST_A }>::new(0), "MbarrierUnitTest", &mut out);
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");

@@ -1,8 +1,9 @@
-//! The RTL engine with the MbarrierUnit's generated straight-line model (the default,
-//! `HOPSYNC_UNIT_SIM=generated`) and with rust-hdl's own simulation of it (`rust-hdl`) gives the
-//! same run: cycle count, status, findings and every retire / completion / release with its
-//! cycle, on programs that exercise the unit (pipelines, try_wait suspension and timeouts,
-//! clusters, TMA completions, findings).
+//! The RTL engine with the units' generated straight-line models (the default,
+//! `HOPSYNC_UNIT_SIM=generated`: MbarrierUnit, NamedBarrierUnit, ClusterBarrierUnit) and with
+//! rust-hdl's own simulation of them (`rust-hdl`) gives the same run: cycle count, status,
+//! findings and every retire / completion / release with its cycle, on programs that exercise
+//! the units (pipelines, try_wait suspension and timeouts, named barriers with bar.red, cluster
+//! barriers, TMA completions, findings of each unit).
 
 use hopsync_cosim::machine::Config;
 use hopsync_firmware::Program;
@@ -38,6 +39,13 @@ fn generated_and_rust_hdl_units_give_the_same_runs() {
         "tma/multicast_4cta.ptx",
         "bad/mbar_init_on_valid.ptx",
         "bad/deadlock_mbarrier_wait.ptx",
+        "calibration/val_bar_loops.ptx",
+        "calibration/val_sync_mix.ptx",
+        "bad/bar_red_mixed.ptx",
+        "bad/bar_count_mismatch.ptx",
+        "bad/deadlock_named_barrier.ptx",
+        "bad/cluster_barrier_arrive_twice.ptx",
+        "bad/cluster_barrier_wait_without_arrive.ptx",
     ] {
         let prog = Program::load(&root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
         let (g, h) = (run(&prog, UnitSim::Generated), run(&prog, UnitSim::RustHdl));

@@ -1015,6 +1015,14 @@ impl Gen {
         }
         writeln!(o, "    }}\n").unwrap();
         self.ports(&mut o)?;
+        writeln!(o, "}}\n").unwrap();
+        writeln!(o, "impl crate::rt::Model for {name} {{").unwrap();
+        writeln!(o, "    const SIGNALS: &'static [(&'static str, usize, &'static [(usize, usize, usize)])] = {name}::SIGNALS;").unwrap();
+        writeln!(o, "    const CLOCKS: &'static [&'static str] = {name}::CLOCKS;").unwrap();
+        writeln!(o, "    fn values(&self) -> &[u64] {{ &self.v }}").unwrap();
+        writeln!(o, "    fn from_block<B: rust_hdl::prelude::Block>(uut: &B) -> Result<Box<Self>, String> {{ {name}::from_block(uut) }}").unwrap();
+        writeln!(o, "    fn eval(&mut self) {{ {name}::eval(self) }}").unwrap();
+        writeln!(o, "    fn edge(&mut self) {{ {name}::edge(self) }}").unwrap();
         writeln!(o, "}}").unwrap();
         Ok(o)
     }

@@ -6,6 +6,10 @@
 //! the generated models give identical values every cycle (tests/lockstep.rs) at a fraction of
 //! the cost (docs/PERF.md).
 //!
+//! The models: the MbarrierUnit at the engine's three bank sizes (`MbarrierUnitA9`, `A12`, `A15`)
+//! and the lockstep harness's (`MbarrierUnitTest`), the `NamedBarrierUnitModel` and the
+//! `ClusterBarrierUnitModel`; the TmaEngine is refused (tests/coverage.rs).
+//!
 //! A model starts from a live rust-hdl instance (`from_block`), so the constructor parameters
 //! (constants, RAM contents) are the instance's. Per cycle: set the inputs, `eval` (outputs with
 //! the clock low), `edge`, `eval` (registered outputs), as the engine clocks rust-hdl units.
@@ -16,7 +20,9 @@ pub mod rt;
 /// The generated models.
 #[allow(clippy::all, unused_parens, unused_mut, non_snake_case)]
 pub mod models {
+    use hopsync_hdl::cluster_barrier_unit::*;
     use hopsync_hdl::mbarrier_unit::*;
+    use hopsync_hdl::named_barrier_unit::*;
     use rust_hdl::prelude::*;
     include!(concat!(env!("OUT_DIR"), "/units.rs"));
 }

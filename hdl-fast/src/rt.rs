@@ -13,6 +13,23 @@ use std::collections::HashMap;
 /// A value as little-endian 64-bit limbs.
 pub type Limbs = Vec<u64>;
 
+/// What every generated model offers (each implementation forwards to the model's own
+/// functions): generic code clocks any of them with the per-cycle contract of the module doc.
+pub trait Model: Sized {
+    /// (signal path, bits, its fields (index in `values`, bit offset, width)).
+    const SIGNALS: &'static [(&'static str, usize, &'static [(usize, usize, usize)])];
+    /// The clock signals (not modelled).
+    const CLOCKS: &'static [&'static str];
+    /// Every field of every signal.
+    fn values(&self) -> &[u64];
+    /// The model of `uut` as it stands (signals, constants, RAM contents).
+    fn from_block<B: Block>(uut: &B) -> Result<Box<Self>, String>;
+    /// Settles the combinational logic.
+    fn eval(&mut self);
+    /// The rising clock edge.
+    fn edge(&mut self);
+}
+
 /// Parses a `VerilogLiteral`'s text (`8'h1f`, `3'b101`, `1'b0`) into its width and limbs.
 pub fn parse_literal(s: &str) -> Result<(usize, Limbs), String> {
     let (bits, rest) = s.split_once('\'').ok_or_else(|| format!("literal `{s}`: no width"))?;

@@ -8,19 +8,20 @@
 //! words the unit holds. The unit is instantiated with a bank just large enough for the program's
 //! shared memory (2^9, 2^12 or 2^15 words).
 //!
-//! The MbarrierUnit (the hot unit: most of the engine's time was its rust-hdl settle loop) runs
-//! by default as its generated straight-line model ([`UnitSim::Generated`], hopsync-hdl-fast:
-//! Rust generated at build time from the unit's own rust-hdl HDL, checked against rust-hdl's
-//! simulation every cycle in that crate's tests); `HOPSYNC_UNIT_SIM=rust-hdl` (or a
-//! [`Backend`] with [`UnitSim::RustHdl`], as `--waves` takes, whose VCD probe reads rust-hdl's
-//! signals) clocks rust-hdl's own simulation instead. Both give the same values every cycle.
+//! The MbarrierUnit (the hot unit: most of the engine's time was its rust-hdl settle loop), the
+//! NamedBarrierUnit and the ClusterBarrierUnit run by default as their generated straight-line
+//! models ([`UnitSim::Generated`], hopsync-hdl-fast: Rust generated at build time from each
+//! unit's own rust-hdl HDL, checked against rust-hdl's simulation every cycle in that crate's
+//! tests; the two single-port units share one wrapper, [`SingleUnit`]).
+//! `HOPSYNC_UNIT_SIM=rust-hdl` (or a [`Backend`] with [`UnitSim::RustHdl`], as `--waves` takes,
+//! whose VCD probe reads rust-hdl's signals) clocks rust-hdl's own simulation instead. Both give
+//! the same values every cycle. The TmaEngine is always rust-hdl's (the generator refuses it).
 //!
-//! Backends: by default each unit is its rust-hdl simulation (the MbarrierUnit its generated model). [`SmConfig::backend`] (a
-//! [`Backend`]) can name another simulator of the same RTL (the Verilator models of the
-//! generated Verilog, `hopsync-verilator`, `hopsync run --engine verilator`): it supplies
-//! [`MbarSim`] / [`NamedSim`] / [`ClusterSim`] objects with the same per-cycle contract (inputs
-//! set, clock low and settle: readies and the bank write; clock high and settle: registered
-//! outputs), and the engine cannot tell them apart.
+//! Backends: [`SmConfig::backend`] (a [`Backend`]) can name another simulator of the same RTL
+//! (the Verilator models of the generated Verilog, `hopsync-verilator`, `hopsync run --engine
+//! verilator`): it supplies [`MbarSim`] / [`NamedSim`] / [`ClusterSim`] objects with the same
+//! per-cycle contract (inputs set, clock low and settle: readies and the bank write; clock high
+//! and settle: registered outputs), and the engine cannot tell them apart.
 //!
 //! [`SmConfig::backend`]: crate::SmConfig::backend
 //!
@@ -32,6 +33,8 @@ use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault,
 use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord, WaiterState, MBARRIER_WAITERS};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
 use hopsync_hdl::tma_engine::{TmaCmd, TmaData16, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
+use hopsync_hdl_fast::models::{ClusterBarrierUnitModel, NamedBarrierUnitModel};
+use hopsync_hdl_fast::rt::Model;
 use rust_hdl::prelude::*;
 use std::sync::Arc;
 
@@ -89,7 +92,8 @@ pub trait UnitBackend: Send + Sync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnitSim {
     /// The generated straight-line models where a unit has one (hopsync-hdl-fast: the
-    /// MbarrierUnit), rust-hdl's `simulate` for the others.
+    /// MbarrierUnit, NamedBarrierUnit and ClusterBarrierUnit), rust-hdl's `simulate` for the
+    /// TmaEngine.
     Generated,
     /// rust-hdl's own `simulate` for every unit (the VCD probe of `--waves` needs its signals).
     RustHdl,
@@ -510,6 +514,13 @@ struct GenTap {
     fault_valid: usize,
     state: [usize; MBARRIER_WAITERS],
     deadline: [usize; MBARRIER_WAITERS],
+    /// (output register, registered output port): field indices, field for field. The ports
+    /// `resp`, `wake` and `fault` are plain copies of the registers `resp_q`, `wake_q` and
+    /// `fault_q` (hdl/src/mbarrier_unit: exec.rs, waiters.rs, mod.rs), so after the edge they are
+    /// read from the registers without a second `eval` (which would settle the whole unit for
+    /// them); the next cycle's `eval` settles everything from the registers and inputs
+    /// (hdl-fast/tests/lockstep.rs checks that it settles the same values either way).
+    registered: Vec<(usize, usize)>,
 }
 
 impl GenTap {
@@ -528,6 +539,14 @@ impl GenTap {
             fault_valid: gen_field(gen_signal(m, "$fault_q$q", MbarrierFault::BITS), MbarrierFault::default().get_my_offset_valid()),
             state: std::array::from_fn(|i| one(&format!("$waiter_state${i}$q"), WaiterState::BITS)),
             deadline: std::array::from_fn(|i| one(&format!("$waiter_deadline${i}$q"), 32)),
+            registered: [("$resp_q$q", "top$resp", MbarrierResp::BITS), ("$wake_q$q", "top$wake", MbarrierWake::BITS), ("$fault_q$q", "top$fault", MbarrierFault::BITS)]
+                .iter()
+                .flat_map(|&(q, port, bits)| {
+                    let (q, port) = (gen_signal(m, q, bits), gen_signal(m, port, bits));
+                    assert!(q.len() == port.len() && q.iter().zip(port).all(|(a, b)| (a.1, a.2) == (b.1, b.2)), "generated MbarrierUnit: {port:?} is not laid out as its register");
+                    q.iter().zip(port).map(|(a, b)| (a.0, b.0))
+                })
+                .collect(),
         }
     }
 }
@@ -572,7 +591,11 @@ impl MbarGen {
         let t = &self.tap;
         let write = (v[t.we] != 0).then(|| (v[t.wa] as u32, gen_value(v, t.wd), v[t.wv] != 0));
         self.m.edge();
-        self.m.eval();
+        // the registered outputs, without settling the unit again (`GenTap::registered`)
+        let v = self.m.v_mut();
+        for &(q, port) in &self.tap.registered {
+            v[port] = v[q];
+        }
         let (resp, wake, fault) = self.m.outs();
         MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp, wake, fault }
     }
@@ -757,68 +780,6 @@ pub struct NamedOutputs {
     pub fault: NamedBarrierFault,
 }
 
-/// One CTA's NamedBarrierUnit.
-pub struct NamedUnit {
-    uut: Box<NamedBarrierUnit>,
-    /// Clock edges simulated.
-    edges: u64,
-    other: Option<Box<dyn NamedSim>>,
-}
-
-impl Default for NamedUnit {
-    fn default() -> Self {
-        NamedUnit::new()
-    }
-}
-
-impl NamedUnit {
-    /// A fresh unit.
-    pub fn new() -> NamedUnit {
-        let mut uut = Box::new(NamedBarrierUnit::default());
-        uut.connect_all();
-        assert!(simulate(&mut *uut, SETTLE));
-        NamedUnit { uut, edges: 0, other: None }
-    }
-
-    /// Clock edges simulated so far.
-    pub fn edges(&self) -> u64 {
-        self.edges
-    }
-
-    /// [`NamedUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
-    pub fn with_backend(backend: &Backend) -> NamedUnit {
-        let mut u = NamedUnit::new();
-        u.other = backend.0.as_ref().map(|b| b.named());
-        u
-    }
-
-    /// One clock cycle.
-    pub fn cycle(&mut self, p: &NamedInputs) -> NamedOutputs {
-        self.edges += 1;
-        if let Some(o) = &mut self.other {
-            return o.cycle(p);
-        }
-        let u = &mut *self.uut;
-        u.req_valid.next = p.req.is_some();
-        u.req.next = p.req.unwrap_or_default();
-        u.exit.next = WarpExit { valid: p.exit.is_some(), warp: (p.exit.unwrap_or(0) as u64).into() };
-        u.launch.next = NamedBarrierLaunch { valid: p.launch.is_some(), warps: (p.launch.unwrap_or(0) as u64).into() };
-        u.clock.next = false.into();
-        assert!(simulate(u, SETTLE), "NamedBarrierUnit did not settle");
-        let ready = u.req_ready.val();
-        u.clock.next = true.into();
-        assert!(simulate(u, SETTLE), "NamedBarrierUnit did not settle");
-        NamedOutputs { ready, done: u.done.val(), fault: u.fault.val() }
-    }
-
-    /// Visits every signal of the unit (nothing on another backend).
-    pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
-        if self.other.is_none() {
-            self.uut.accept(name, probe)
-        }
-    }
-}
-
 /// The inputs of a ClusterBarrierUnit this cycle.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClusterInputs {
@@ -843,27 +804,194 @@ pub struct ClusterOutputs {
     pub fault: ClusterBarrierFault,
 }
 
-/// One cluster's ClusterBarrierUnit.
-pub struct ClusterUnit {
-    uut: Box<ClusterBarrierUnit>,
-    /// Clock edges simulated.
-    edges: u64,
-    other: Option<Box<dyn ClusterSim>>,
-}
+/// One simulator of a single-port unit's RTL (NamedBarrierUnit, ClusterBarrierUnit) with the
+/// engine's cycle contract: inputs set and the clock low settled (the combinational `ready`),
+/// then the edge and its settle (the registered outputs).
+pub trait TwoPhase {
+    /// The inputs of a cycle.
+    type In;
+    /// What the unit did in a cycle.
+    type Out;
+    /// Sets the inputs and settles with the clock low.
+    fn low(&mut self, p: &Self::In);
+    /// The request was accepted (after `low`).
+    fn ready(&self) -> bool;
+    /// The clock edge and its settle.
+    fn high(&mut self);
+    /// The outputs (after `high`), with the `ready` read after `low`.
+    fn outs(&self, ready: bool) -> Self::Out;
 
-impl Default for ClusterUnit {
-    fn default() -> Self {
-        ClusterUnit::new()
+    /// One clock cycle.
+    fn cycle(&mut self, p: &Self::In) -> Self::Out {
+        self.low(p);
+        let ready = self.ready();
+        self.high();
+        self.outs(ready)
     }
 }
 
-impl ClusterUnit {
-    /// A fresh unit.
-    pub fn new() -> ClusterUnit {
-        let mut uut = Box::new(ClusterBarrierUnit::default());
-        uut.connect_all();
-        assert!(simulate(&mut *uut, SETTLE));
-        ClusterUnit { uut, edges: 0, other: None }
+/// Drives a rust-hdl unit's clock to `level` and settles it.
+fn settle_hdl<B: Block>(u: &mut B, clock: fn(&mut B) -> &mut Signal<In, Clock>, level: bool) {
+    clock(u).next = level.into();
+    assert!(simulate(u, SETTLE), "{} did not settle", std::any::type_name::<B>());
+}
+
+/// [`TwoPhase`] for a single-port unit's rust-hdl block and its generated model (the model has
+/// the block's ports): `ports` maps the cycle's inputs to `req_valid`, `req`, `exit`, `launch`;
+/// the outputs are `ready` (`req_ready` with the clock low) and the named registered ports.
+macro_rules! single_port_unit {
+    ($hdl:ty, $model:ty, $in:ty, $ports:ident, $out:ident { $($o:ident),* }) => {
+        impl TwoPhase for $hdl {
+            type In = $in;
+            type Out = $out;
+            fn low(&mut self, p: &$in) {
+                (self.req_valid.next, self.req.next, self.exit.next, self.launch.next) = $ports(p);
+                settle_hdl(self, |u| &mut u.clock, false);
+            }
+            fn ready(&self) -> bool {
+                self.req_ready.val()
+            }
+            fn high(&mut self) {
+                settle_hdl(self, |u| &mut u.clock, true);
+            }
+            fn outs(&self, ready: bool) -> $out {
+                $out { ready, $($o: self.$o.val()),* }
+            }
+        }
+
+        impl TwoPhase for $model {
+            type In = $in;
+            type Out = $out;
+            fn low(&mut self, p: &$in) {
+                let (valid, req, exit, launch) = $ports(p);
+                self.set_req_valid(&valid);
+                self.set_req(&req);
+                self.set_exit(&exit);
+                self.set_launch(&launch);
+                self.eval();
+            }
+            fn ready(&self) -> bool {
+                self.req_ready()
+            }
+            fn high(&mut self) {
+                self.edge();
+                self.eval();
+            }
+            fn outs(&self, ready: bool) -> $out {
+                $out { ready, $($o: self.$o()),* }
+            }
+        }
+    };
+}
+
+/// The port values of a NamedBarrierUnit cycle (req_valid, req, exit, launch).
+fn named_ports(p: &NamedInputs) -> (bool, NamedBarrierReq, WarpExit, NamedBarrierLaunch) {
+    let exit = WarpExit { valid: p.exit.is_some(), warp: (p.exit.unwrap_or(0) as u64).into() };
+    let launch = NamedBarrierLaunch { valid: p.launch.is_some(), warps: (p.launch.unwrap_or(0) as u64).into() };
+    (p.req.is_some(), p.req.unwrap_or_default(), exit, launch)
+}
+
+single_port_unit!(NamedBarrierUnit, NamedBarrierUnitModel, NamedInputs, named_ports, NamedOutputs { done, fault });
+
+/// The port values of a ClusterBarrierUnit cycle (req_valid, req, exit, launch).
+fn cluster_ports(p: &ClusterInputs) -> (bool, ClusterBarrierReq, ClusterWarpExit, ClusterLaunch) {
+    let (xc, xw) = p.exit.unwrap_or((0, 0));
+    let exit = ClusterWarpExit { valid: p.exit.is_some(), cta: (xc as u64).into(), warp: (xw as u64).into() };
+    let (lc, lw) = p.launch.unwrap_or((0, 0));
+    let launch = ClusterLaunch { valid: p.launch.is_some(), cta: (lc as u64).into(), warps: (lw as u64).into() };
+    (p.req.is_some(), p.req.unwrap_or_default(), exit, launch)
+}
+
+single_port_unit!(ClusterBarrierUnit, ClusterBarrierUnitModel, ClusterInputs, cluster_ports, ClusterOutputs { resp, done, fault });
+
+/// Another backend's simulator of a single-port unit (`dyn NamedSim`, `dyn ClusterSim`).
+pub trait OtherSim {
+    /// The inputs of a cycle.
+    type In;
+    /// What the unit did in a cycle.
+    type Out;
+    /// `backend`'s simulator of the unit.
+    fn make(backend: &dyn UnitBackend) -> Box<Self>;
+    /// One clock cycle.
+    fn step(&mut self, p: &Self::In) -> Self::Out;
+}
+
+impl OtherSim for dyn NamedSim {
+    type In = NamedInputs;
+    type Out = NamedOutputs;
+    fn make(backend: &dyn UnitBackend) -> Box<Self> {
+        backend.named()
+    }
+    fn step(&mut self, p: &NamedInputs) -> NamedOutputs {
+        self.cycle(p)
+    }
+}
+
+impl OtherSim for dyn ClusterSim {
+    type In = ClusterInputs;
+    type Out = ClusterOutputs;
+    fn make(backend: &dyn UnitBackend) -> Box<Self> {
+        backend.cluster()
+    }
+    fn step(&mut self, p: &ClusterInputs) -> ClusterOutputs {
+        self.cycle(p)
+    }
+}
+
+/// The simulator of a single-port unit: rust-hdl's `simulate` of block `H`, its generated model
+/// `G`, or another backend's `O`.
+enum SingleSim<H, G, O: ?Sized> {
+    RustHdl(Box<H>),
+    Generated(Box<G>),
+    Other(Box<O>),
+}
+
+/// One single-port unit ([`NamedUnit`], [`ClusterUnit`]) on one of its simulators.
+pub struct SingleUnit<H, G, O: ?Sized> {
+    sim: SingleSim<H, G, O>,
+    /// Clock edges simulated.
+    edges: u64,
+}
+
+/// One CTA's NamedBarrierUnit.
+pub type NamedUnit = SingleUnit<NamedBarrierUnit, NamedBarrierUnitModel, dyn NamedSim>;
+
+/// One cluster's ClusterBarrierUnit.
+pub type ClusterUnit = SingleUnit<ClusterBarrierUnit, ClusterBarrierUnitModel, dyn ClusterSim>;
+
+impl<I, O, H, G, S> SingleUnit<H, G, S>
+where
+    H: Block + Default + TwoPhase<In = I, Out = O>,
+    G: Model + TwoPhase<In = I, Out = O>,
+    S: OtherSim<In = I, Out = O> + ?Sized,
+{
+    /// A fresh unit on rust-hdl's simulation.
+    pub fn new() -> Self {
+        Self::with_backend(&Backend(None, UnitSim::RustHdl))
+    }
+
+    /// A fresh unit as its generated straight-line model (hopsync-hdl-fast).
+    pub fn generated() -> Self {
+        Self::with_backend(&Backend(None, UnitSim::Generated))
+    }
+
+    /// A fresh unit on `backend`'s simulator (`accept` then visits nothing unless it is
+    /// rust-hdl's).
+    pub fn with_backend(backend: &Backend) -> Self {
+        let sim = match &backend.0 {
+            Some(b) => SingleSim::Other(S::make(&**b)),
+            None => {
+                let mut uut = Box::new(H::default());
+                uut.connect_all();
+                assert!(simulate(&mut *uut, SETTLE));
+                match backend.1 {
+                    UnitSim::RustHdl => SingleSim::RustHdl(uut),
+                    // generated from this very HDL at build time: a mismatch is a build bug
+                    UnitSim::Generated => SingleSim::Generated(G::from_block(&*uut).expect("the generated model matches hopsync-hdl (hdl-fast is rebuilt with it)")),
+                }
+            }
+        };
+        SingleUnit { sim, edges: 0 }
     }
 
     /// Clock edges simulated so far.
@@ -871,39 +999,33 @@ impl ClusterUnit {
         self.edges
     }
 
-    /// [`ClusterUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
-    pub fn with_backend(backend: &Backend) -> ClusterUnit {
-        let mut u = ClusterUnit::new();
-        u.other = backend.0.as_ref().map(|b| b.cluster());
-        u
-    }
-
     /// One clock cycle.
-    pub fn cycle(&mut self, p: &ClusterInputs) -> ClusterOutputs {
+    pub fn cycle(&mut self, p: &I) -> O {
         self.edges += 1;
-        if let Some(o) = &mut self.other {
-            return o.cycle(p);
+        match &mut self.sim {
+            SingleSim::RustHdl(u) => u.cycle(p),
+            SingleSim::Generated(m) => m.cycle(p),
+            SingleSim::Other(s) => s.step(p),
         }
-        let u = &mut *self.uut;
-        u.req_valid.next = p.req.is_some();
-        u.req.next = p.req.unwrap_or_default();
-        let (xc, xw) = p.exit.unwrap_or((0, 0));
-        u.exit.next = ClusterWarpExit { valid: p.exit.is_some(), cta: (xc as u64).into(), warp: (xw as u64).into() };
-        let (lc, lw) = p.launch.unwrap_or((0, 0));
-        u.launch.next = ClusterLaunch { valid: p.launch.is_some(), cta: (lc as u64).into(), warps: (lw as u64).into() };
-        u.clock.next = false.into();
-        assert!(simulate(u, SETTLE), "ClusterBarrierUnit did not settle");
-        let ready = u.req_ready.val();
-        u.clock.next = true.into();
-        assert!(simulate(u, SETTLE), "ClusterBarrierUnit did not settle");
-        ClusterOutputs { ready, resp: u.resp.val(), done: u.done.val(), fault: u.fault.val() }
     }
 
-    /// Visits every signal of the unit (nothing on another backend).
+    /// Visits every signal of the unit (rust-hdl's probe; nothing on the generated model or
+    /// another backend: `--waves` takes rust-hdl).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
-        if self.other.is_none() {
-            self.uut.accept(name, probe)
+        if let SingleSim::RustHdl(u) = &self.sim {
+            u.accept(name, probe)
         }
+    }
+}
+
+impl<I, O, H, G, S> Default for SingleUnit<H, G, S>
+where
+    H: Block + Default + TwoPhase<In = I, Out = O>,
+    G: Model + TwoPhase<In = I, Out = O>,
+    S: OtherSim<In = I, Out = O> + ?Sized,
+{
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -55,12 +55,18 @@ pub(super) struct WarpState {
     /// The warp's issue group ([`Machine::issue_group`]) and the [`Engine::epoch`] it was
     /// computed in: eligibility, the idle skip and the issue itself ask for it in one cycle.
     pub(super) group: (u64, Option<(u32, u32)>),
+    /// The warp's next instruction waits on the scoreboard until this cycle. Set only while
+    /// none of its lanes is blocked and it has no operation in a unit: then nothing but its own
+    /// issue changes its lanes (so its group) or its registers' ready cycles, and it cannot issue
+    /// before this cycle; eligibility answers from it instead of deriving the group and the
+    /// scoreboard again every cycle.
+    pub(super) scoreboard_until: u64,
 }
 
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None) }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None), scoreboard_until: 0 }
     }
 }
 
@@ -217,6 +223,9 @@ impl<'p> Engine<'p> {
         if ws.next_issue > self.cycle {
             return ws.wait_why;
         }
+        if ws.scoreboard_until > self.cycle {
+            return Stall::ScoreboardDep;
+        }
         let group = self.group(c, w);
         let ws = &self.ctas[c].warps[w];
         let mw = self.m.warp(c as u32, w as u32);
@@ -240,12 +249,13 @@ impl<'p> Engine<'p> {
         }
         // a renaming mov waits for nothing but its destinations' earlier writers
         let srcs: &[u32] = if inf.rename { &[] } else { &inf.srcs };
-        for &r in srcs.iter().chain(&inf.dsts) {
-            if ws.ready[r as usize] > self.cycle {
-                return Stall::ScoreboardDep;
+        let written = srcs.iter().chain(&inf.dsts).map(|&r| ws.ready[r as usize]);
+        let read = inf.dsts.iter().map(|&r| ws.read_pending[r as usize]);
+        let until = written.chain(read).max().unwrap_or(0);
+        if until > self.cycle {
+            if !mw.lane.iter().any(|l| matches!(l, Lane::Blocked(_))) {
+                self.ctas[c].warps[w].scoreboard_until = until;
             }
-        }
-        if inf.dsts.iter().any(|&r| ws.read_pending[r as usize] > self.cycle) {
             return Stall::ScoreboardDep;
         }
         let s = w % self.cfg.issue.schedulers.max(1) as usize;
@@ -263,7 +273,7 @@ impl<'p> Engine<'p> {
         }
         // the SM's path into the MbarrierUnit, turn by turn among the warps that wait for it
         if matches!(inf.class, Class::Mbarrier(_)) {
-            if ws.smem_issue_until > self.cycle {
+            if self.ctas[c].warps[w].smem_issue_until > self.cycle {
                 return Stall::MemoryThrottle;
             }
             let (now, queue) = (self.cycle, self.cfg.sync.mbarrier_queue_cycles);
@@ -305,6 +315,8 @@ impl<'p> Engine<'p> {
     }
 
     pub(super) fn issue_warp(&mut self, c: u32, w: u32) -> Result<(), Stop> {
+        // its lanes change: a scoreboard wait found for its old group no longer holds
+        self.ctas[c as usize].warps[w as usize].scoreboard_until = 0;
         // The pipe this warp's instruction was checked against: its scheduler waits no more
         // (an access with every guard false books nothing, but was waited for).
         if let Some(p) = self.ctas[c as usize].warps[w as usize].pipe.take() {
