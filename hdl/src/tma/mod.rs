@@ -32,9 +32,9 @@
 //! | D, Idle: the checks of the head command | [`dec_check::TmaDescCheck`] | dec_check.rs |
 //! | D, Dim: one dimension's products (a cycle ahead, registered), sums and windows | [`dec_dim::TmaDimStep`] | dec_dim.rs |
 //! | D, Fin: the per-job constants | [`dec_fin::TmaJobFin`] | dec_fin.rs |
-//! | JQ: the job queue (J's BA part, decoder -> BA) | [`jobq::TmaJobQueue`] | jobq.rs |
+//! | JQ: the job queue (J's BA part, decoder -> BA) | [`fifo::TmaJobQueue`] | fifo.rs |
 //! | RG: the row iterator | [`rg::TmaRowIter`] | rg.rs |
-//! | the row queue | [`rowq::TmaRowQueue`] | rowq.rs |
+//! | the row queue | [`fifo::TmaRowQueue`] | fifo.rs |
 //! | the issuer (global-memory requests) | [`issuer::TmaIssuer`] | issuer.rs |
 //! | ROB: the reorder buffer | [`rob::TmaRob`] | rob.rs |
 //! | BA stage X: the slot iterator | [`ba_x::TmaSlotIter`] | ba_x.rs |
@@ -141,14 +141,13 @@ pub mod dec_check;
 pub mod dec_dim;
 pub mod dec_fin;
 pub mod decoder;
+pub mod fifo;
 pub mod groups;
 pub mod issuer;
-pub mod jobq;
 pub mod obuf;
 pub mod queue;
 pub mod rg;
 pub mod rob;
-pub mod rowq;
 pub mod top;
 pub mod types;
 pub mod wbuf;

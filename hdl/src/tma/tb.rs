@@ -1449,8 +1449,6 @@ clocked!(
     super::decoder::TmaDecoder,
     super::dec_dim::TmaDimStep,
     super::rg::TmaRowIter,
-    super::rowq::TmaRowQueue,
-    super::jobq::TmaJobQueue,
     super::issuer::TmaIssuer,
     super::rob::TmaRob,
     super::ba_x::TmaSlotIter,
@@ -1459,6 +1457,12 @@ clocked!(
     super::cpl::TmaComplete,
     super::wbuf::TmaWriteBuf
 );
+
+impl<T: Synth, const A: usize, const C: usize> Clocked for super::fifo::TmaFifo<T, A, C> {
+    fn clk(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
 
 /// A block, connected and settled at reset.
 pub(crate) fn block<B: Block>(mut b: B) -> Box<B> {

@@ -7,12 +7,11 @@ use super::cpl::TmaComplete;
 use super::decoder::TmaDecoder;
 use super::groups::TmaGroups;
 use super::issuer::TmaIssuer;
-use super::jobq::TmaJobQueue;
+use super::fifo::{TmaJobQueue, TmaRowQueue};
 use super::obuf::TmaOutBuf;
 use super::queue::TmaQueue;
 use super::rg::TmaRowIter;
 use super::rob::TmaRob;
-use super::rowq::TmaRowQueue;
 use super::types::*;
 use super::wbuf::TmaWriteBuf;
 use crate::mbarrier_unit::MbarrierReq;
@@ -240,7 +239,7 @@ impl Logic for TmaEngine {
         self.rg.rq_full.next = self.rowq.full.val();
         self.rg.nr_ready.next = self.issuer.nr_ready.val();
         self.rowq.push.next = self.rg.push.val();
-        self.rowq.push_rec.next = self.rg.rec.val();
+        self.rowq.push_data.next = self.rg.rec.val();
         self.rowq.pop.next = self.ba_x.row_pop.val();
         self.issuer.nr_load.next = self.rg.nr_load.val();
         self.issuer.nr_in.next = self.rg.nr.val();
@@ -261,7 +260,7 @@ impl Logic for TmaEngine {
         self.gmem_resp_ready.next = true;
         // the job queue; BA stages X and Y
         self.jobq.push.next = self.dec.jq_push.val();
-        self.jobq.push_job.next = self.dec.bj.val();
+        self.jobq.push_data.next = self.dec.bj.val();
         self.jobq.pop.next = self.ba_x.j_pop.val();
         self.ba_x.j.next = self.jobq.head.val();
         self.ba_x.j_valid.next = self.jobq.nonempty.val();
