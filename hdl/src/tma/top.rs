@@ -256,6 +256,7 @@ impl Logic for TmaEngine {
         self.rob.gmem_resp.next = self.gmem_resp.val();
         self.rob.gmem_resp_valid.next = self.gmem_resp_valid.val();
         self.rob.pop.next = self.ba_x.rob_pop.val();
+        self.rob.pop_n.next = self.ba_x.rob_pop_n.val();
         // every response has a reserved place
         self.gmem_resp_ready.next = true;
         // the job queue; BA stages X and Y
@@ -267,6 +268,7 @@ impl Logic for TmaEngine {
         self.ba_x.rq_head.next = self.rowq.head.val();
         self.ba_x.rq_nonempty.next = self.rowq.nonempty.val();
         self.ba_x.rob_vld.next = self.rob.h_vld.val();
+        self.ba_x.rob_n.next = self.rob.h_n.val();
         self.ba_x.smem_rd_ready.next = self.smem_rd_ready.val();
         self.ba_x.wb_n.next = self.wb.n.val();
         self.ba_x.ob_n.next = self.ob.n.val();
@@ -275,6 +277,8 @@ impl Logic for TmaEngine {
         self.ba_y.y.next = self.ba_x.y_out.val();
         self.ba_y.smem_rd_data.next = self.smem_rd_data.val();
         self.ba_y.rob_rd.next = self.rob.rd.val();
+        self.ba_y.rob_row.next = self.rob.rd_row.val();
+        self.ba_y.rob_sel.next = self.rob.rd_sel.val();
         // OB, multicast, complete_tx; WB
         self.ob.push.next = self.ba_y.ob_push.val();
         self.ob.entry.next = self.ba_y.ob_entry.val();
