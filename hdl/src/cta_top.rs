@@ -7,7 +7,9 @@
 //! `smem_`), except where the top wires them together:
 //! - the TMA engine's complete_tx requests for this CTA go to the mbarrier unit's TMA port;
 //!   those for another CTA leave on `tma_remote_mbar_*` (to that CTA's `mbar_cluster_*`);
-//! - its shared-memory writes carry a CTA mask: this CTA's part goes to the shared-memory port
+//! - its shared-memory writes (a 128-byte line of enabled 16-byte chunks) go one chunk a cycle
+//!   ([`SmemLineSplit`]: the shared-memory port is 16 bytes wide) and carry a CTA mask: this
+//!   CTA's part goes to the shared-memory port
 //!   and, in the same cycle, the rest leaves on `dsmem_out_*` with the other CTAs' ranks (the
 //!   cluster fabric delivers it to each one's `dsmem_in_*`); the write is taken when both sides
 //!   take it; its reads (bulk stores) use the shared-memory port's read side;
@@ -33,9 +35,9 @@ use crate::named_barrier_unit::{
     NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit,
     WarpExit,
 };
-use crate::smem_port::{SmemPort, SmemReq, SmemResp, SmemWrite};
+use crate::smem_port::{SmemLineSplit, SmemPort, SmemReq, SmemResp, SmemWrite};
 use crate::tma::{
-    TmaCmd, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaSmemWrite,
+    TmaCmd, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaSmemBeat,
 };
 use rust_hdl::prelude::*;
 
@@ -146,7 +148,7 @@ pub struct CtaTop<const A: usize, const S: usize> {
     pub tma_remote_mbar_ready: Signal<In, bool>,
     /// a beat of this CTA's TMA for other CTAs' shared memories (`ctam`: every destination but
     /// this CTA; the cluster fabric delivers it to each, in parallel)
-    pub dsmem_out: Signal<Out, TmaSmemWrite>,
+    pub dsmem_out: Signal<Out, TmaSmemBeat>,
     /// `dsmem_out` is valid
     pub dsmem_out_valid: Signal<Out, bool>,
     /// `dsmem_out` is accepted
@@ -183,6 +185,8 @@ pub struct CtaTop<const A: usize, const S: usize> {
     tma: TmaEngine,
     /// the shared-memory data port
     smem: SmemPort<S>,
+    /// the TMA engine's line writes, one chunk a cycle
+    split: SmemLineSplit,
     /// this CTA's rank, one-hot
     wr_own: Signal<Local, Bits<16>>,
     /// the TMA engine's shared-memory write is for this CTA (among others)
@@ -278,6 +282,7 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             cluster: Default::default(),
             tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_REQUEST_BYTES),
             smem: Default::default(),
+            split: Default::default(),
             wr_own: Default::default(),
             wr_local: Default::default(),
             wr_remote: Default::default(),
@@ -375,21 +380,25 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         // other CTAs of the write's mask (multicast writes its destinations in parallel; the
         // write is accepted when both sides take it). A local reducing beat is consumed and
         // dropped: no ALU at the SmemPort.
+        self.split.clock.next = self.clock.val();
+        self.split.line.next = self.tma.smem_wr.val();
+        self.split.line_valid.next = self.tma.smem_wr_valid.val();
+        self.tma.smem_wr_ready.next = self.split.line_ready.val();
         self.wr_own.next = bits::<16>(1) << self.cta_rank.val();
-        self.wr_local.next = (self.tma.smem_wr.val().ctam & self.wr_own.val()) != 0;
-        self.wr_remote.next = (self.tma.smem_wr.val().ctam & !self.wr_own.val()) != 0;
-        self.wr_red.next = self.tma.smem_wr.val().red_op != TmaRedOp::Copy;
+        self.wr_local.next = (self.split.beat.val().ctam & self.wr_own.val()) != 0;
+        self.wr_remote.next = (self.split.beat.val().ctam & !self.wr_own.val()) != 0;
+        self.wr_red.next = self.split.beat.val().red_op != TmaRedOp::Copy;
         self.wr_local_ok.next = !self.wr_local.val() || self.wr_red.val() || self.smem.tma_wr_ready.val();
         self.wr_remote_ok.next = !self.wr_remote.val() || self.dsmem_out_ready.val();
-        self.smem.tma_wr.next.addr = self.tma.smem_wr.val().addr;
-        self.smem.tma_wr.next.data = self.tma.smem_wr.val().data;
-        self.smem.tma_wr.next.mask = self.tma.smem_wr.val().mask;
+        self.smem.tma_wr.next.addr = self.split.beat.val().addr;
+        self.smem.tma_wr.next.data = self.split.beat.val().data;
+        self.smem.tma_wr.next.mask = self.split.beat.val().mask;
         self.smem.tma_wr_valid.next =
-            self.tma.smem_wr_valid.val() && self.wr_local.val() && !self.wr_red.val() && self.wr_remote_ok.val();
-        self.dsmem_out.next = self.tma.smem_wr.val();
-        self.dsmem_out.next.ctam = self.tma.smem_wr.val().ctam & !self.wr_own.val();
-        self.dsmem_out_valid.next = self.tma.smem_wr_valid.val() && self.wr_remote.val() && self.wr_local_ok.val();
-        self.tma.smem_wr_ready.next = self.wr_local_ok.val() && self.wr_remote_ok.val();
+            self.split.beat_valid.val() && self.wr_local.val() && !self.wr_red.val() && self.wr_remote_ok.val();
+        self.dsmem_out.next = self.split.beat.val();
+        self.dsmem_out.next.ctam = self.split.beat.val().ctam & !self.wr_own.val();
+        self.dsmem_out_valid.next = self.split.beat_valid.val() && self.wr_remote.val() && self.wr_local_ok.val();
+        self.split.beat_ready.next = self.wr_local_ok.val() && self.wr_remote_ok.val();
         // TMA shared-memory reads (bulk stores)
         self.smem.tma_rd_addr.next = self.tma.smem_rd_addr.val();
         self.smem.tma_rd_valid.next = self.tma.smem_rd_valid.val();
@@ -402,7 +411,7 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         self.smem.remote_wr.next = self.dsmem_in.val();
         self.smem.remote_wr_valid.next = self.dsmem_in_valid.val() && !self.in_red.val();
         self.dsmem_in_ready.next = self.smem.remote_wr_ready.val() || self.in_red.val();
-        self.smem_red_dropped.next = (self.tma.smem_wr_valid.val() && self.wr_local.val() && self.wr_red.val() && self.wr_remote_ok.val())
+        self.smem_red_dropped.next = (self.split.beat_valid.val() && self.wr_local.val() && self.wr_red.val() && self.wr_remote_ok.val())
             || (self.dsmem_in_valid.val() && self.in_red.val());
         self.smem.local_req.next = self.smem_req.val();
         self.smem.local_valid.next = self.smem_valid.val();

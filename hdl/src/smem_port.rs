@@ -3,8 +3,11 @@
 //! write and one read per cycle.
 //!
 //! The mbarrier words live in the MbarrierUnit's own bank; this unit holds the data the warps
-//! load and store and the TMA engine fills and drains. Its beat is the TMA engine's 16-byte
-//! shared-memory beat (`TmaSmemWrite` without the rank, `TmaData16`).
+//! load and store and the TMA engine fills and drains. Its beat is a 16-byte chunk of the TMA
+//! engine's shared-memory line write (`TmaSmemBeat` without the rank, `TmaData16`): the engine
+//! writes up to a 128-byte line a cycle, [`SmemLineSplit`] hands it to this port one chunk a
+//! cycle (this bank is 16 bytes wide: eight 16-byte banks side by side would take a line a
+//! cycle, not done).
 //!
 //! Ports (synchronous to `clock`; addresses are shared::cta byte addresses, bits 4..4+S pick
 //! the beat, the rest is ignored):
@@ -23,8 +26,103 @@
 //! The bank reads 0 where never written in the Rust model and the Verilator model; real shared
 //! memory starts undefined (the golden model flags such reads, not this unit).
 
-use crate::tma::TmaData16;
+use crate::tma::{TmaData16, TmaSmemBeat, TmaSmemWrite};
 use rust_hdl::prelude::*;
+
+/// SmemLineSplit: a TMA engine's shared-memory line write ([`TmaSmemWrite`], up to 8 enabled
+/// 16-byte chunks) as 16-byte beats ([`TmaSmemBeat`]) for a 16-byte-wide port: one enabled
+/// chunk a cycle, lowest first, the line accepted (`line_ready`) with its last chunk.
+///
+/// Ports: `line` / `line_valid` / `line_ready` (the engine's `smem_wr`); `beat` / `beat_valid`
+/// / `beat_ready` (the port's side; `beat` carries the line's CTA mask and reduction, byte
+/// mask all set). `done` holds the chunks already accepted.
+#[derive(LogicBlock, Default)]
+pub struct SmemLineSplit {
+    /// the SM clock
+    pub clock: Signal<In, Clock>,
+    /// the line write
+    pub line: Signal<In, TmaSmemWrite>,
+    /// `line` is valid
+    pub line_valid: Signal<In, bool>,
+    /// `line` is accepted (its last chunk is taken this cycle)
+    pub line_ready: Signal<Out, bool>,
+    /// the next chunk as a beat
+    pub beat: Signal<Out, TmaSmemBeat>,
+    /// `beat` is valid
+    pub beat_valid: Signal<Out, bool>,
+    /// `beat` is taken this cycle
+    pub beat_ready: Signal<In, bool>,
+
+    /// the line's chunks already taken
+    done: DFF<Bits<8>>,
+    /// a Local copy of the line's data (nested field selects need a local)
+    data: Signal<Local, crate::tma::TmaData128>,
+    /// the chunks not taken yet
+    rest: Signal<Local, Bits<8>>,
+    /// the lowest of them (one-hot)
+    one: Signal<Local, Bits<8>>,
+    /// its index
+    idx: Signal<Local, Bits<3>>,
+    /// it is the line's last
+    last: Signal<Local, bool>,
+}
+
+impl Logic for SmemLineSplit {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, done);
+        self.data.next = self.line.val().data;
+        self.rest.next = self.line.val().cen & !self.done.q.val();
+        self.one.next = self.rest.val() & !(self.rest.val() - 1);
+        self.idx.next = 0.into();
+        if (self.one.val() & 0xAA) != 0 {
+            self.idx.next = self.idx.val() | 1;
+        }
+        if (self.one.val() & 0xCC) != 0 {
+            self.idx.next = self.idx.val() | 2;
+        }
+        if (self.one.val() & 0xF0) != 0 {
+            self.idx.next = self.idx.val() | 4;
+        }
+        self.last.next = (self.rest.val() & !self.one.val()) == 0;
+        self.beat.next.ctam = self.line.val().ctam;
+        self.beat.next.addr = self.line.val().addr | (bit_cast::<18, 3>(self.idx.val()) << 4);
+        self.beat.next.data = self.data.val().c0;
+        if self.idx.val() == 1 {
+            self.beat.next.data = self.data.val().c1;
+        }
+        if self.idx.val() == 2 {
+            self.beat.next.data = self.data.val().c2;
+        }
+        if self.idx.val() == 3 {
+            self.beat.next.data = self.data.val().c3;
+        }
+        if self.idx.val() == 4 {
+            self.beat.next.data = self.data.val().c4;
+        }
+        if self.idx.val() == 5 {
+            self.beat.next.data = self.data.val().c5;
+        }
+        if self.idx.val() == 6 {
+            self.beat.next.data = self.data.val().c6;
+        }
+        if self.idx.val() == 7 {
+            self.beat.next.data = self.data.val().c7;
+        }
+        self.beat.next.mask = 0xFFFF.into();
+        self.beat.next.red_op = self.line.val().red_op;
+        self.beat.next.red_type = self.line.val().red_type;
+        self.beat_valid.next = self.line_valid.val() && (self.rest.val() != 0);
+        self.line_ready.next = self.beat_ready.val() && self.last.val();
+        if self.line_valid.val() && self.beat_ready.val() {
+            if self.last.val() {
+                self.done.d.next = 0.into();
+            } else {
+                self.done.d.next = self.done.q.val() | self.one.val();
+            }
+        }
+    }
+}
 
 /// A warp's shared-memory access: one 16-byte beat with byte enables.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
@@ -531,5 +629,52 @@ mod tests {
             }
         }
         assert!(reads > 3000 && writes > 3000, "{reads} reads, {writes} writes");
+    }
+
+    /// Lines with random chunk enables under random `beat_ready`: each enabled chunk leaves once,
+    /// lowest first, as a beat at its address with its bytes, the line's CTA mask and a whole
+    /// byte mask; the line is accepted with its last chunk, never before.
+    #[test]
+    fn line_split_sends_each_enabled_chunk_once() {
+        use crate::tma::TmaData128;
+        let mut u = SmemLineSplit::default();
+        u.connect_all();
+        assert!(simulate(&mut u, 200));
+        let mut rng = XorShift(0x5_0117_0001);
+        let (mut lines, mut beats) = (0, 0);
+        let mut line: Option<(TmaSmemWrite, Vec<u64>)> = None;
+        for n in 0..4000 {
+            if line.is_none() {
+                let bytes: Vec<u8> = (0..128).map(|_| rng.below(256) as u8).collect();
+                let cen = 1 + rng.below(255);
+                let w = TmaSmemWrite { ctam: (1 + rng.below(0xFFFF)).into(), addr: (128 * rng.below(2048)).into(), data: TmaData128::from_bytes(&bytes), cen: cen.into(), ..Default::default() };
+                line = Some((w, (0..8).filter(|k| cen >> k & 1 == 1).collect()));
+            }
+            let (w, left) = line.as_mut().expect("a line");
+            let ready = rng.pct(60);
+            u.line.next = *w;
+            u.line_valid.next = true;
+            u.beat_ready.next = ready;
+            u.clock.next = false.into();
+            assert!(simulate(&mut u, 200));
+            assert!(u.beat_valid.val(), "cycle {n}");
+            let b = u.beat.val();
+            let k = left[0];
+            let d = w.data.to_bytes();
+            assert_eq!((b.addr.to_u64(), b.ctam, b.mask.to_u64()), (w.addr.to_u64() + 16 * k, w.ctam, 0xFFFF), "cycle {n}: chunk {k}");
+            assert_eq!(b.data.to_bytes()[..], d[16 * k as usize..][..16], "cycle {n}: chunk {k}");
+            assert_eq!(u.line_ready.val(), ready && left.len() == 1, "cycle {n}");
+            if ready {
+                left.remove(0);
+                beats += 1;
+                if left.is_empty() {
+                    line = None;
+                    lines += 1;
+                }
+            }
+            u.clock.next = true.into();
+            assert!(simulate(&mut u, 200));
+        }
+        assert!(lines > 200 && beats > 1000, "{lines} {beats}");
     }
 }

@@ -454,12 +454,18 @@ mod tests {
         // 16-byte beat rate, so it costs no time, never less
         assert!(lat("tile_4x64") >= lat("tile_32x8"));
         // a large copy streams at the narrower of the RTL unit's tags (read_tags requests of
-        // request_bytes per latency, Little's law) and its shared-memory beat (issue 4 §3:
-        // >= 16 B/cycle)
-        let bound = (sm.tma.read_tags as f64 * sm.tma.request_bytes as f64 / crate::timing::tma_read_latency(&sm) as f64).min(sm.tma.smem_bytes_per_cycle as f64);
-        assert!(bound >= 16.0, "sm90.toml [tma] read_tags too few for 16 B/cycle: {bound}");
+        // request_bytes per latency, Little's law) and its shared-memory line write (128 B a
+        // cycle for an aligned copy); the bench's source is a host-copied buffer, half of whose
+        // 4 KiB blocks pay [global] far_line_cycles on their first read (the reorder buffer
+        // drains in order: the far blocks hold the tags), so it reaches at least 60% of the tags'
+        // bound at the far latency, issue start included
+        let line = hopsync_hdl::tma_engine::TMA_LINE_BYTES as f64;
+        let tags = sm.tma.read_tags as f64 * sm.tma.request_bytes as f64;
+        let bound = (tags / crate::timing::tma_read_latency(&sm) as f64).min(line);
+        let far = (tags / (crate::timing::tma_read_latency(&sm) + sm.global.far_line_cycles) as f64).min(line);
+        assert!(far >= 64.0, "sm90.toml [tma] read_tags too few for 64 B/cycle: {far}");
         let r = rs.iter().find(|r| r.case.name == "bulk_65536").unwrap();
-        assert!(r.bytes_per_cycle() <= bound && r.bytes_per_cycle() > bound * 0.85, "{} vs {bound}", r.bytes_per_cycle());
+        assert!(r.bytes_per_cycle() <= bound && r.bytes_per_cycle() > far * 0.6, "{} vs {far}..{bound}", r.bytes_per_cycle());
     }
 
     /// A bulk store (and its reduction) is complete once its last write is acknowledged: at

@@ -45,7 +45,7 @@ use hopsync_hdl::named_barrier_unit::{
 };
 use hopsync_hdl::mbarrier_unit::MbarrierOp;
 use hopsync_hdl::tma_engine::{
-    TmaCmd, TmaData16, TmaDescImage, TmaFault, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
+    TmaCmd, TmaData128, TmaData16, TmaDescImage, TmaFault, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
 };
 use hopsync_sim::units::{
     tma_engine_params, Backend, ClusterInputs, ClusterOutputs, ClusterSim, MbarInputs,
@@ -280,8 +280,9 @@ impl Unpack for MbarrierWord {
 unpack_struct! {
     MbarrierReq { op, word, count, tx_count, token, phase_parity, warp, suspend_time_hint, has_suspend_time_hint }
     TmaData16 { w0, w1, w2, w3 }
+    TmaData128 { c0, c1, c2, c3, c4, c5, c6, c7 }
     TmaGmemReq { addr_lo, addr_hi, sect, tag, write, data_lo, data_hi, mask_lo, mask_hi, red_op, red_type }
-    TmaSmemWrite { ctam, addr, data, mask, red_op, red_type }
+    TmaSmemWrite { ctam, addr, data, cen, red_op, red_type }
     TmaFault { valid, kind, thread }
 }
 
@@ -805,6 +806,7 @@ mod tests {
         }
         check::<MbarrierReq>();
         check::<TmaData16>();
+        check::<TmaData128>();
         check::<TmaGmemReq>();
         check::<TmaSmemWrite>();
         check::<TmaFault>();
@@ -845,7 +847,8 @@ mod tests {
             };
             words::<{ TmaGmemReq::BITS }, TmaGmemReq>(g, &mut w);
             assert_eq!(decode::<TmaGmemReq>(&w), g);
-            let s = TmaSmemWrite { ctam: rng.bits(), addr: rng.bits(), data: data16(&mut rng), mask: rng.bits(), red_op: pick(&mut rng), red_type: pick(&mut rng) };
+            let data = TmaData128 { c0: data16(&mut rng), c1: data16(&mut rng), c2: data16(&mut rng), c3: data16(&mut rng), c4: data16(&mut rng), c5: data16(&mut rng), c6: data16(&mut rng), c7: data16(&mut rng) };
+            let s = TmaSmemWrite { ctam: rng.bits(), addr: rng.bits(), data, cen: rng.bits(), red_op: pick(&mut rng), red_type: pick(&mut rng) };
             words::<{ TmaSmemWrite::BITS }, TmaSmemWrite>(s, &mut w);
             assert_eq!(decode::<TmaSmemWrite>(&w), s);
             let remote = rng.pct(50);

@@ -25,7 +25,7 @@ use hopsync_hdl::named_barrier_unit::{
 };
 use hopsync_hdl::smem_port::{SmemPort, SmemReq, SmemWrite};
 use hopsync_hdl::tma_engine::{
-    TmaCmd, TmaCmdKind, TmaData128, TmaData16, TmaDescImage, TmaEngine, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite,
+    TmaCmd, TmaCmdKind, TmaData128, TmaData16, TmaDescImage, TmaEngine, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemBeat, TmaSmemWrite,
 };
 use hopsync_hdl::cta_top::{CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_MAX_OUTSTANDING, CTA_TMA_REQUEST_BYTES};
 use hopsync_hdl::verilog::{TEST_A, TEST_S, TEST_SUSPEND_CYCLES};
@@ -848,7 +848,7 @@ impl Dut for CtaTopDut {
                  tma_groups_pending: Bits<4>, tma_store_read_done: bool,
                  tma_store_writes_issued: bool, tma_fault: hopsync_hdl::tma_engine::TmaFault,
                  tma_idle: bool, tma_remote_mbar_req: MbarrierReq, tma_remote_mbar_cta: Bits<4>,
-                 tma_remote_mbar_valid: bool, dsmem_out: TmaSmemWrite, dsmem_out_valid: bool,
+                 tma_remote_mbar_valid: bool, dsmem_out: TmaSmemBeat, dsmem_out_valid: bool,
                  dsmem_in_ready: bool, smem_red_dropped: bool,
                  smem_ready: bool, smem_resp: hopsync_hdl::smem_port::SmemResp]);
     fn create() -> Self {

@@ -1,14 +1,17 @@
 //! TmaSlotIter (BA stage X): the slot iterator: walks the 16-byte slots of each row of the
-//! job it copied from J, one slot per cycle, into the stage register Y.
+//! job it copied from J into the stage register Y: one slot per cycle, or for a load a run of
+//! up to 8 slots per cycle (below).
 //!
 //! # Ports
 //!
-//! - `j` / `j_valid` (in), `j_pop`: the job queue's head ([`crate::tma::jobq::TmaJobQueue`]);
+//! - `j` / `j_valid` (in), `j_pop`: the job queue's head ([`crate::tma::fifo::TmaJobQueue`]);
 //!   BA takes it when it holds no job or at its job's last slot (no bubble between jobs).
 //! - `rq_head` / `rq_nonempty` (in), `row_pop`: the row queue's head row; BA loads it when its
 //!   current row ends.
-//! - `rob_vld` (in), `rob_pop`: a load pops one 16-byte chunk per slot from the reorder buffer
-//!   (none for slots outside the row's in-bounds chunks); the reorder buffer hands it to stage Y.
+//! - `rob_vld` / `rob_n` (in), `rob_pop` / `rob_pop_n`: a load pops one 16-byte chunk per slot
+//!   from the reorder buffer (none for slots outside the row's in-bounds chunks), `rob_pop_n`
+//!   of them in a cycle (a run); `rob_n`: the head line's chunks left. The reorder buffer hands
+//!   them to stage Y.
 //! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`: a store (and a shared::cta ->
 //!   shared::cluster copy) reads one 16-byte beat of shared memory per slot; its data comes the
 //!   cycle after the accepting edge, when the slot is in Y.
@@ -26,6 +29,18 @@
 //! fill included). A prefetch pops and drops its chunks (`emit` clear). A shared::cta ->
 //! shared::cluster beat is read like a store and written like a load, unswizzled, at the same
 //! offset from `dsmem`.
+//!
+//! # Runs (the wide write path)
+//!
+//! A load slot whose chunk needs no realignment (the row starts 16-byte aligned in global
+//! memory: `off` 0) and is whole (in bounds, not a partial first or last unit) fires with the
+//! slots after it as one run: as many chunks as are left in the reorder buffer's head line
+//! (`rob_n`), in the slot's 128-byte shared-memory line (dense address), and whole, at most 8.
+//! Their swizzled addresses stay in that line (the swizzle only XORs chunk bits 4..6 with line
+//! bits 7..9, PTX 5.5.7), so stage Y places them with one XOR permutation and OB writes them as
+//! one line write: an aligned copy moves 128 B per cycle. Anything else (a partial or OOB
+//! chunk, a misaligned row, stores, prefetches, shared::cta -> shared::cluster) is one slot a
+//! cycle, as before.
 
 use super::types::*;
 use rust_hdl::prelude::*;
@@ -70,8 +85,12 @@ pub struct TmaSlotIter {
     pub row_pop: Signal<Out, bool>,
     /// the reorder buffer's head has arrived
     pub rob_vld: Signal<In, bool>,
-    /// the chunk is taken at this edge
+    /// the reorder buffer's head line's chunks left
+    pub rob_n: Signal<In, Bits<4>>,
+    /// chunks are taken at this edge
     pub rob_pop: Signal<Out, bool>,
+    /// how many
+    pub rob_pop_n: Signal<Out, Bits<4>>,
     /// shared-memory read address (stores; swizzled, 16-byte aligned)
     pub smem_rd_addr: Signal<Out, Bits<18>>,
     /// `smem_rd_addr` is valid
@@ -103,6 +122,20 @@ pub struct TmaSlotIter {
     x_u: Signal<Local, Bits<16>>,
     /// the slot is the row's last
     x_rend: Signal<Local, bool>,
+    /// the slot may start a run (a whole, aligned load chunk)
+    x_run: Signal<Local, bool>,
+    /// a run's limit: whole in-bounds units left in the row
+    x_lim_mask: Signal<Local, Bits<16>>,
+    /// a run's limit: chunks left in the dense shared-memory line
+    x_lim_line: Signal<Local, Bits<4>>,
+    /// chunks the slot moves (1, or a run's)
+    x_n: Signal<Local, Bits<4>>,
+    /// the index of the slot's last chunk in the row
+    x_s_last: Signal<Local, Bits<16>>,
+    /// 16 * `x_n`: the bytes the slot moves
+    x_bytes: Signal<Local, Bits<18>>,
+    /// the slot's destination address (S2S: dense + `doff`; else swizzled)
+    x_addr: Signal<Local, Bits<18>>,
     /// the slot's output buffer has room, counting the entry Y may push
     x_room: Signal<Local, bool>,
     /// the slot moves to Y
@@ -147,8 +180,38 @@ impl Logic for TmaSlotIter {
             self.x_emit.next =
                 !self.b.q.val().zero && (!self.b.q.val().d || (self.r.q.val().s != 0));
         }
+        self.x_inr.next = !self.r.q.val().oob
+            && (self.x_u.val() >= self.b.q.val().jl)
+            && (self.x_u.val() <= self.b.q.val().jh);
+        self.x_dense.next = self.r.q.val().dense;
+        // a run: an aligned load's whole chunks from the ROB's head line into one dense line
+        self.x_run.next = !self.b.q.val().store
+            && !self.b.q.val().pf
+            && !self.b.q.val().d
+            && (self.b.q.val().off == 0)
+            && self.x_need.val()
+            && self.x_inr.val()
+            && ((self.r.q.val().s != self.b.q.val().jl) || (self.b.q.val().lomask == 0xFFFF))
+            && ((self.r.q.val().s != self.b.q.val().jh) || (self.b.q.val().himask == 0xFFFF));
+        self.x_lim_mask.next = self.b.q.val().jh - self.r.q.val().s;
+        if self.b.q.val().himask == 0xFFFF {
+            self.x_lim_mask.next = self.x_lim_mask.val() + 1;
+        }
+        self.x_lim_line.next = bits::<4>(8) - bit_cast::<4, 18>((self.x_dense.val() >> 4) & 7);
+        self.x_n.next = 1.into();
+        if self.x_run.val() {
+            self.x_n.next = self.x_lim_line.val();
+            if self.rob_n.val() < self.x_n.val() {
+                self.x_n.next = self.rob_n.val();
+            }
+            if self.x_lim_mask.val() < bit_cast::<16, 4>(self.x_n.val()) {
+                self.x_n.next = bit_cast::<4, 16>(self.x_lim_mask.val());
+            }
+        }
+        self.x_s_last.next = self.r.q.val().s + bit_cast::<16, 4>(self.x_n.val()) - 1;
+        self.x_bytes.next = bit_cast::<18, 4>(self.x_n.val()) << 4;
         self.x_rend.next = (self.b.q.val().store && self.r.q.val().oob)
-            || (self.r.q.val().s == self.b.q.val().ns_m1);
+            || (self.x_s_last.val() == self.b.q.val().ns_m1);
         // the slot moves when its input is there and its output buffer has room (counting
         // the entry Y may push); an S2S beat goes to OB
         if self.b.q.val().store && !self.b.q.val().s2s {
@@ -172,9 +235,6 @@ impl Logic for TmaSlotIter {
                 && (!self.x_need.val() || self.rob_vld.val())
                 && self.x_room.val();
         }
-        self.x_inr.next = !self.r.q.val().oob
-            && (self.x_u.val() >= self.b.q.val().jl)
-            && (self.x_u.val() <= self.b.q.val().jh);
         self.x_mask.next = 0.into();
         if self.x_inr.val() {
             if (self.x_u.val() == self.b.q.val().jl) && (self.x_u.val() == self.b.q.val().jh) {
@@ -188,7 +248,6 @@ impl Logic for TmaSlotIter {
             }
         }
         // PTX 5.5.7 / tensormap::swizzle_offset: chunk bits 4.. ^= line bits 7..
-        self.x_dense.next = self.r.q.val().dense;
         self.x_swa.next = self
             .x_dense
             .val()
@@ -207,7 +266,14 @@ impl Logic for TmaSlotIter {
                 self.x_dense.val().get_bit(6)
                     ^ ((self.b.q.val().swz == 3) && self.x_dense.val().get_bit(9)),
             );
+        if self.b.q.val().s2s {
+            // bulk: no swizzle; the destination is at the same offset from `dsmem`
+            self.x_addr.next = self.x_dense.val() + self.b.q.val().doff;
+        } else {
+            self.x_addr.next = self.x_swa.val();
+        }
         self.rob_pop.next = self.x_fire.val() && !self.b.q.val().store && self.x_need.val();
+        self.rob_pop_n.next = self.x_n.val();
         self.smem_rd_valid.next = self.r.q.val().vld
             && self.b.q.val().store
             && self.x_need.val()
@@ -217,7 +283,7 @@ impl Logic for TmaSlotIter {
             if self.x_rend.val() {
                 self.r.d.next.s = 0.into();
             } else {
-                self.r.d.next.s = self.r.q.val().s + 1;
+                self.r.d.next.s = self.r.q.val().s + bit_cast::<16, 4>(self.x_n.val());
             }
             if self.b.q.val().store {
                 if self.r.q.val().oob {
@@ -231,8 +297,8 @@ impl Logic for TmaSlotIter {
                     self.r.d.next.ca_hi = self.r.q.val().ca_hi + 1;
                 }
             } else if self.x_emit.val() {
-                self.r.d.next.dense = self.r.q.val().dense + 16;
-                self.r.d.next.tx = self.r.q.val().tx + 16;
+                self.r.d.next.dense = self.r.q.val().dense + self.x_bytes.val();
+                self.r.d.next.tx = self.r.q.val().tx + bit_cast::<32, 18>(self.x_bytes.val());
             }
             if self.b.q.val().s2s && self.x_emit.val() {
                 self.r.d.next.tx = self.r.q.val().tx + 16;
@@ -243,18 +309,23 @@ impl Logic for TmaSlotIter {
             self.y.d.next.emit = self.x_emit.val() && !self.b.q.val().pf;
             self.y.d.next.jlast = self.x_rend.val() && self.r.q.val().last;
             self.y.d.next.mask = self.x_mask.val();
-            if self.b.q.val().s2s {
-                // bulk: no swizzle; the destination is at the same offset from `dsmem`
-                self.y.d.next.addr = self.x_dense.val() + self.b.q.val().doff;
+            self.y.d.next.addr = self.x_addr.val();
+            self.y.d.next.run = self.x_run.val();
+            self.y.d.next.n = self.x_n.val();
+            if self.x_run.val() {
+                // the run's chunks in its line, and the swizzle's permutation of them
+                self.y.d.next.c0 = bit_cast::<3, 18>(self.x_dense.val() >> 4);
+                self.y.d.next.x = bit_cast::<3, 18>((self.x_swa.val() ^ self.x_dense.val()) >> 4);
             } else {
-                self.y.d.next.addr = self.x_swa.val();
+                self.y.d.next.c0 = bit_cast::<3, 18>(self.x_addr.val() >> 4);
+                self.y.d.next.x = 0.into();
             }
             self.y.d.next.off = self.b.q.val().off;
             self.y.d.next.fill = self.b.q.val().fill;
             self.y.d.next.ctam = self.b.q.val().ctam;
             self.y.d.next.word = self.b.q.val().word;
             if (!self.b.q.val().store || self.b.q.val().s2s) && self.x_emit.val() {
-                self.y.d.next.tx = self.r.q.val().tx + 16;
+                self.y.d.next.tx = self.r.q.val().tx + bit_cast::<32, 18>(self.x_bytes.val());
             } else {
                 self.y.d.next.tx = self.r.q.val().tx;
             }

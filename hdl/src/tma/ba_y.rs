@@ -6,9 +6,10 @@
 //!
 //! - `y` (in): the slot in stage Y ([`crate::tma::ba_x::TmaSlotIter`]).
 //! - `smem_rd_data` (in): a store's shared-memory beat (read at the edge that moved the slot
-//!   into Y); `rob_rd` (in): a load's reorder-buffer chunk (the one popped at that edge).
-//! - `ob_push` / `ob_entry`: a beat (or only a job's end marker, for complete_tx) for the output
-//!   buffer; `wb_push` / `wb_entry`: a sector write (or only an op's end marker) for the write
+//!   into Y); `rob_rd` (in): a load's reorder-buffer chunk (the first one popped at that edge);
+//!   `rob_row` / `rob_sel` (in): that chunk's whole line and its index in it (a run's chunks).
+//! - `ob_push` / `ob_entry`: a line write (or only a job's end marker, for complete_tx) for the
+//!   output buffer; `wb_push` / `wb_entry`: a sector write (or only an op's end marker) for the write
 //!   buffer. Stage X never moves a slot whose output buffer is full.
 //! - `rd_done` / `rd_grp`: a store op's last slot is in Y (its shared-memory reads are done:
 //!   what `wait_group.read` waits for) and its bulk-group slot; `store_last`: a store-direction
@@ -22,6 +23,10 @@
 //! `NAN_REQUEST_ZERO_FMA`). The sector packer holds the low half of a 32-byte sector until its
 //! high half (or the row's last chunk) comes: a write carries the in-bounds bytes of one sector
 //! as its byte mask.
+//!
+//! An output-buffer entry is a shared-memory line write ([`TmaLinePlace`]): a slot's one beat
+//! goes to its chunk of the line; a run (stage X's aligned, whole load chunks of one reorder-
+//! buffer line into one shared-memory line) goes there whole, each chunk at its swizzled place.
 
 use super::types::*;
 use rust_hdl::prelude::*;
@@ -37,6 +42,10 @@ pub struct TmaRealign {
     pub smem_rd_data: Signal<In, TmaData16>,
     /// a load's reorder-buffer chunk
     pub rob_rd: Signal<In, TmaData16>,
+    /// its line
+    pub rob_row: Signal<In, TmaData128>,
+    /// its index in the line
+    pub rob_sel: Signal<In, Bits<3>>,
     /// an output-buffer entry
     pub ob_push: Signal<Out, bool>,
     /// that entry
@@ -58,6 +67,8 @@ pub struct TmaRealign {
     zero16: Constant<TmaData16>,
     /// realigner / OOB filler
     align: TmaAlign,
+    /// the output's place in its shared-memory line
+    place: TmaLinePlace,
     /// the previous slot's input bytes
     y_prev: DFF<TmaData16>,
     /// packer: a low half is held
@@ -75,6 +86,8 @@ impl Default for TmaRealign {
             y: Default::default(),
             smem_rd_data: Default::default(),
             rob_rd: Default::default(),
+            rob_row: Default::default(),
+            rob_sel: Default::default(),
             ob_push: Default::default(),
             ob_entry: Default::default(),
             wb_push: Default::default(),
@@ -85,6 +98,7 @@ impl Default for TmaRealign {
             store_last: Default::default(),
             zero16: Constant::new(TmaData16::default()),
             align: Default::default(),
+            place: Default::default(),
             y_prev: Default::default(),
             pk_vld: Default::default(),
             pk_data: Default::default(),
@@ -113,13 +127,21 @@ impl Logic for TmaRealign {
                 self.y_prev.d.next = self.rob_rd.val();
             }
         }
-        // loads and S2S beats go to OB: the beat, or only the job's end marker
+        self.place.row.next = self.rob_row.val();
+        self.place.beat.next = self.align.out.val();
+        self.place.run.next = self.y.val().run;
+        self.place.c0.next = self.y.val().c0;
+        self.place.x.next = self.y.val().x;
+        self.place.r0.next = self.rob_sel.val();
+        self.place.n.next = self.y.val().n;
+        // loads and S2S beats go to OB: the line write, or only the job's end marker
         self.ob_push.next = self.y.val().valid
             && (!self.y.val().store || self.y.val().s2s)
             && (self.y.val().emit || self.y.val().jlast);
         self.ob_entry.next.data_valid = self.y.val().emit;
-        self.ob_entry.next.addr = self.y.val().addr;
-        self.ob_entry.next.data = self.align.out.val();
+        self.ob_entry.next.addr = self.y.val().addr & 0x3FF80;
+        self.ob_entry.next.data = self.place.out.val();
+        self.ob_entry.next.cen = self.place.cen.val();
         self.ob_entry.next.ctam = self.y.val().ctam;
         self.ob_entry.next.jlast = self.y.val().jlast;
         self.ob_entry.next.word = self.y.val().word;
@@ -236,6 +258,73 @@ end
     }
 }
 
+/// A shared-memory line write's data and chunk enables, combinational. Not a run: the beat in
+/// chunk `c0` (`x` is 0; the beat is in every chunk, only `c0` enabled). A run of `n` chunks of
+/// a reorder-buffer line, the first at `r0`, into chunks `c0..c0+n` of the dense line, each
+/// swizzled to `c ^ x` (PTX 5.5.7): line chunk `p` is enabled when `k = (p ^ x) - c0` (mod 8)
+/// is below `n`, and takes row chunk `r0 + k`. A leaf with hand-written Verilog (as
+/// [`TmaAlign`]): a variable chunk select in hdl_gen is a chain of 8 comparisons per chunk; the
+/// iverilog replay checks the Verilog against this Rust model.
+#[derive(LogicBlock, Default)]
+pub struct TmaLinePlace {
+    /// the reorder-buffer line (a run's source)
+    pub row: Signal<In, TmaData128>,
+    /// the one beat (not a run)
+    pub beat: Signal<In, TmaData16>,
+    /// a run
+    pub run: Signal<In, bool>,
+    /// the first chunk's index in the dense line
+    pub c0: Signal<In, Bits<3>>,
+    /// the swizzle's XOR on chunk indices
+    pub x: Signal<In, Bits<3>>,
+    /// the run's first chunk in `row`
+    pub r0: Signal<In, Bits<3>>,
+    /// chunks (1..=8)
+    pub n: Signal<In, Bits<4>>,
+    /// the line's data
+    pub out: Signal<Out, TmaData128>,
+    /// its chunk enables
+    pub cen: Signal<Out, Bits<8>>,
+}
+
+impl Logic for TmaLinePlace {
+    fn update(&mut self) {
+        let (c0, x, r0, n) = (self.c0.val().to_u64(), self.x.val().to_u64(), self.r0.val().to_u64(), self.n.val().to_u64());
+        let row = self.row.val().to_bytes();
+        let beat = self.beat.val().to_bytes();
+        let mut out = [0u8; 128];
+        let mut cen = 0u64;
+        for p in 0..8u64 {
+            let k = ((p ^ x) + 8 - c0) & 7;
+            let src = if self.run.val() { &row[16 * ((r0 + k) & 7) as usize..][..16] } else { &beat[..] };
+            out[16 * p as usize..16 * p as usize + 16].copy_from_slice(src);
+            if k < n {
+                cen |= 1 << p;
+            }
+        }
+        self.out.next = TmaData128::from_bytes(&out);
+        self.cen.next = cen.into();
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+        self.cen.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::new();
+        for p in 0..8 {
+            v += &format!("wire [2:0] lp_k{p} = (3'd{p} ^ x) - c0;\nwire [2:0] lp_s{p} = lp_k{p} + r0;\n");
+        }
+        v += "always @(*) begin\n";
+        for p in 0..8 {
+            let hi = 128 * p + 127;
+            let lo = 128 * p;
+            v += &format!("   out[{hi}:{lo}] = run ? row[{{lp_s{p}, 7'b0000000}} +: 128] : beat;\n   cen[{p}] = {{1'b0, lp_k{p}}} < n;\n");
+        }
+        v += "end\n";
+        Verilog::Custom(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +356,45 @@ mod tests {
                 .map(|i| if mask >> i & 1 == 1 { stream[(off as usize + i) % stream.len()] } else { fill.to_bytes()[i] })
                 .collect();
             assert_eq!(a.out.val().to_bytes().to_vec(), want, "off {off} mask {mask:#x}");
+        }
+    }
+
+    /// The line placer against the golden swizzle: a run of `n` chunks of a line from `r0`, into
+    /// a dense line at `c0`, lands chunk `i` at the swizzled place of dense chunk `c0 + i`
+    /// (`tensormap::swizzle_offset`, every mode and line of the 1024-byte pattern), and enables
+    /// exactly those chunks; one beat lands in its chunk alone.
+    #[test]
+    fn line_place_is_the_swizzle_of_a_run() {
+        use hopsync_firmware::tensormap::{swizzle_offset, TensorMapSwizzle as Sw};
+        let mut lp = block(TmaLinePlace::default());
+        let mut rng = XorShift(0x11E_0001);
+        for _ in 0..2000 {
+            let row: Vec<u8> = (0..128).map(|_| rng.below(256) as u8).collect();
+            let beat = rand16(&mut rng);
+            let swz = [Sw::None, Sw::B32, Sw::B64, Sw::B128][rng.below(4) as usize];
+            let line = rng.below(8) * 128 + 1024 * rng.below(4);
+            let (c0, r0) = (rng.below(8), rng.below(8));
+            let n = 1 + rng.below(8 - c0.max(r0));
+            let x = (swizzle_offset(swz, line).unwrap() ^ line) >> 4 & 7;
+            let run = rng.pct(70);
+            lp.row.next = TmaData128::from_bytes(&row);
+            lp.beat.next = beat;
+            lp.run.next = run;
+            lp.c0.next = c0.into();
+            lp.x.next = if run { x } else { 0 }.into();
+            lp.r0.next = r0.into();
+            lp.n.next = if run { n } else { 1 }.into();
+            comb(&mut *lp);
+            let out = lp.out.val().to_bytes();
+            let mut want_cen = 0u64;
+            for i in 0..if run { n } else { 1 } {
+                let to = if run { (swizzle_offset(swz, line + 16 * (c0 + i)).unwrap() - line) / 16 } else { c0 };
+                assert!(to < 8, "the swizzle keeps a chunk in its line");
+                want_cen |= 1 << to;
+                let src = if run { &row[16 * (r0 + i) as usize..][..16] } else { &beat.to_bytes()[..] };
+                assert_eq!(&out[16 * to as usize..][..16], src, "{swz:?} line {line:#x} c0 {c0} r0 {r0} n {n} chunk {i}");
+            }
+            assert_eq!(lp.cen.val().to_u64(), want_cen, "{swz:?} line {line:#x} c0 {c0} n {n}");
         }
     }
 
@@ -303,12 +431,12 @@ mod tests {
             y.edge();
         }
         assert_eq!(pushes, vec![(true, 0x100, 0xFFFF, 0xFFFF, 1, 2, false), (true, 0x120, 0xFFFF, 0, 3, 0, true)]);
-        // a load beat: to OB with the ROB's chunk
-        y.y.next = TmaSlot { valid: true, emit: true, mask: 0xFFFF.into(), addr: 0x40.into(), ctam: 5.into(), ..Default::default() };
+        // a load beat: to OB with the ROB's chunk, in its chunk (4) of the line
         y.rob_rd.next = TmaData16::from_bytes(&[9; 16]);
+        y.y.next = TmaSlot { valid: true, emit: true, mask: 0xFFFF.into(), addr: 0x40.into(), c0: 4.into(), n: 1.into(), ctam: 5.into(), ..Default::default() };
         y.low();
         let e = y.ob_entry.val();
         assert!(y.ob_push.val() && !y.wb_push.val());
-        assert_eq!((e.data.to_bytes()[0], e.addr.to_u64(), e.ctam.to_u64(), e.data_valid), (9, 0x40, 5, true));
+        assert_eq!((e.data.to_bytes()[64], e.addr.to_u64(), e.cen.to_u64(), e.ctam.to_u64(), e.data_valid), (9, 0, 1 << 4, 5, true));
     }
 }

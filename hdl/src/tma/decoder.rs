@@ -7,7 +7,7 @@
 //!   ([`crate::tma::queue::TmaQueue`]); `pop`: it is consumed this cycle (decoded or refused).
 //! - `rj`, `bj`: the job register, its row iterator's and its slot iterator's part; `start`: J is complete this cycle (the row iterator
 //!   starts on it); `rg_done` (in): the row iterator has walked J; `jq_push`: J's BA part enters
-//!   the job queue ([`crate::tma::jobq::TmaJobQueue`]) this cycle (`jq_full` (in): it has no
+//!   the job queue ([`crate::tma::fifo::TmaJobQueue`]) this cycle (`jq_full` (in): it has no
 //!   room); `j_free`: J is walked and queued, free after this edge.
 //! - `y_store_last`, `wb_head_last` (in): stage Y or the write buffer ends a store op this
 //!   cycle (they decrement a bulk-group counter; a refused store waits: `hold`).

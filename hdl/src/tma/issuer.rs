@@ -456,7 +456,7 @@ mod tests {
         tb.drain();
         let aligned = rate(&tb);
         report.push(format!("tensor 2D 8 KiB aligned: {aligned:.2} B/cycle"));
-        assert!(aligned > 15.9, "{aligned}");
+        assert!(aligned > 127.0, "{aligned}");
         // back-to-back boxes keep the rate
         let mut tb = Tb::new(lat20, 10);
         for i in 0..4 {
@@ -465,7 +465,7 @@ mod tests {
         tb.drain();
         let b2b = rate(&tb);
         report.push(format!("4 back-to-back 8 KiB boxes: {b2b:.2} B/cycle"));
-        assert!(b2b > 15.5, "{b2b}");
+        assert!(b2b > 115.0, "{b2b}");
         // rows starting 4 bytes into a chunk: one extra slot per 128-byte row
         let mut tb = Tb::new(lat20, 10);
         load_t(&mut tb, &m, &[1, 0], 0, 1 << 2, 1);
@@ -473,20 +473,20 @@ mod tests {
         let mis = rate(&tb);
         report.push(format!("tensor 2D misaligned rows: {mis:.2} B/cycle"));
         assert!(mis > 12.5, "{mis}");
-        // multicast to 4 CTAs: 16 B/cycle in total
+        // multicast to 4 CTAs: a line a cycle into each
         let mut tb = Tb::new(lat20, 10);
         load_t(&mut tb, &m, &[0, 0], 0, 0x000F, 1);
         tb.drain();
         let mc = rate(&tb);
         report.push(format!("multicast x4: {mc:.2} B/cycle total"));
-        assert!(mc > 15.9, "{mc}");
+        assert!(mc > 4.0 * 127.0, "{mc}");
         // bulk 8 KiB
         let mut tb = Tb::new(lat20, 10);
         load_b(&mut tb, GBASE, 0, 8192, 1 << 2, 1);
         tb.drain();
         let bulk = rate(&tb);
         report.push(format!("bulk 8 KiB: {bulk:.2} B/cycle"));
-        assert!(bulk > 15.9, "{bulk}");
+        assert!(bulk > 127.0, "{bulk}");
         // stores: bytes of global writes per cycle
         let mut tb = Tb::new(lat20, 10);
         let t0 = tb.cycle;
@@ -515,9 +515,10 @@ mod tests {
         let mo = rate(&tb);
         report.push(format!("max_outstanding 4, latency 40: {mo:.2} B/cycle"));
         assert!(mo > 2.9 && mo < 3.3, "{mo}");
-        // issue 4 §3: at least 16 B/cycle into shared memory in steady state at the memory
-        // latency of sm90.toml ([global] latency = 384 cycles) with the 256 tags (8 KiB) in
-        // flight that sm90.toml's [tma] read_tags gives the SM engine
+        // issue 15 §2: a large copy at silicon's rate (H100: ~70-100 B/cycle) at a memory
+        // latency of 384 cycles with the 256 tags of 128 B (32 KiB) in flight that sm90.toml's
+        // [tma] read_tags gives the SM engine (Little's law: ~85 B/cycle over 386 cycles a
+        // round trip; the testbench answers some requests earlier)
         let lat384 = Knobs {
             lat_min: 384,
             lat_max: 384,
@@ -528,7 +529,7 @@ mod tests {
         tb.drain();
         let bulk384 = rate(&tb);
         report.push(format!("bulk 64 KiB, latency 384: {bulk384:.2} B/cycle"));
-        assert!(bulk384 >= 15.99, "{bulk384}");
+        assert!(bulk384 > 100.0, "{bulk384}");
         // tiled: 8 back-to-back 8 KiB boxes of 128-byte rows
         let mut tb = Tb::new(lat384, 10);
         for i in 0..8 {
@@ -537,7 +538,7 @@ mod tests {
         tb.drain();
         let tiled384 = rate(&tb);
         report.push(format!("8 back-to-back 8 KiB boxes, latency 384: {tiled384:.2} B/cycle"));
-        assert!(tiled384 >= 15.9, "{tiled384}");
+        assert!(tiled384 > 95.0, "{tiled384}");
         // the bound the tags set (Little's law): 64 tags x 32 B per round trip; 32 KiB is 16
         // rounds, written over 15 round trips (384 + 2 cycles) + the last round's 128 beats
         let mut tb = Tb::with_params(lat384, 10, 64, 32, 32);

@@ -18,9 +18,10 @@
 //!                                                                       ─┬─► issuer ─► gmem_req
 //!                                                                       └─► row queue (256, RAM)
 //!   gmem_resp ─► ROB (256 tags x 128 B in RAM, out-of-order responses, in-order drain)
-//!   row queue + ROB / smem_rd ─► BA stage X (slot iterator, swizzle, byte masks)
-//!                             ─► BA stage Y (byte realigner, OOB fill, sector packer)
-//!   Y ─► OB (3) ─► smem_wr (one write, every CTA of its mask);  job end ─► CPL ─► mbar_req
+//!   row queue + ROB / smem_rd ─► BA stage X (slot iterator: a slot, or a run of up to 8;
+//!                                            swizzle, byte masks)
+//!                             ─► BA stage Y (byte realigner, OOB fill, line placer, sector packer)
+//!   Y ─► OB (3) ─► smem_wr (one line write, every CTA of its mask);  job end ─► CPL ─► mbar_req
 //!   Y ─► WB (3) ─► gmem_req (sector writes) ;  acks ─► bulk-group counters
 //! ```
 //!
@@ -32,9 +33,9 @@
 //! | D, Idle: the checks of the head command | [`dec_check::TmaDescCheck`] | dec_check.rs |
 //! | D, Dim: one dimension's products (a cycle ahead, registered), sums and windows | [`dec_dim::TmaDimStep`] | dec_dim.rs |
 //! | D, Fin: the per-job constants | [`dec_fin::TmaJobFin`] | dec_fin.rs |
-//! | JQ: the job queue (J's BA part, decoder -> BA) | [`jobq::TmaJobQueue`] | jobq.rs |
+//! | JQ: the job queue (J's BA part, decoder -> BA) | [`fifo::TmaJobQueue`] | fifo.rs |
 //! | RG: the row iterator | [`rg::TmaRowIter`] | rg.rs |
-//! | the row queue | [`rowq::TmaRowQueue`] | rowq.rs |
+//! | the row queue | [`fifo::TmaRowQueue`] | fifo.rs |
 //! | the issuer (global-memory requests) | [`issuer::TmaIssuer`] | issuer.rs |
 //! | ROB: the reorder buffer | [`rob::TmaRob`] | rob.rs |
 //! | BA stage X: the slot iterator | [`ba_x::TmaSlotIter`] | ba_x.rs |
@@ -71,19 +72,23 @@
 //!   (`TmaGmemReq::red_op` / `red_type`) and memory applies `old op new` per element (the L2 on
 //!   silicon).
 //!
-//! Throughput: one slot per cycle, so 16 bytes per cycle into shared memory (into every
-//! destination CTA at once: multicast costs no beat more than one copy) when the row start is 16-byte aligned in global memory
-//! (`coords[0] * elementSize` a multiple of 16); a misaligned row spends one extra slot.
+//! Throughput: a load whose rows start 16-byte aligned in global memory (`coords[0] *
+//! elementSize` a multiple of 16) moves a run of up to 8 whole chunks a cycle (those of one
+//! reorder-buffer line that fall in one 128-byte shared-memory line, swizzled as a permutation
+//! of the line's chunks: [`ba_x`] "Runs"), one line write into every destination CTA at once
+//! (multicast costs no write more than one copy): up to 128 B per cycle when source and
+//! destination are 128-byte aligned alike, about 64 when they are not. Everything else moves
+//! one 16-byte slot per cycle (misaligned rows, partial or OOB chunks, stores, prefetches,
+//! shared::cta -> shared::cluster); a misaligned row spends one extra slot.
 //! Requests: one per cycle at most, each the row's wanted sectors within one aligned block of
 //! `request_bytes` (32, 64 or 128: a constructor parameter, sm90.toml `[tma] request_bytes` =
 //! 128, one line) and a response carries one 128-byte line, so the global side moves up to 128
 //! B/cycle; 256 tags of 128 B (32 KiB in flight) cover 128 B/cycle over sm90.toml's 255-cycle
 //! `[global] latency` (the `throughput` test checks the Little's-law bound for 32- and
 //! 128-byte requests), and the row queue holds as many rows as there are tags, so boxes of
-//! short rows keep every tag busy. The 16-byte shared-memory beat is what keeps the engine far
-//! from silicon: an H100 SM's TMA moves about 70-100 B/cycle (docs/FIDELITY.md,
-//! cosim/traces/sm90/calibration/), which needs wider beats: the beat width lives in BA X/Y, OB
-//! and the shared-memory port.
+//! short rows keep every tag busy. An H100 SM's TMA moves about 70-100 B/cycle
+//! (docs/FIDELITY.md, cosim/traces/sm90/calibration/). The CTA top's shared-memory port is
+//! still 16 bytes wide: it takes a line write one chunk a cycle (`smem_port::SmemLineSplit`).
 //!
 //! # Ports (all synchronous to `clock`)
 //!
@@ -93,10 +98,10 @@
 //!   slot). `gmem_resp` / `_valid` / `_ready`: read data (a line, by tag, any order) and write
 //!   acknowledgements (`write` set). `gmem_resp_ready` is always
 //!   high (every response has a reserved place).
-//! - `smem_wr` / `_valid` / `_ready`: 16-byte shared-memory writes (the destination CTA mask:
-//!   accepted means landed in every CTA of it, in the same cycle; the 16-byte aligned
-//!   shared::cta address, data, byte mask, and the reduction to apply: `Copy` but for a
-//!   `cp.reduce.async.bulk` beat).
+//! - `smem_wr` / `_valid` / `_ready`: shared-memory line writes ([`TmaSmemWrite`]: the
+//!   destination CTA mask: accepted means landed in every CTA of it, in the same cycle; the
+//!   128-byte aligned shared::cta address, the line's data, its 8 chunk enables (whole 16-byte
+//!   chunks only), and the reduction to apply: `Copy` but for a `cp.reduce.async.bulk` beat).
 //! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`, `smem_rd_data`: 16-byte reads of this
 //!   CTA's shared memory for stores; data arrives the cycle after the accepting edge.
 //! - `mbar_req` / `mbar_cta` / `mbar_remote` / `mbar_valid` / `mbar_ready`: complete_tx towards
@@ -141,14 +146,13 @@ pub mod dec_check;
 pub mod dec_dim;
 pub mod dec_fin;
 pub mod decoder;
+pub mod fifo;
 pub mod groups;
 pub mod issuer;
-pub mod jobq;
 pub mod obuf;
 pub mod queue;
 pub mod rg;
 pub mod rob;
-pub mod rowq;
 pub mod top;
 pub mod types;
 pub mod wbuf;

@@ -1,14 +1,15 @@
 //! TmaOutBuf (OB): the output buffer of loads (and shared::cta -> shared::cluster beats): each
-//! beat leaves as one shared-memory write carrying its destination CTA mask.
+//! entry (a beat, or stage X's run of up to 8 chunks of one 128-byte line) leaves as one
+//! shared-memory line write carrying its destination CTA mask.
 //!
 //! # Ports
 //!
 //! - `push` / `entry` (in): a beat or a job's end marker from stage Y (never when full: stage X
 //!   counts `n`).
-//! - `smem_wr` / `smem_wr_valid` / `smem_wr_ready`: the engine's 16-byte shared-memory write
-//!   port (destination CTA mask, 16-byte aligned shared::cta address, data, byte mask: loads
-//!   write whole beats, and the reduction to apply: `Copy` but for a `cp.reduce.async.bulk`
-//!   beat).
+//! - `smem_wr` / `smem_wr_valid` / `smem_wr_ready`: the engine's shared-memory line write port
+//!   ([`TmaSmemWrite`]: destination CTA mask, 128-byte aligned shared::cta address, the line's
+//!   data and chunk enables (the engine writes whole 16-byte chunks), and the reduction to
+//!   apply: `Copy` but for a `cp.reduce.async.bulk` beat).
 //! - `job_done` / `head_ctam` / `head_word` / `head_tx`: a job's end marker leaves this cycle
 //!   (its last beat was accepted for every destination CTA), with its CTA mask, mbarrier word
 //!   and byte count for the complete_tx sequencer (the head entry's fields; only these leave
@@ -83,7 +84,7 @@ impl Logic for TmaOutBuf {
         self.smem_wr.next.ctam = self.ob[0].q.val().ctam;
         self.smem_wr.next.addr = self.ob[0].q.val().addr;
         self.smem_wr.next.data = self.ob[0].q.val().data;
-        self.smem_wr.next.mask = 0xFFFF.into();
+        self.smem_wr.next.cen = self.ob[0].q.val().cen;
         self.smem_wr.next.red_op = self.ob[0].q.val().red_op;
         self.smem_wr.next.red_type = self.ob[0].q.val().red_type;
         // the head leaves once its write is accepted (a marker at once)
@@ -122,8 +123,8 @@ mod tests {
     use crate::tma::tb::*;
     use hopsync_firmware::tensormap::{TensorMapDataType as Dt, TensorMapSpec};
 
-    /// Beats with random CTA masks under random `smem_wr_ready`: each beat leaves once, with its
-    /// whole mask, beats in order; a job's end marker leaves after its last beat, and waits while
+    /// Line writes with random CTA masks and chunk enables under random `smem_wr_ready`: each
+    /// leaves once, with its whole masks, in order; a job's end marker leaves after its last beat, and waits while
     /// the complete_tx sequencer is busy.
     #[test]
     fn each_beat_once_with_its_mask() {
@@ -145,13 +146,14 @@ mod tests {
                 let mask = if marker { 1 + rng.below(0xFFFF) } else { [1, 0x8000, 0x0F0F, 0xFFFF, 1 + rng.below(0xFFFF)][rng.below(5) as usize] };
                 let e = TmaObEntry {
                     data_valid: !marker,
-                    addr: (16 * beat).into(),
+                    addr: (128 * (beat % 2048)).into(),
+                    cen: (beat % 2048 & 0xFF | 1).into(),
                     ctam: mask.into(),
                     jlast: marker,
                     ..Default::default()
                 };
                 if !marker {
-                    want.push((beat, mask));
+                    want.push((beat % 2048, mask));
                     beat += 1;
                 }
                 pushed_marker |= marker;
@@ -161,7 +163,8 @@ mod tests {
             }
             if o.smem_wr_valid.val() && o.smem_wr_ready.val() {
                 let w = o.smem_wr.val();
-                got.push((w.addr.to_u64() / 16, w.ctam.to_u64()));
+                assert_eq!(w.cen.to_u64(), w.addr.to_u64() / 128 & 0xFF | 1, "cycle {n}: its chunk enables");
+                got.push((w.addr.to_u64() / 128, w.ctam.to_u64()));
             }
             if o.job_done.val() {
                 assert!(!busy, "cycle {n}: a job's end waits for the sequencer");

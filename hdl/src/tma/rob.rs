@@ -49,10 +49,18 @@ pub struct TmaRob {
     pub gmem_resp_valid: Signal<In, bool>,
     /// the head's data has arrived
     pub h_vld: Signal<Out, bool>,
-    /// the head's next chunk is taken at this edge
+    /// the head's wanted chunks not taken yet
+    pub h_n: Signal<Out, Bits<4>>,
+    /// the head's next chunks are taken at this edge
     pub pop: Signal<In, bool>,
-    /// the chunk taken at the last edge
+    /// how many (1..=`h_n`)
+    pub pop_n: Signal<In, Bits<4>>,
+    /// the first chunk taken at the last edge
     pub rd: Signal<Out, TmaData16>,
+    /// the line read at the last edge
+    pub rd_row: Signal<Out, TmaData128>,
+    /// the index of the first chunk taken at the last edge
+    pub rd_sel: Signal<Out, Bits<3>>,
     /// no entry allocated
     pub idle: Signal<Out, bool>,
 
@@ -89,6 +97,10 @@ pub struct TmaRob {
     h_rest: Signal<Local, Bits<8>>,
     /// the lowest of them (one-hot)
     h_one: Signal<Local, Bits<8>>,
+    /// the chunks below the last one taken at this edge (`h_idx + pop_n` low bits)
+    h_below: Signal<Local, Bits<16>>,
+    /// the chunks taken at this edge
+    h_take: Signal<Local, Bits<8>>,
     /// its index
     h_idx: Signal<Local, Bits<3>>,
     /// the head entry is freed at this edge
@@ -110,8 +122,12 @@ impl Default for TmaRob {
             gmem_resp: Default::default(),
             gmem_resp_valid: Default::default(),
             h_vld: Default::default(),
+            h_n: Default::default(),
             pop: Default::default(),
+            pop_n: Default::default(),
             rd: Default::default(),
+            rd_row: Default::default(),
+            rd_sel: Default::default(),
             idle: Default::default(),
             rob_data: (0..TMA_TAGS).map(|_| TmaData128::default()).into(),
             rob_want: (0..TMA_TAGS).map(|_| Bits::<8>::default()).into(),
@@ -129,6 +145,8 @@ impl Default for TmaRob {
             h_want: Default::default(),
             h_rest: Default::default(),
             h_one: Default::default(),
+            h_below: Default::default(),
+            h_take: Default::default(),
             h_idx: Default::default(),
             free: Default::default(),
             rh_nx: Default::default(),
@@ -163,6 +181,8 @@ impl Logic for TmaRob {
         self.rob_data.read_address.next = self.rh.q.val();
         // the chunk taken at the last edge, from the row read at that edge
         self.row.next = self.rob_data.read_data.val();
+        self.rd_row.next = self.row.val();
+        self.rd_sel.next = self.sel.q.val();
         self.rd.next = self.row.val().c0;
         if self.sel.q.val() == 1 {
             self.rd.next = self.row.val().c1;
@@ -216,14 +236,41 @@ impl Logic for TmaRob {
         if (self.h_one.val() & 0xF0) != 0 {
             self.h_idx.next = self.h_idx.val() | 4;
         }
-        self.free.next = self.pop.val() && ((self.h_rest.val() & !self.h_one.val()) == 0);
+        self.h_n.next = 0.into();
+        if self.h_rest.val().get_bit(0) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(1) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(2) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(3) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(4) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(5) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(6) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        if self.h_rest.val().get_bit(7) {
+            self.h_n.next = self.h_n.val() + 1;
+        }
+        self.h_below.next = (bits::<16>(1) << (bit_cast::<16, 3>(self.h_idx.val()) + bit_cast::<16, 4>(self.pop_n.val()))) - 1;
+        self.h_take.next = self.h_rest.val() & bit_cast::<8, 16>(self.h_below.val());
+        self.free.next = self.pop.val() && ((self.h_rest.val() & !self.h_take.val()) == 0);
         if self.pop.val() {
             self.sel.d.next = self.h_idx.val();
             if self.free.val() {
                 self.rh.d.next = self.rh.q.val() + 1;
                 self.h_done.d.next = 0.into();
             } else {
-                self.h_done.d.next = self.h_done.q.val() | self.h_one.val();
+                self.h_done.d.next = self.h_done.q.val() | self.h_take.val();
             }
         }
         if self.free.val() {
@@ -270,7 +317,7 @@ mod tests {
     }
 
     /// Lines issued with random wanted chunks, answered in random order after random delays,
-    /// drained chunk by chunk: every wanted chunk comes out in issue order (lowest first within
+    /// drained one chunk or a run of chunks at a time: every wanted chunk comes out in issue order (lowest first within
     /// a line) with its own data, only when its line has arrived (a response at the edge of the
     /// head's read included), over many passes of the 256 tags (the arrival marks' pass parity).
     #[test]
@@ -291,17 +338,22 @@ mod tests {
             r.low();
             if let Some((s, k)) = last.take() {
                 assert_eq!(r.rd.val(), chunk(s, k), "cycle {n}: chunk {k} of line {s}");
+                assert_eq!((r.rd_row.val(), r.rd_sel.val().to_u64()), (line(s), k), "cycle {n}: line {s}");
             }
             // the head is valid exactly when its line arrived at an earlier edge; its next
             // chunk is the lowest wanted one not taken yet
             if let Some(&(s, want)) = issued.front() {
                 assert_eq!(r.h_vld.val(), arrived.contains(&s), "cycle {n}: head line {s}");
+                assert_eq!(r.h_n.val().to_u64(), want.count_ones() as u64, "cycle {n}: head line {s}'s chunks left");
                 if r.h_vld.val() && rng.pct(70) {
+                    // one chunk, or a run of them (stage X's run of a line)
                     let k = want.trailing_zeros() as u64;
+                    let m = if rng.pct(50) { 1 } else { 1 + rng.below(want.count_ones() as u64) };
                     r.pop.next = true;
+                    r.pop_n.next = m.into();
                     last = Some((s, k));
-                    out += 1;
-                    let rest = want & (want - 1);
+                    out += m;
+                    let rest = want & !(((1u64 << m) - 1) << k);
                     if rest == 0 {
                         issued.pop_front();
                     } else {

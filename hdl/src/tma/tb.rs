@@ -435,6 +435,8 @@ pub(crate) struct Stats {
     pub(crate) passes: u64,
     pub(crate) cycles: u64,
     pub(crate) smem_writes: u64,
+    /// line writes (each up to 8 chunks, for every CTA of its mask at once)
+    pub(crate) line_writes: u64,
     pub(crate) smem_bytes: u64,
     pub(crate) first_wr: Option<u64>,
     pub(crate) last_wr: u64,
@@ -935,35 +937,36 @@ impl Tb {
             self.st.copies += 1;
         }
         if swr_v && wr_ready {
-            let a = swr.addr.to_u64();
             let ctam = swr.ctam.to_u64();
             assert_ne!(ctam, 0, "cycle {c}: a write with no destination");
-            assert_eq!(swr.mask.to_u64(), 0xFFFF, "cycle {c}: loads write whole beats");
+            assert_ne!(swr.cen.to_u64(), 0, "cycle {c}: a write with no chunk");
+            assert_eq!(swr.addr.to_u64() % 128, 0, "cycle {c}: a line write");
             if let Some(l) = self.loads.front() {
                 assert_eq!((swr.red_op, swr.red_type), l.red, "cycle {c}: the write's reduction");
                 assert_eq!(ctam, l.slot.iter().enumerate().filter(|s| *s.1 >= 0).fold(0u64, |m, s| m | 1 << s.0), "cycle {c}: the write's CTA mask is the load's");
             }
-            assert_eq!(a % 16, 0);
-            let data = swr.data.to_bytes();
             self.st.first_wr.get_or_insert(c);
             self.st.last_wr = c;
-            // every CTA of the mask gets the beat in this cycle
-            for cta in (0..16).filter(|k| ctam >> k & 1 == 1) {
-                self.st.smem_writes += 1;
-                self.st.smem_bytes += 16;
-                if let Some(log) = &mut self.wr_log {
-                    log.push((cta as u8, a, data));
+            self.st.line_writes += 1;
+            // every CTA of the mask gets each chunk of the line in this cycle
+            for (a, data) in swr.chunks() {
+                for cta in (0..16).filter(|k| ctam >> k & 1 == 1) {
+                    self.st.smem_writes += 1;
+                    self.st.smem_bytes += 16;
+                    if let Some(log) = &mut self.wr_log {
+                        log.push((cta as u8, a, data));
+                    }
+                    let l = self.loads.front_mut().unwrap_or_else(|| panic!("cycle {c}: unexpected smem write {a:#x}"));
+                    assert!(l.slot[cta] >= 0, "cycle {c}: write to cta {cta} outside the mask");
+                    assert!(a >= l.base as u64 && a + 16 <= l.base as u64 + l.span as u64, "cycle {c}: smem write {a:#x} outside the box at {:#x}", l.base);
+                    for i in 0..16 {
+                        let idx = l.slot[cta] as usize * l.span + (a - l.base as u64) as usize + i;
+                        assert!(l.bytes[idx] >= 0, "cycle {c}: byte {:#x} of cta {cta} not expected (or written twice)", a + i as u64);
+                        assert_eq!(data[i] as i16, l.bytes[idx], "cycle {c}: byte {:#x} of cta {cta}", a + i as u64);
+                        l.bytes[idx] = -2;
+                    }
+                    l.remaining -= 16;
                 }
-                let l = self.loads.front_mut().unwrap_or_else(|| panic!("cycle {c}: unexpected smem write {a:#x}"));
-                assert!(l.slot[cta] >= 0, "cycle {c}: write to cta {cta} outside the mask");
-                assert!(a >= l.base as u64 && a + 16 <= l.base as u64 + l.span as u64, "cycle {c}: smem write {a:#x} outside the box at {:#x}", l.base);
-                for i in 0..16 {
-                    let idx = l.slot[cta] as usize * l.span + (a - l.base as u64) as usize + i;
-                    assert!(l.bytes[idx] >= 0, "cycle {c}: byte {:#x} of cta {cta} not expected (or written twice)", a + i as u64);
-                    assert_eq!(data[i] as i16, l.bytes[idx], "cycle {c}: byte {:#x} of cta {cta}", a + i as u64);
-                    l.bytes[idx] = -2;
-                }
-                l.remaining -= 16;
             }
             while self.loads.front().map(|l| l.remaining == 0).unwrap_or(false) {
                 let l = self.loads.pop_front().unwrap();
@@ -1449,8 +1452,6 @@ clocked!(
     super::decoder::TmaDecoder,
     super::dec_dim::TmaDimStep,
     super::rg::TmaRowIter,
-    super::rowq::TmaRowQueue,
-    super::jobq::TmaJobQueue,
     super::issuer::TmaIssuer,
     super::rob::TmaRob,
     super::ba_x::TmaSlotIter,
@@ -1459,6 +1460,12 @@ clocked!(
     super::cpl::TmaComplete,
     super::wbuf::TmaWriteBuf
 );
+
+impl<T: Synth, const A: usize, const C: usize> Clocked for super::fifo::TmaFifo<T, A, C> {
+    fn clk(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
 
 /// A block, connected and settled at reset.
 pub(crate) fn block<B: Block>(mut b: B) -> Box<B> {

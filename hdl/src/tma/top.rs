@@ -7,12 +7,11 @@ use super::cpl::TmaComplete;
 use super::decoder::TmaDecoder;
 use super::groups::TmaGroups;
 use super::issuer::TmaIssuer;
-use super::jobq::TmaJobQueue;
+use super::fifo::{TmaJobQueue, TmaRowQueue};
 use super::obuf::TmaOutBuf;
 use super::queue::TmaQueue;
 use super::rg::TmaRowIter;
 use super::rob::TmaRob;
-use super::rowq::TmaRowQueue;
 use super::types::*;
 use super::wbuf::TmaWriteBuf;
 use crate::mbarrier_unit::MbarrierReq;
@@ -240,7 +239,7 @@ impl Logic for TmaEngine {
         self.rg.rq_full.next = self.rowq.full.val();
         self.rg.nr_ready.next = self.issuer.nr_ready.val();
         self.rowq.push.next = self.rg.push.val();
-        self.rowq.push_rec.next = self.rg.rec.val();
+        self.rowq.push_data.next = self.rg.rec.val();
         self.rowq.pop.next = self.ba_x.row_pop.val();
         self.issuer.nr_load.next = self.rg.nr_load.val();
         self.issuer.nr_in.next = self.rg.nr.val();
@@ -257,17 +256,19 @@ impl Logic for TmaEngine {
         self.rob.gmem_resp.next = self.gmem_resp.val();
         self.rob.gmem_resp_valid.next = self.gmem_resp_valid.val();
         self.rob.pop.next = self.ba_x.rob_pop.val();
+        self.rob.pop_n.next = self.ba_x.rob_pop_n.val();
         // every response has a reserved place
         self.gmem_resp_ready.next = true;
         // the job queue; BA stages X and Y
         self.jobq.push.next = self.dec.jq_push.val();
-        self.jobq.push_job.next = self.dec.bj.val();
+        self.jobq.push_data.next = self.dec.bj.val();
         self.jobq.pop.next = self.ba_x.j_pop.val();
         self.ba_x.j.next = self.jobq.head.val();
         self.ba_x.j_valid.next = self.jobq.nonempty.val();
         self.ba_x.rq_head.next = self.rowq.head.val();
         self.ba_x.rq_nonempty.next = self.rowq.nonempty.val();
         self.ba_x.rob_vld.next = self.rob.h_vld.val();
+        self.ba_x.rob_n.next = self.rob.h_n.val();
         self.ba_x.smem_rd_ready.next = self.smem_rd_ready.val();
         self.ba_x.wb_n.next = self.wb.n.val();
         self.ba_x.ob_n.next = self.ob.n.val();
@@ -276,6 +277,8 @@ impl Logic for TmaEngine {
         self.ba_y.y.next = self.ba_x.y_out.val();
         self.ba_y.smem_rd_data.next = self.smem_rd_data.val();
         self.ba_y.rob_rd.next = self.rob.rd.val();
+        self.ba_y.rob_row.next = self.rob.rd_row.val();
+        self.ba_y.rob_sel.next = self.rob.rd_sel.val();
         // OB, multicast, complete_tx; WB
         self.ob.push.next = self.ba_y.ob_push.val();
         self.ob.entry.next = self.ba_y.ob_entry.val();

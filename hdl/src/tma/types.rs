@@ -551,18 +551,47 @@ pub struct TmaGmemResp {
     pub data: TmaData128,
 }
 
-/// A 16-byte shared-memory write, landed in every CTA of `ctam` in the same cycle (multicast
-/// writes its destinations in parallel: the CTA top writes its own shared memory and sends the
-/// rest over the DSMEM network at once).
+/// A shared-memory write of up to one 128-byte line, landed in every CTA of `ctam` in the same
+/// cycle (multicast writes its destinations in parallel: the CTA top writes its own shared
+/// memory and sends the rest over the DSMEM network at once). The engine writes whole 16-byte
+/// chunks only (a load's OOB bytes are filled, a shared::cta -> shared::cluster copy is 16-byte
+/// aligned), so a chunk enable per chunk is the whole mask.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TmaSmemWrite {
     /// destination CTA ranks in the cluster (bit r: rank r; never empty)
+    pub ctam: Bits<16>,
+    /// shared::cta byte address of the line, 128-byte aligned
+    pub addr: Bits<18>,
+    /// the line's bytes: chunk k (bytes 16k..16k+15 of the line) in `ck`
+    pub data: TmaData128,
+    /// chunk enables (bit k: chunk k is written)
+    pub cen: Bits<8>,
+    /// the reduction the write applies (`Copy`: a plain write)
+    pub red_op: TmaRedOp,
+    /// its element type
+    pub red_type: TmaRedType,
+}
+
+impl TmaSmemWrite {
+    /// The enabled chunks: (shared::cta byte address, 16 bytes), lowest address first.
+    pub fn chunks(&self) -> impl Iterator<Item = (u64, [u8; 16])> {
+        let (a, cen, d) = (self.addr.to_u64(), self.cen.to_u64(), self.data.to_bytes());
+        (0..8u64).filter(move |k| cen >> k & 1 == 1).map(move |k| (a + 16 * k, d[16 * k as usize..16 * k as usize + 16].try_into().expect("16 bytes")))
+    }
+}
+
+/// A 16-byte shared-memory beat with its destination CTAs: what the CTA top's 16-byte-wide
+/// shared-memory port ([`crate::smem_port::SmemPort`]) and DSMEM network take, one chunk of a
+/// [`TmaSmemWrite`] a cycle.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct TmaSmemBeat {
+    /// destination CTA ranks in the cluster (bit r: rank r)
     pub ctam: Bits<16>,
     /// shared::cta byte address, 16-byte aligned
     pub addr: Bits<18>,
     /// the bytes
     pub data: TmaData16,
-    /// byte enables (a load writes whole beats: all set)
+    /// byte enables (all set: the engine writes whole chunks)
     pub mask: Bits<16>,
     /// the reduction the write applies (`Copy`: a plain write)
     pub red_op: TmaRedOp,
@@ -607,8 +636,17 @@ pub struct TmaSlot {
     pub jlast: bool,
     /// in-bounds bytes of the output
     pub mask: Bits<16>,
-    /// loads: swizzled shared::cta address of the beat
+    /// loads: swizzled shared::cta address of the beat (of the run's first chunk)
     pub addr: Bits<18>,
+    /// loads: a run of `n` chunks of one reorder-buffer line into one shared-memory line
+    /// (else one realigned beat)
+    pub run: bool,
+    /// chunks in the slot (a run: 1..=8; else 1)
+    pub n: Bits<4>,
+    /// the first chunk's index in its shared-memory line before the swizzle
+    pub c0: Bits<3>,
+    /// the swizzle's XOR on chunk indices in that line (PTX 5.5.7; 0 unswizzled)
+    pub x: Bits<3>,
     /// realignment offset (bytes)
     pub off: Bits<4>,
     /// OOB fill bytes
@@ -641,12 +679,14 @@ pub struct TmaSlot {
 /// Output-buffer entry (loads).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct TmaObEntry {
-    /// a beat to write (else only the job-end marker)
+    /// a write (else only the job-end marker)
     pub data_valid: bool,
-    /// swizzled shared::cta address
+    /// shared::cta address of the line, 128-byte aligned
     pub addr: Bits<18>,
-    /// the beat
-    pub data: TmaData16,
+    /// the line's chunks (those of `cen`, swizzled into place)
+    pub data: TmaData128,
+    /// chunk enables
+    pub cen: Bits<8>,
     /// destination CTAs
     pub ctam: Bits<16>,
     /// the job's last entry: complete_tx follows

@@ -1,6 +1,6 @@
 //! The TMA port: each CTA's RTL `TmaEngine` (PTX 9.7.9.25), its command queue, its load jobs and
 //! stores, its global requests in flight (answered after `[global] latency`), its shared-memory
-//! beats (local, or across the DSMEM network for other CTAs of the cluster), the bulk async-group
+//! line writes (local, or across the DSMEM network for other CTAs of the cluster), the bulk async-group
 //! view it gives the lockstep, and the `[tma]` model for the forms the unit does not implement.
 
 use super::*;
@@ -95,7 +95,7 @@ struct GmemInFlight {
     write: Option<(u64, TmaGmemReq)>,
 }
 
-/// A TmaEngine beat for another CTA of the cluster, crossing the DSMEM network.
+/// A TmaEngine line write for another CTA of the cluster, crossing the DSMEM network.
 #[derive(Debug, Clone, Copy)]
 struct DsmemBeat {
     /// The cycle it lands.
@@ -392,7 +392,7 @@ impl<'p> Engine<'p> {
 
     /// Clocks CTA `c`'s TmaEngine when it has work: commands in, global reads answered after
     /// `[global] latency` from the engine's memory (the sectors of one 128-byte line a response, one
-    /// response a cycle), 16-byte beats written into every destination
+    /// response a cycle), line writes (up to 128 bytes: 8 chunks of 16) written into every destination
     /// CTA's shared memory in the same cycle (booking their shared-memory pipes), complete-tx requests queued to
     /// the destination MbarrierUnits (local: async-copy port; remote: cluster port after the
     /// DSMEM latency).
@@ -407,7 +407,7 @@ impl<'p> Engine<'p> {
                 break;
             }
             self.ctas[c as usize].tma.dsmem.pop_front();
-            self.land_tma_beat(c, d, &wr, now)?;
+            self.land_tma_line(c, d, &wr, now)?;
         }
         let cs = &mut self.ctas[c as usize];
         self.active_this_cycle = true;
@@ -486,7 +486,7 @@ impl<'p> Engine<'p> {
         }
         let cluster = self.m.cta_cluster(c);
         if let Some(wr) = out.smem_wr {
-            // Every CTA of the write's mask gets the beat in this cycle: this CTA's shared memory
+            // Every CTA of the write's mask gets the line in this cycle: this CTA's shared memory
             // now, the others' across the DSMEM network (in parallel, one latency).
             let ctam = wr.ctam.to_u64();
             for rank in (0..16usize).filter(|r| ctam >> r & 1 == 1) {
@@ -494,7 +494,7 @@ impl<'p> Engine<'p> {
                     return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote to cluster rank {rank}, outside its cluster")));
                 };
                 if d == c {
-                    self.land_tma_beat(c, d, &wr, now)?;
+                    self.land_tma_line(c, d, &wr, now)?;
                 } else {
                     let at = now + self.cfg.dsmem.latency;
                     self.ctas[c as usize].tma.dsmem.push_back(DsmemBeat { lands: at, cta: d, write: wr });
@@ -557,22 +557,23 @@ impl<'p> Engine<'p> {
         Ok(())
     }
 
-    /// Writes (or reduces) a 16-byte beat of CTA `c`'s TmaEngine into CTA `d`'s shared memory at
-    /// cycle `now`, booking `d`'s shared-memory pipe.
-    pub(super) fn land_tma_beat(&mut self, c: u32, d: u32, wr: &TmaSmemWrite, now: u64) -> Result<(), Stop> {
-        let base = wr.addr.index();
-        let data = wr.data.to_bytes();
-        let m = wr.mask.to_u64();
-        if wr.red_op != TmaRedOp::Copy {
-            // cp.reduce.async.bulk into shared::cluster: the golden model's element-wise
-            // reduction, applied to the beat (whole beats: elements never straddle one).
-            let Some((o, t)) = red_mods(wr.red_op, wr.red_type) else { unreachable!("red_op is not Copy") };
-            if m != 0xFFFF || base + 16 > self.m.smem_len(d) {
-                return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} reduced a partial beat (mask {m:#x}) at {base:#x} of cta {d}")));
+    /// Writes (or reduces) a line write of CTA `c`'s TmaEngine (its enabled 16-byte chunks) into
+    /// CTA `d`'s shared memory at cycle `now`, booking one cycle of `d`'s shared-memory pipe
+    /// (128 bytes a cycle, as the SM's shared memory).
+    pub(super) fn land_tma_line(&mut self, c: u32, d: u32, wr: &TmaSmemWrite, now: u64) -> Result<(), Stop> {
+        for (a, data) in wr.chunks() {
+            let base = a as usize;
+            if wr.red_op != TmaRedOp::Copy {
+                // cp.reduce.async.bulk into shared::cluster: the golden model's element-wise
+                // reduction, applied to the chunk (whole chunks: elements never straddle one).
+                let Some((o, t)) = red_mods(wr.red_op, wr.red_type) else { unreachable!("red_op is not Copy") };
+                if base + 16 > self.m.smem_len(d) {
+                    return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} reduced a chunk at {base:#x} outside cta {d}'s shared memory")));
+                }
+                exec::tma_reduce_into(&mut self.m, Place::Shared(d, base), &data, o, t);
+            } else {
+                self.m.write_smem_masked(d, base, &data, 0xFFFF);
             }
-            exec::tma_reduce_into(&mut self.m, Place::Shared(d, base), &data, o, t);
-        } else {
-            self.m.write_smem_masked(d, base, &data, m);
         }
         let ds = &mut self.ctas[d as usize];
         ds.mem.smem.book(now, 1, None);
