@@ -35,17 +35,17 @@ impl<'p> Engine<'p> {
             match &p.op {
                 AsyncOp::CpAsync { lane, .. } => {
                     self.cp_inflight.entry((c, w, *lane)).or_default().push(p.seq);
-                    self.asyncs.push(AsyncItem { seq: p.seq, at: copy_done, kind: AsyncKind::Copy(p.op), queued: false });
+                    self.asyncs.push(Box::new(AsyncItem { seq: p.seq, at: copy_done, kind: AsyncKind::Copy(p.op), queued: false }));
                 }
                 AsyncOp::RemoteWrite { .. } => {
-                    self.asyncs.push(AsyncItem { seq: p.seq, at: store_done, kind: AsyncKind::Store(p.op), queued: false });
+                    self.asyncs.push(Box::new(AsyncItem { seq: p.seq, at: store_done, kind: AsyncKind::Store(p.op), queued: false }));
                 }
                 AsyncOp::CpAsyncArrive { .. } => unreachable!("cp.async.mbarrier.arrive is executed by the engine"),
                 AsyncOp::Tma(op) => match self.rtl_command(op)? {
                     Some((cmd, desc)) if matches!(**op, TmaOp::ToGlobal { .. }) => {
                         // Completed by the unit's store pulses and write acknowledgements
                         // (`clock_tma`); the placeholder keeps the run from looking idle.
-                        self.asyncs.push(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: None }, queued: true });
+                        self.asyncs.push(Box::new(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: None }, queued: true }));
                         let at = self.cycle + self.cfg.tma.issue_cycles;
                         let cs = &mut self.ctas[c as usize];
                         cs.tma.send_store(at, cmd, desc, TmaStore { key: p.seq, seq: p.seq, op: (**op).clone(), read: false, issued: false, unacked: 0 });
@@ -56,7 +56,7 @@ impl<'p> Engine<'p> {
                         dests.sort_by_key(|d| self.m.cta_rank(*d));
                         for &d in &dests {
                             // Completed by the unit's complete-tx (`clock_tma`, `async_done`).
-                            self.asyncs.push(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: Some(d) }, queued: true });
+                            self.asyncs.push(Box::new(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: Some(d) }, queued: true }));
                         }
                         let at = self.cycle + self.cfg.tma.issue_cycles;
                         let cs = &mut self.ctas[c as usize];

@@ -445,7 +445,7 @@ impl<'p> Engine<'p> {
             for p in &op.parts {
                 for l in bits_of(p.step.lanes) {
                     let seq = self.m.next_seq();
-                    self.asyncs.push(AsyncItem { seq, at: self.cycle, kind: AsyncKind::Arrive { cta: p.step.obj.cta, off: p.step.obj.off, warp: w, lane: l, issuing_cta: c }, queued: false });
+                    self.asyncs.push(Box::new(AsyncItem { seq, at: self.cycle, kind: AsyncKind::Arrive { cta: p.step.obj.cta, off: p.step.obj.off, warp: w, lane: l, issuing_cta: c }, queued: false }));
                 }
             }
         }

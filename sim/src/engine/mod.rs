@@ -244,7 +244,9 @@ pub struct Engine<'p> {
     info: Vec<InstrInfo>,
     ctas: Vec<CtaState>,
     clusters: Vec<ClusterState>,
-    asyncs: Vec<AsyncItem>,
+    /// In flight, in issue order (completions look them up by sequence number and remove them
+    /// from the middle: boxed, so a removal moves pointers, not the operations' data).
+    asyncs: Vec<Box<AsyncItem>>,
     /// Per thread (cta, warp, lane): its cp.async copies in flight, by issue number.
     cp_inflight: HashMap<(u32, u32, u32), Vec<u64>>,
     events: Option<Vec<Event>>,

@@ -714,7 +714,7 @@ impl<'p> Engine<'p> {
                     // A remote CTA's beats cross the DSMEM network.
                     let remote = if d != c { cfg.dsmem.latency } else { 0 };
                     let at = start + lat + stream + remote;
-                    self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op.clone()), cta: Some(d) }, queued: false });
+                    self.asyncs.push(Box::new(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op.clone()), cta: Some(d) }, queued: false }));
                 }
             }
             TmaOp::ToGlobal { pieces, data: None, .. } => {
@@ -725,7 +725,7 @@ impl<'p> Engine<'p> {
                 let read = bytes.div_ceil(t.smem_bytes_per_cycle).max(1);
                 cs.tma.model_free = start + read;
                 let at = start + cfg.smem.latency + read;
-                self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
+                self.asyncs.push(Box::new(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false }));
             }
             TmaOp::ToGlobal { pieces, .. } => {
                 // The global writes, queued by the read event: latency plus the path's bandwidth.
@@ -733,7 +733,7 @@ impl<'p> Engine<'p> {
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle).max(1);
                 let start = cs.mem.global.book(now, occ, None);
                 let at = start + occ + cfg.global.latency;
-                self.asyncs.push(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false });
+                self.asyncs.push(Box::new(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false }));
             }
         }
     }
