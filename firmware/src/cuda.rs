@@ -35,10 +35,13 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The PyPI packages of the CUDA compiler and the headers CUDA programs include.
-pub const CUDA_PACKAGES: &[&str] = &["nvidia-cuda-nvcc", "nvidia-cuda-runtime", "nvidia-cuda-cccl", "nvidia-curand"];
-/// The PyPI package of CUTLASS's and CuTe's headers and examples.
-pub const CUTLASS_PACKAGE: &str = "nvidia-cutlass";
+/// The PyPI packages of the CUDA compiler and the headers CUDA programs include, pinned: the
+/// committed GPU traces of `.cu` programs name the PTX they ran by its hash, and a newer nvcc or
+/// CCCL compiles other PTX (CCCL 13.3.5.0.6 replacing 13.3.4 made matmul_async_copy_stages.cu's
+/// trace stale on a fresh machine). scripts/test installs the same versions.
+pub const CUDA_PACKAGES: &[&str] = &["nvidia-cuda-nvcc==13.5.37", "nvidia-cuda-runtime==13.5.37", "nvidia-cuda-cccl==13.3.5.0.6", "nvidia-curand==10.4.5.25"];
+/// The PyPI package of CUTLASS's and CuTe's headers and examples (pinned as above).
+pub const CUTLASS_PACKAGE: &str = "nvidia-cutlass==4.2.0.0";
 
 /// The default `-arch`: sm_90a, so the arch-specific instructions (wgmma, setmaxnreg) compile.
 pub const DEFAULT_ARCH: &str = "sm_90a";
