@@ -411,8 +411,9 @@ impl<'p> Engine<'p> {
                 let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
                 let occ = timing::smem_pipe_cycles(&cfg, &acc);
                 let start = cs.mem.smem.book(now, occ, sched);
-                // ptxas spaces a st.shared, and a shared atomic or reduction, from the warp's next
-                // memory instruction (STS / ATOMS stall counts)
+                // a warp's next memory or mbarrier instruction waits after a shared-memory access:
+                // the STS / ATOMS stall counts after a store, atomic or reduction, the warp's own
+                // LDS rate after a load (calibration/mbar_rate.ptx)
                 if class == Class::Mem {
                     let spacing = if inf.load && !inf.atomic { cfg.smem.load_issue_cycles } else { cfg.smem.store_issue_cycles };
                     cs.warps[w as usize].smem_issue_until = now + spacing;
