@@ -364,8 +364,7 @@ pub fn nanosleep_cycles(c: &SmConfig, ns: f64) -> u64 {
     if ns < 1.0 {
         return s.nanosleep_min_cycles.max(1);
     }
-    let pow = (ns as u64).next_power_of_two();
-    let pow = if pow > ns as u64 { pow / 2 } else { pow };
+    let pow = 1u64 << (63 - (ns as u64).leading_zeros());
     c.ns_to_cycles(pow as f64 * s.nanosleep_tick_ns).saturating_sub(s.nanosleep_lead_cycles).max(s.nanosleep_min_cycles).max(1)
 }
 

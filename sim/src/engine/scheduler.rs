@@ -271,20 +271,17 @@ impl<'p> Engine<'p> {
         if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| tma::pays_front_end(i.op)) {
             return Stall::MemoryThrottle;
         }
-        // the SM's path into the MbarrierUnit, turn by turn among the warps that wait for it
-        if matches!(inf.class, Class::Mbarrier(_)) {
-            if self.ctas[c].warps[w].smem_issue_until > self.cycle {
-                return Stall::MemoryThrottle;
-            }
-            let (now, queue) = (self.cycle, self.cfg.sync.mbarrier_queue_cycles);
-            if self.ctas[c].mem.syncs.throttled(now, queue, w, register) {
-                return Stall::MemoryThrottle;
-            }
+        // the warp's own spacing after a shared-memory access or an mbarrier instruction
+        let memory = matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore);
+        let mbarrier = matches!(inf.class, Class::Mbarrier(_));
+        if (memory || mbarrier) && self.ctas[c].warps[w].smem_issue_until > self.cycle {
+            return Stall::MemoryThrottle;
         }
-        if matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore) {
-            if self.ctas[c].warps[w].smem_issue_until > self.cycle {
-                return Stall::MemoryThrottle;
-            }
+        // the SM's path into the MbarrierUnit, turn by turn among the warps that wait for it
+        if mbarrier && self.ctas[c].mem.syncs.throttled(self.cycle, self.cfg.sync.mbarrier_queue_cycles, w, register) {
+            return Stall::MemoryThrottle;
+        }
+        if memory {
             let plain_store = inf.class == Class::Mem && !inf.load && !inf.atomic;
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
