@@ -50,6 +50,10 @@ pub struct Issue {
     pub unroll_min_factor: u32,
     /// The largest body weight W of a loop of unknown trip count that ptxas unrolls.
     pub unroll_unknown_max_weight: f64,
+    /// How many register-only instructions of a warp may wait for their operands while the warp
+    /// issues the instructions after them (ptxas's list schedule within a basic block: loads
+    /// hoisted above the arithmetic that uses them; `timing::Lookahead`). 0: strict PTX order.
+    pub lookahead_instructions: usize,
 }
 
 /// A warp scheduler's choice among its eligible warps.

@@ -64,6 +64,52 @@ pub struct InstrInfo {
     /// not exist on silicon, so the engine runs it in no issue slot, with no latency, pipe or
     /// branch redirect ([`unrolled_loops`]; the engine asks [`Unroll`] per warp and iteration).
     pub unroll: Unroll,
+    /// It has a guard: its destinations keep their old values in the lanes whose guard is false,
+    /// so it reads them too (ptxas cannot give the result another register).
+    pub merges: bool,
+    /// Where the warp may issue it relative to older instructions still waiting for their
+    /// operands ([`Lookahead`]).
+    pub lookahead: Lookahead,
+}
+
+impl InstrInfo {
+    /// The registers whose values it needs: its sources, and its destinations when it
+    /// [`merges`](InstrInfo::merges) into them.
+    pub fn reads(&self) -> impl Iterator<Item = u32> + '_ {
+        self.srcs.iter().chain(if self.merges { &self.dsts[..] } else { &[] }).copied()
+    }
+}
+
+/// ptxas's list schedule within a basic block, as the engine follows it: silicon issues SASS in
+/// order, but ptxas has hoisted loads above the arithmetic that uses them (the consumer loop of
+/// calibration/tma/val_warp_specialized.ptx, `ld.shared; add` x 32 in the PTX, is 12 LDS, then
+/// two LDS for each IADD3 in the SASS of ptxas 13.5: six scoreboards of two loads). The engine
+/// executes every instruction in PTX order (the golden model's values and the lockstep's records
+/// do not change); a register-only instruction whose operands are not ready yet is executed and
+/// set aside, up to `issue.lookahead_instructions` of them, and takes its issue slot and pipe
+/// when they are ready, while the warp issues what follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookahead {
+    /// Register-only arithmetic: set aside when its operands are not ready.
+    Defer,
+    /// A plain load or store: issues past the instructions set aside when it does not read what
+    /// they write.
+    Pass,
+    /// Anything else (a branch ends the basic block; a barrier, an mbarrier or async operation,
+    /// a fence, an atomic, a `%clock` read keep their place): issues once the instructions set
+    /// aside have.
+    Drain,
+}
+
+/// [`Lookahead`] of an instruction.
+pub fn lookahead_of(i: &Instr, class: Class, ordering: Ordering) -> Lookahead {
+    let clock = i.operands.iter().any(|o| matches!(o, Operand::Special(Sreg::Clock | Sreg::Clock64)));
+    match class {
+        Class::Compute if !clock && exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::Yes => Lookahead::Defer,
+        Class::Mem if ordering == Ordering::None && matches!(i.op, Opcode::Ld | Opcode::St | Opcode::Ldmatrix | Opcode::Stmatrix) => Lookahead::Pass,
+        Class::Compute | Class::Mem | Class::Tma | Class::Branch | Class::Sleep | Class::CpAsync | Class::AsyncStore => Lookahead::Drain,
+        Class::Mbarrier(_) | Class::NamedBarrier | Class::ClusterBarrier => Lookahead::Drain,
+    }
 }
 
 /// The execution pipes of an SM sub-partition that limit how fast its scheduler issues
@@ -445,6 +491,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             dsts.sort_unstable();
             dsts.dedup();
             let class = class_of(i.op);
+            let ordering = ordering_of(i);
             InstrInfo {
                 class,
                 srcs,
@@ -453,7 +500,9 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 addr: i.operands.iter().position(|o| matches!(o, Operand::Addr { .. })),
                 atomic: matches!(i.op, Opcode::Atom | Opcode::Red),
                 load: matches!(i.op, Opcode::Ld | Opcode::Ldmatrix),
-                ordering: ordering_of(i),
+                ordering,
+                lookahead: lookahead_of(i, class, ordering),
+                merges: i.guard.is_some(),
                 pipe: issue_pipe(i, &mut adds),
                 rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
                 unroll: Unroll::Kept,

@@ -459,7 +459,7 @@ impl<'p> Engine<'p> {
         let back = self.cycle + self.cfg.sync.mbarrier_response_cycles + if woken { self.cfg.sync.mbarrier_wake_cycles } else { 0 };
         let ws = &mut self.ctas[c as usize].warps[w as usize];
         for &d in &self.info[op.pc as usize].dsts {
-            ws.ready[d as usize] = back;
+            ws.write_ready(d, back, true);
         }
         ws.next_issue = self.cycle + 1;
         ws.wait_why = Stall::MbarrierWait;

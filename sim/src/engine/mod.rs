@@ -85,7 +85,7 @@ use scheduler::{WarpState, OpKind, SyncOp};
 use tma::{at_cta, TmaJob, TmaPort, TmaStore};
 use crate::config::{IssuePolicy, SmConfig};
 use crate::probe::{CtaUnits, Probe, Snapshot, Stall, WarpActivity, WarpView};
-use crate::timing::{self, Class, InstrInfo, Ordering, IssuePipe, Unroll};
+use crate::timing::{self, Class, InstrInfo, Lookahead, Ordering, IssuePipe, Unroll};
 use crate::units::{tma_engine_params, ClusterInputs, ClusterUnit, MbarInputs, MbarUnit, NamedInputs, NamedUnit, TmaInputs, TmaSim, TmaUnit};
 use hopsync_cosim::exec::{self, Cx, Flow, MbarFamily, MbarOutcome, MbarStep, MbarStepOp, NamedArrival, Obj, Stop};
 use hopsync_cosim::exec::TmaOp;
@@ -527,16 +527,14 @@ impl<'p> Engine<'p> {
                 }
                 let Some((pc, _)) = self.group(ci, wi) else { continue };
                 let w = &self.ctas[ci].warps[wi];
-                let mut t = w.next_issue;
+                let mut front = 0;
                 if self.m.module().kernel.body.get(pc as usize).is_some_and(|i| exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::No) {
-                    t = t.max(w.barrier_back);
+                    front = w.barrier_back;
                 }
                 if let Some(inf) = self.info.get(pc as usize) {
-                    for &r in inf.srcs.iter().chain(&inf.dsts) {
-                        t = t.max(w.ready[r as usize]);
-                    }
+                    front = front.max(w.front_at(inf, self.cfg.issue.lookahead_instructions));
                 }
-                next = next.min(t);
+                next = next.min(w.next_issue.max(front.min(w.earliest_set_aside())));
             }
         }
         // With warps suspended (cycles that were clocked before the fast-forward), the spin

@@ -281,7 +281,7 @@ impl<'p> Engine<'p> {
                 _ => any as u64,
             };
             for (l, reg) in dsts {
-                self.ctas[c as usize].warps[w as usize].ready[reg as usize] = back;
+                self.ctas[c as usize].warps[w as usize].write_ready(reg, back, true);
                 let v = exec::named_red_value(&self.m, reg, result);
                 let rec = if rec_warp == Some(w) { rec_r.as_deref_mut() } else { None };
                 self.m.deliver_reg(c, w, reg, l, v, rec);

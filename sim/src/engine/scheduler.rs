@@ -61,12 +61,90 @@ pub(super) struct WarpState {
     /// before this cycle; eligibility answers from it instead of deriving the group and the
     /// scoreboard again every cycle.
     pub(super) scoreboard_until: u64,
+    /// Register-only instructions the warp executed before their operands were ready
+    /// (`timing::Lookahead::Defer`), oldest first: each still takes its issue slot and pipe.
+    pub(super) set_aside: Vec<SetAside>,
+    /// Per register: the [`SetAside::seq`] of the instruction set aside that writes it last, 0
+    /// for none (its `ready` is then unknown until that instruction issues).
+    pub(super) set_aside_writer: Vec<u64>,
+    /// The last [`SetAside::seq`] handed out.
+    pub(super) set_aside_seq: u64,
+    /// Per register: its latest writer has a variable latency (a load, a unit's response: the
+    /// SASS waits for it on a scoreboard, and ptxas schedules independent work before its use).
+    pub(super) variable: Vec<bool>,
+}
+
+/// A register-only instruction executed (its values written, its record retired) before its
+/// operands were ready: ptxas scheduled it after the instructions the warp issues meanwhile
+/// (`timing::Lookahead`).
+#[derive(Debug, Clone)]
+pub(super) struct SetAside {
+    /// Its place among the warp's instructions set aside (from 1).
+    pub(super) seq: u64,
+    /// Its pc.
+    pub(super) pc: u32,
+    /// Whether any lane's guard was true (it occupies its execution pipe).
+    pub(super) active: bool,
+    /// The cycle its operands written by instructions not set aside are ready.
+    pub(super) operands_at: u64,
+    /// The instructions set aside that write its other operands ([`SetAside::seq`]).
+    pub(super) producers: Vec<u64>,
 }
 
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None), scoreboard_until: 0 }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+    }
+
+    /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
+    /// of a `variable` latency or not).
+    pub(super) fn write_ready(&mut self, r: u32, at: u64, variable: bool) {
+        self.ready[r as usize] = at;
+        self.set_aside_writer[r as usize] = 0;
+        self.variable[r as usize] = variable;
+    }
+
+    /// The cycle from which instruction `inf` may issue as far as its registers go: what it
+    /// reads written (a renaming `mov` waits only for a source an instruction set aside writes),
+    /// and its destinations read by the queued stores that name them (the SASS read barrier). A
+    /// destination still being written is no wait unless the instruction merges into it: ptxas
+    /// gives the new value another register.
+    pub(super) fn operands_at(&self, inf: &InstrInfo) -> u64 {
+        let src = |r: u32| if inf.rename && self.set_aside_writer[r as usize] == 0 { 0 } else { self.ready[r as usize] };
+        let read = inf.dsts.iter().map(|&r| self.read_pending[r as usize]);
+        inf.reads().map(src).chain(read).max().unwrap_or(0)
+    }
+
+    /// Whether `inf` may be set aside when its turn comes (`timing::Lookahead`), with `window`
+    /// instructions at most set aside, once [`Self::fixed_at`].
+    pub(super) fn sets_aside(&self, inf: &InstrInfo, window: usize) -> bool {
+        inf.lookahead == Lookahead::Defer && !inf.rename && self.set_aside.len() < window
+    }
+
+    /// The cycle from which what `inf` reads from fixed-latency writers is ready: ptxas orders
+    /// fixed-latency work by stall counts in program order and schedules around the variable
+    /// latencies only (loads, unit responses, and what waits for them, set aside).
+    pub(super) fn fixed_at(&self, inf: &InstrInfo) -> u64 {
+        let fixed = |&r: &u32| self.set_aside_writer[r as usize] == 0 && !self.variable[r as usize];
+        inf.reads().filter(fixed).map(|r| self.ready[r as usize]).max().unwrap_or(0)
+    }
+
+    /// The cycle from which the warp's next instruction `inf` may issue or be set aside, as far
+    /// as registers and the instructions set aside go (`u64::MAX`: not before one of those issues).
+    pub(super) fn front_at(&self, inf: &InstrInfo, window: usize) -> u64 {
+        if inf.lookahead == Lookahead::Drain && !self.set_aside.is_empty() {
+            return u64::MAX;
+        }
+        if self.sets_aside(inf, window) {
+            return self.fixed_at(inf);
+        }
+        self.operands_at(inf)
+    }
+
+    /// The earliest cycle an instruction set aside may issue without another issuing first.
+    pub(super) fn earliest_set_aside(&self) -> u64 {
+        self.set_aside.iter().filter(|d| d.producers.is_empty()).map(|d| d.operands_at).min().unwrap_or(u64::MAX)
     }
 }
 
@@ -125,13 +203,13 @@ impl<'p> Engine<'p> {
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
                         self.ctas[c].rr[s] = at;
-                        self.issue_turn(c, w)?;
-                        issued = true;
+                        // a turn that only set instructions aside leaves the slot to the next warp
+                        issued = self.issue_turn(c, w)?;
                         self.active_this_cycle = true;
                         if observe {
-                            self.ctas[c].warps[w].stall = Stall::Issued;
+                            self.ctas[c].warps[w].stall = if issued { Stall::Issued } else { self.eligibility(c, w, false) };
                         }
-                        if !observe {
+                        if issued && !observe {
                             break;
                         }
                     } else {
@@ -166,17 +244,28 @@ impl<'p> Engine<'p> {
         }
     }
 
-    /// Warp (c, w)'s turn of its scheduler: its instruction, then those after it that ptxas
+    /// Warp (c, w)'s turn of its scheduler: an instruction set aside whose operands are ready
+    /// (it is older than the rest), or its next instruction, then those after it that ptxas
     /// unrolled away (`timing::unrolled_loops`: they take no issue slot on silicon); when the turn's
-    /// own instruction was one of those, the next real one too, if it is ready.
-    fn issue_turn(&mut self, c: usize, w: usize) -> Result<(), Stop> {
+    /// own instruction was one of those, or was set aside (`timing::Lookahead`), the next real one
+    /// too, if it is ready. Whether the turn took the scheduler's slot (not when it only set
+    /// instructions aside).
+    fn issue_turn(&mut self, c: usize, w: usize) -> Result<bool, Stop> {
+        if let Some(k) = self.ready_set_aside(c, w) {
+            self.issue_set_aside(c, w, k);
+            return Ok(true);
+        }
         let removed_at = |e: &mut Self| e.group(c, w).is_some_and(|(pc, _)| e.unrolled_away(c, w, pc));
         let mut turn_was_removed = removed_at(self);
+        let mut slot = false;
         // Removed instructions only close straight-line loops of at most `timing::MAX_TRIP`
         // trips, so a run of them ends (an empty loop ptxas deleted: its step, compare and branch
-        // for each trip); the bound only guards against a mistake there.
+        // for each trip); the bound only guards against a mistake there. Instructions set aside
+        // are at most `issue.lookahead_instructions`.
         for _ in 0..timing::MAX_TRIP * 8 {
-            let issued_ok = self.issue_warp(c as u32, w as u32);
+            let aside = self.front_sets_aside(c, w);
+            let issued_ok = if aside { self.set_aside_front(c as u32, w as u32) } else { self.issue_warp(c as u32, w as u32) };
+            slot |= !aside;
             // its instruction changed lane states (its own, or others' it released)
             self.epoch += 1;
             issued_ok?;
@@ -187,11 +276,113 @@ impl<'p> Engine<'p> {
             if removed_at(self) {
                 continue;
             }
-            if std::mem::take(&mut turn_was_removed) && self.eligibility(c, w, true) == Stall::Ready {
+            if (aside || std::mem::take(&mut turn_was_removed)) && self.front_eligibility(c, w, true) == Stall::Ready {
                 continue;
             }
             break;
         }
+        Ok(slot)
+    }
+
+    /// The oldest instruction set aside by warp (c, w) that may take its issue slot now: its
+    /// operands ready, its execution pipe free.
+    fn ready_set_aside(&self, c: usize, w: usize) -> Option<usize> {
+        let ws = &self.ctas[c].warps[w];
+        let s = w % self.cfg.issue.schedulers.max(1) as usize;
+        ws.set_aside.iter().position(|d| d.producers.is_empty() && d.operands_at <= self.cycle && !(d.active && self.pipe_busy(c, s, self.info[d.pc as usize].pipe)))
+    }
+
+    /// Whether execution pipe `pipe` of scheduler `s` of CTA `c` is busy this cycle.
+    fn pipe_busy(&self, c: usize, s: usize, pipe: IssuePipe) -> bool {
+        match pipe {
+            IssuePipe::None => false,
+            IssuePipe::Fma | IssuePipe::Imad => self.ctas[c].fma_free[s] > self.cycle,
+            IssuePipe::Alu => self.ctas[c].alu_free[s] > self.cycle,
+        }
+    }
+
+    /// Scheduler `s` of CTA `c` issued an instruction of `pipe`: the pipe is busy for its
+    /// issue cycles.
+    fn book_pipe(&mut self, c: usize, s: usize, pipe: IssuePipe) {
+        let (now, cfg) = (self.cycle, &self.cfg.issue);
+        let cs = &mut self.ctas[c];
+        match pipe {
+            IssuePipe::None => {}
+            IssuePipe::Fma => cs.fma_free[s] = now + 1,
+            IssuePipe::Imad => cs.fma_free[s] = now + cfg.imad_issue_cycles,
+            IssuePipe::Alu => cs.alu_free[s] = now + cfg.alu_issue_cycles,
+        }
+    }
+
+    /// Whether warp (c, w)'s next instruction is set aside when its turn comes: register-only,
+    /// its operands not ready, room among the instructions set aside.
+    fn front_sets_aside(&mut self, c: usize, w: usize) -> bool {
+        let Some((pc, _)) = self.group(c, w) else { return false };
+        let Some(inf) = self.info.get(pc as usize) else { return false };
+        let ws = &self.ctas[c].warps[w];
+        !self.unrolled_away(c, w, pc) && ws.sets_aside(inf, self.cfg.issue.lookahead_instructions) && ws.operands_at(inf) > self.cycle && ws.fixed_at(inf) <= self.cycle
+    }
+
+    /// Instruction set aside `k` of warp (c, w) takes its issue slot: its pipe, and its results
+    /// from its latency on (for the instructions, set aside or not, that read them).
+    fn issue_set_aside(&mut self, c: usize, w: usize, k: usize) {
+        let d = self.ctas[c].warps[w].set_aside.remove(k);
+        let s = w % self.cfg.issue.schedulers.max(1) as usize;
+        if d.active {
+            self.book_pipe(c, s, self.info[d.pc as usize].pipe);
+        }
+        let inf = &self.info[d.pc as usize];
+        let done = self.cycle + inf.latency;
+        let ws = &mut self.ctas[c].warps[w];
+        for &r in &inf.dsts {
+            if ws.set_aside_writer[r as usize] == d.seq {
+                ws.write_ready(r, done, false);
+            }
+        }
+        for e in &mut ws.set_aside {
+            if let Some(p) = e.producers.iter().position(|&q| q == d.seq) {
+                e.producers.swap_remove(p);
+                e.operands_at = e.operands_at.max(done);
+            }
+        }
+        ws.scoreboard_until = 0;
+        ws.next_issue = self.cycle + self.cfg.issue.warp_issue_cycles;
+        ws.wait_why = Stall::Ready;
+    }
+
+    /// Warp (c, w)'s next instruction is set aside: executed now (the golden body, its record),
+    /// its issue slot and pipe taken when its operands are ready ([`Self::issue_set_aside`]).
+    fn set_aside_front(&mut self, c: u32, w: u32) -> Result<(), Stop> {
+        let (pc, group) = self.group(c as usize, w as usize).expect("eligible warp has a group");
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let inf = &self.info[pc as usize];
+        let mask = self.m.guard_mask(c, w, pc, group);
+        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        ws.set_aside_seq += 1;
+        let seq = ws.set_aside_seq;
+        let mut d = SetAside { seq, pc, active: mask != 0, operands_at: 0, producers: Vec::new() };
+        for r in inf.reads() {
+            match ws.set_aside_writer[r as usize] {
+                0 => d.operands_at = d.operands_at.max(ws.ready[r as usize]),
+                q => d.producers.push(q),
+            }
+        }
+        d.producers.sort_unstable();
+        d.producers.dedup();
+        for &r in &inf.dsts {
+            d.operands_at = d.operands_at.max(ws.read_pending[r as usize]);
+        }
+        let dsts = inf.dsts.clone();
+        let (flow, _) = self.golden_body(c, w, pc, group, mask, ins)?;
+        self.m.advance(c, w, pc, group, mask, flow);
+        self.emit_retire();
+        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        for &r in &dsts {
+            ws.ready[r as usize] = u64::MAX;
+            ws.set_aside_writer[r as usize] = seq;
+        }
+        ws.set_aside.push(d);
+        ws.scoreboard_until = 0;
         Ok(())
     }
 
@@ -209,6 +400,16 @@ impl<'p> Engine<'p> {
 
     /// Why warp (c, w) cannot issue now, or `Ready`.
     pub(super) fn eligibility(&mut self, c: usize, w: usize, register: bool) -> Stall {
+        self.eligibility_of(c, w, register, true)
+    }
+
+    /// Why warp (c, w)'s next instruction cannot issue (or be set aside) now, or `Ready`,
+    /// leaving out the instructions set aside that are ready.
+    fn front_eligibility(&mut self, c: usize, w: usize, register: bool) -> Stall {
+        self.eligibility_of(c, w, register, false)
+    }
+
+    fn eligibility_of(&mut self, c: usize, w: usize, register: bool, set_aside_first: bool) -> Stall {
         let ws = &self.ctas[c].warps[w];
         if ws.exited {
             return Stall::Exited;
@@ -223,6 +424,11 @@ impl<'p> Engine<'p> {
         if ws.next_issue > self.cycle {
             return ws.wait_why;
         }
+        // an instruction set aside whose operands are ready is older than the next one
+        if set_aside_first && !ws.set_aside.is_empty() && self.ready_set_aside(c, w).is_some() {
+            return Stall::Ready;
+        }
+        let ws = &self.ctas[c].warps[w];
         if ws.scoreboard_until > self.cycle {
             return Stall::ScoreboardDep;
         }
@@ -247,24 +453,22 @@ impl<'p> Engine<'p> {
         if self.unrolled_away(c, w, pc) {
             return Stall::Ready;
         }
-        // a renaming mov waits for nothing but its destinations' earlier writers
-        let srcs: &[u32] = if inf.rename { &[] } else { &inf.srcs };
-        let written = srcs.iter().chain(&inf.dsts).map(|&r| ws.ready[r as usize]);
-        let read = inf.dsts.iter().map(|&r| ws.read_pending[r as usize]);
-        let until = written.chain(read).max().unwrap_or(0);
-        if until > self.cycle {
+        // its operands, and the instructions set aside (`timing::Lookahead`): what is not ready
+        // is set aside if it may be, else it waits
+        let until = ws.operands_at(inf);
+        let drain = inf.lookahead == Lookahead::Drain && !ws.set_aside.is_empty();
+        if until > self.cycle || drain {
+            if !drain && ws.sets_aside(inf, self.cfg.issue.lookahead_instructions) && ws.fixed_at(inf) <= self.cycle {
+                return Stall::Ready;
+            }
             if !mw.lane.iter().any(|l| matches!(l, Lane::Blocked(_))) {
+                let until = if drain { u64::MAX } else { until }.min(ws.earliest_set_aside());
                 self.ctas[c].warps[w].scoreboard_until = until;
             }
             return Stall::ScoreboardDep;
         }
         let s = w % self.cfg.issue.schedulers.max(1) as usize;
-        let busy = match inf.pipe {
-            IssuePipe::None => false,
-            IssuePipe::Fma | IssuePipe::Imad => self.ctas[c].fma_free[s] > self.cycle,
-            IssuePipe::Alu => self.ctas[c].alu_free[s] > self.cycle,
-        };
-        if busy {
+        if self.pipe_busy(c, s, inf.pipe) {
             return Stall::PipeThrottle;
         }
         // the TMA front end takes one copy command per `tma.command_cycles` (prefetches pass)
@@ -382,17 +586,7 @@ impl<'p> Engine<'p> {
             }
             _ => (self.cycle + self.info[pc as usize].latency, self.cycle, self.cycle),
         };
-        self.m.count_retired(mask);
-        if self.recording() {
-            self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc, mask, ..Default::default() });
-        }
-        let findings = self.m.findings().len();
-        let flow = if mask == 0 {
-            Flow::Next
-        } else {
-            let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
-            exec::dispatch(&mut cx, ins)?
-        };
+        let (flow, findings) = self.golden_body(c, w, pc, group, mask, ins)?;
         // A prefetch the golden model accepted (no finding) goes to the TmaEngine as reads.
         if mask != 0 && self.m.findings().len() == findings && matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
             self.send_prefetch(c, w, pc, mask, ins);
@@ -408,10 +602,7 @@ impl<'p> Engine<'p> {
         if class == Class::Tma && mask != 0 && tma::pays_front_end(ins.op) {
             self.ctas[c as usize].tma.next_command = self.cycle + mask.count_ones() as u64 * self.cfg.tma.command_cycles;
         }
-        if let Some(r) = self.m.take_record() {
-            let cy = self.cycle;
-            self.emit(Event::Retire { cycle: cy, rec: r });
-        }
+        self.emit_retire();
         let cfg = &self.cfg;
         let ws = &mut self.ctas[c as usize].warps[w as usize];
         // a partly unrolled loop's backward branch counts its run's iterations
@@ -428,8 +619,11 @@ impl<'p> Engine<'p> {
         if mask != 0 && matches!(class, Class::Mem | Class::AsyncStore) && !self.info[pc as usize].load {
             ws.writes_done = ws.writes_done.max(if class == Class::AsyncStore { store_done } else { copy_done });
         }
+        // a memory access's result has a variable latency, and a renaming mov's of one
+        let inf = &self.info[pc as usize];
+        let variable = mask != 0 && matches!(class, Class::Mem | Class::CpAsync | Class::AsyncStore) || inf.rename && inf.srcs.iter().any(|&r| ws.variable[r as usize] && ws.ready[r as usize] > self.cycle);
         for &d in &self.info[pc as usize].dsts {
-            ws.ready[d as usize] = ready_at;
+            ws.write_ready(d, ready_at, variable);
         }
         if removed {
             // no issue slot, pipe or fetch redirect: silicon runs the unrolled copy straight on
@@ -469,13 +663,7 @@ impl<'p> Engine<'p> {
         }
         if mask != 0 {
             let s = w as usize % cfg.issue.schedulers.max(1) as usize;
-            let cs = &mut self.ctas[c as usize];
-            match self.info[pc as usize].pipe {
-                IssuePipe::None => {}
-                IssuePipe::Fma => cs.fma_free[s] = self.cycle + 1,
-                IssuePipe::Imad => cs.fma_free[s] = self.cycle + cfg.issue.imad_issue_cycles,
-                IssuePipe::Alu => cs.alu_free[s] = self.cycle + cfg.issue.alu_issue_cycles,
-            }
+            self.book_pipe(c as usize, s, self.info[pc as usize].pipe);
         }
         if class == Class::Sleep && mask != 0 {
             let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;
@@ -485,6 +673,29 @@ impl<'p> Engine<'p> {
             ws.wait_why = Stall::Sleep;
         }
         Ok(())
+    }
+
+    /// The golden body of a non-synchronizing instruction of warp (c, w) with lanes `mask`
+    /// active (its record started when recording): its control flow, and the findings before it.
+    fn golden_body(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, ins: &'p Instr) -> Result<(Flow, usize), Stop> {
+        self.m.count_retired(mask);
+        if self.recording() {
+            self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc, mask, ..Default::default() });
+        }
+        let findings = self.m.findings().len();
+        if mask == 0 {
+            return Ok((Flow::Next, findings));
+        }
+        let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
+        Ok((exec::dispatch(&mut cx, ins)?, findings))
+    }
+
+    /// The record the golden body made, retired at this cycle.
+    fn emit_retire(&mut self) {
+        if let Some(r) = self.m.take_record() {
+            let cy = self.cycle;
+            self.emit(Event::Retire { cycle: cy, rec: r });
+        }
     }
 
     /// Retires an instruction that needed no unit (its lane states already set).
