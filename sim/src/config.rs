@@ -107,6 +107,9 @@ pub struct Latency {
     pub shfl: u64,
     /// `mma.sync` (the warp-level tensor-core instruction).
     pub mma: u64,
+    /// The scan ptxas puts before a warp-aggregated atomic (`timing::aggregates_atomic`): the
+    /// cycles from the warp's arrival at the `atom` to its one lane's access.
+    pub atomic_scan: u64,
 }
 
 /// The warpgroup MMA (wgmma.rs): tensor-core occupancy per 8 columns by multiplicand family, and

@@ -101,6 +101,14 @@ pub enum Lookahead {
     Drain,
 }
 
+/// Whether ptxas makes `i` a warp-aggregated atomic when the whole warp is active on one address
+/// (the engine checks those at run time): an integer `atom.add` of 32 bits, shared or global
+/// (calibration/smem_atomics.ptx's SASS: VOTE.ANY, a SHFL.UP scan, one ATOMS by the last lane,
+/// SHFL.IDX). Other operations and widths were not measured and stay per-lane atomics.
+pub fn aggregates_atomic(i: &Instr) -> bool {
+    i.op == Opcode::Atom && i.has(Mod::Add) && matches!(i.ty(), Some(Mod::U32 | Mod::S32))
+}
+
 /// [`Lookahead`] of an instruction.
 pub fn lookahead_of(i: &Instr, class: Class, ordering: Ordering) -> Lookahead {
     let clock = i.operands.iter().any(|o| matches!(o, Operand::Special(Sreg::Clock | Sreg::Clock64)));

@@ -486,3 +486,62 @@ fn arithmetic_that_waits_for_arithmetic_keeps_its_place() {
     let strict = SmConfig { issue: hopsync_sim::config::Issue { lookahead_instructions: 0, ..cfg.issue.clone() }, ..cfg.clone() };
     assert_eq!(stored_ts_with(&p, cfg), stored_ts_with(&p, strict));
 }
+
+/// One warp's `n` dependent `atom.shared.add.u32` (lane stride `stride` bytes: 0 is one word for
+/// the whole warp), the active lanes `lanes`, between two `%clock64` reads stored in `t`.
+fn atomic_program(n: u32, stride: u32, lanes: u32) -> Program {
+    let body: String = (0..n).map(|_| "\t@%p1 atom.shared.add.u32 %r10, [%r5], %r10;\n".to_string()).collect();
+    let src = format!(
+        r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "t"
+//! bytes = 8
+//! output = true
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 t_ptr)
+{{
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<2>;
+	.shared .align 4 .b32 s[64];
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	setp.eq.u32 %p0, %r0, 0;
+	setp.lt.u32 %p1, %r0, {lanes};
+	mul.lo.u32 %r4, %r0, {stride};
+	mov.u32 %r5, s;
+	add.u32 %r5, %r5, %r4;
+	mov.u32 %r10, 1;
+	bar.sync 0;
+	mov.u64 %rd4, %clock64;
+{body}	add.u32 %r11, %r10, 1;
+	mov.u64 %rd5, %clock64;
+	sub.s64 %rd6, %rd5, %rd4;
+	@%p0 st.global.u64 [%rd2], %rd6;
+	ret;
+}}
+"#
+    );
+    Program::parse("atomics.ptx", &src).unwrap()
+}
+
+#[test]
+fn a_whole_warp_on_one_word_is_a_warp_aggregated_atomic() {
+    let cfg = SmConfig::sm90();
+    let one_word = stored_t(&atomic_program(4, 0, 32));
+    let distinct = stored_t(&atomic_program(4, 4, 32));
+    let half_warp = stored_t(&atomic_program(4, 0, 16));
+    // ptxas's scan (latency.atomic_scan) and the result's shuffle run once per atomic of the whole
+    // warp on one address; a part of the warp, or distinct words, make a per-lane atomic
+    let per = cfg.latency.atomic_scan + cfg.latency.shfl + cfg.latency.alu;
+    assert!(one_word >= distinct + 4 * per, "one word {one_word}, distinct words {distinct} cycles");
+    assert!(half_warp < distinct + per, "half a warp on one word {half_warp}, distinct words {distinct} cycles");
+}

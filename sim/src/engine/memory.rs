@@ -213,7 +213,7 @@ fn store_cost(cfg: &SmConfig, cs: &mut CtaState, w: usize, now: u64, st: StoreSh
     let start = cs.mem.global.book(path.free[s], occ, Some(w));
     path.queued.push_back(start);
     let ws = &mut cs.warps[w];
-    ws.store_issue_until = now + g.store_issue_cycles;
+    ws.issue_until = now + g.store_issue_cycles;
     let sent = warp_window(&mut ws.store_inflight, start, st.sectors, g.store_inflight_sectors);
     let end = (start + occ).max(sent);
     ws.store_inflight.extend((0..st.sectors).map(|_| std::cmp::Reverse(end + g.write_ack_cycles)));
@@ -402,6 +402,18 @@ impl<'p> Engine<'p> {
                 places.push(p);
             }
         }
+        // ptxas's warp-aggregated atomic (timing::aggregates_atomic): the whole warp on one
+        // address scans its operands first (the warp issues nothing else meanwhile), the last lane
+        // alone makes the access, a shuffle hands each lane its result
+        let aggregated = timing::aggregates_atomic(ins) && mask == u32::MAX && places.len() == WARP && places.iter().all(|p| *p == places[0]);
+        let scan_tail = if aggregated {
+            places.truncate(1);
+            let ws = &mut self.ctas[c as usize].warps[w as usize];
+            ws.issue_until = ws.issue_until.max(now + self.cfg.latency.atomic_scan);
+            self.cfg.latency.atomic_scan + self.cfg.latency.shfl + self.cfg.latency.alu
+        } else {
+            0
+        };
         let pipe = if class == Class::CpAsync { Pipe::Global } else { self.pipe_of(c, places.first().copied()) };
         let cfg = self.cfg.clone();
         let sched = Some(w as usize);
@@ -495,7 +507,7 @@ impl<'p> Engine<'p> {
                 let start = cs.mem.dsmem.book(now, occ, sched);
                 (now + cfg.latency.misc, now, start + occ + cfg.dsmem.latency)
             }
-            Class::Mem => (if inf.load || inf.atomic { ready } else { now + cfg.latency.misc }, done, done),
+            Class::Mem => (if inf.load || inf.atomic { ready + scan_tail } else { now + cfg.latency.misc }, done + scan_tail, done + scan_tail),
             Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mbarrier(_) | Class::NamedBarrier | Class::ClusterBarrier => unreachable!("mem_cost times the memory classes only"),
         }
     }

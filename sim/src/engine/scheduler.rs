@@ -38,9 +38,10 @@ pub(super) struct WarpState {
     /// When each of the warp's plain-store sectors in flight is acknowledged (at most
     /// `global.store_inflight_sectors`; the earliest first).
     pub(super) store_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
-    /// The warp's next instruction issues no earlier than this after a plain global store
-    /// (`global.store_issue_cycles`).
-    pub(super) store_issue_until: u64,
+    /// The warp's next instruction issues no earlier than this: after a plain global store
+    /// (`global.store_issue_cycles`), or while ptxas's scan of a warp-aggregated atomic runs
+    /// (`latency.atomic_scan`, `timing::aggregates_atomic`).
+    pub(super) issue_until: u64,
     /// The warp's next memory or mbarrier instruction issues no earlier than this after a
     /// shared-memory access (`smem.store_issue_cycles`, `smem.load_issue_cycles`) or an mbarrier
     /// instruction (`sync.mbarrier_issue_cycles`, `sync.test_wait_issue_cycles`).
@@ -94,7 +95,7 @@ pub(super) struct SetAside {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), store_issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -639,8 +640,8 @@ impl<'p> Engine<'p> {
         ws.wait_why = Stall::Ready;
         // ptxas gives a plain global store a stall count of 4 (the MIO issue): a warp issues its
         // stores about one per `global.store_issue_cycles` (calibration/gmem_stores.ptx)
-        if ws.store_issue_until > ws.next_issue {
-            (ws.next_issue, ws.wait_why) = (ws.store_issue_until, Stall::MemoryThrottle);
+        if ws.issue_until > ws.next_issue {
+            (ws.next_issue, ws.wait_why) = (ws.issue_until, Stall::MemoryThrottle);
         }
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
             (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
