@@ -110,6 +110,8 @@ pub struct Latency {
     /// The scan ptxas puts before a warp-aggregated atomic (`timing::aggregates_atomic`): the
     /// cycles from the warp's arrival at the `atom` to its one lane's access.
     pub atomic_scan: u64,
+    /// From an integer divisor's value to its reciprocal (`timing::division_of`).
+    pub div_reciprocal: u64,
 }
 
 /// The warpgroup MMA (wgmma.rs): tensor-core occupancy per 8 columns by multiplicand family, and

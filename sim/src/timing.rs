@@ -64,6 +64,14 @@ pub struct InstrInfo {
     /// not exist on silicon, so the engine runs it in no issue slot, with no latency, pipe or
     /// branch redirect ([`unrolled_loops`]; the engine asks [`Unroll`] per warp and iteration).
     pub unroll: Unroll,
+    /// An integer `div` / `rem` by this register: ptxas computes the divisor's reciprocal
+    /// (I2F.U32.RP, MUFU.RCP, F2I) as soon as the divisor is known, hoisting it out of loops, so
+    /// the division waits `latency.div_reciprocal` after the divisor's value ([`division_of`]).
+    pub divisor: Option<u32>,
+    /// A SASS sequence of dependent instructions (`div`, `rem`, and the IEEE `sqrt` / `rcp`,
+    /// timed as `div`): the warp issues nothing after it until the sequence's last instruction,
+    /// `latency.alu` before its result (silicon issues SASS in order).
+    pub sequence: bool,
     /// It has a guard: its destinations keep their old values in the lanes whose guard is false,
     /// so it reads them too (ptxas cannot give the result another register).
     pub merges: bool,
@@ -99,6 +107,35 @@ pub enum Lookahead {
     /// a fence, an atomic, a `%clock` read keep their place): issues once the instructions set
     /// aside have.
     Drain,
+}
+
+/// The register an integer `div` / `rem` divides by ([`InstrInfo::divisor`]); `None` for a
+/// float division, an immediate divisor (ptxas multiplies by a constant) or another instruction.
+pub fn division_of(i: &Instr) -> Option<u32> {
+    let int = i.ty().is_some_and(|t| !t.is_float());
+    match (i.op, i.operands.get(2)) {
+        (Opcode::Div | Opcode::Rem, Some(Operand::Reg(r))) if int => Some(r.0),
+        _ => None,
+    }
+}
+
+/// The constant divisor of an integer `div` / `rem` (ptxas divides by it without a reciprocal).
+fn constant_divisor(i: &Instr) -> Option<u64> {
+    let int = i.ty().is_some_and(|t| !t.is_float());
+    match (i.op, i.operands.get(2)) {
+        (Opcode::Div | Opcode::Rem, Some(Operand::Imm(v))) if int && *v != 0 => Some(v.unsigned_abs()),
+        _ => None,
+    }
+}
+
+/// Whether `i` is a SASS sequence of dependent instructions ([`InstrInfo::sequence`]): a division
+/// but an integer one by a constant, and what [`compute_latency`] times as `latency.div`.
+pub fn sequence_of(i: &Instr) -> bool {
+    match latency_kind(i.op) {
+        LatencyKind::Div => constant_divisor(i).is_none(),
+        LatencyKind::Mufu => matches!(i.op, Opcode::Sqrt | Opcode::Rcp) && !i.has(Mod::Approx),
+        LatencyKind::Arith | LatencyKind::Mul | LatencyKind::WarpOp | LatencyKind::Redux | LatencyKind::Match | LatencyKind::Activemask | LatencyKind::Shfl | LatencyKind::Mma | LatencyKind::Misc | LatencyKind::TokenAlu => false,
+    }
 }
 
 /// Whether ptxas makes `i` a warp-aggregated atomic when the whole warp is active on one address
@@ -385,7 +422,15 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
     let f64_ = i.ty() == Some(Mod::F64);
     let typed = |int: u64| if f64_ { l.fp64 } else if float { l.fp32 } else { int };
     let base = match latency_kind(i.op) {
-        LatencyKind::Div => l.div,
+        // div.approx / div.full.f32: FSETP, FSEL, a predicated FMUL rescale, MUFU.RCP, FMUL
+        // (calibration/fp_latency.ptx's SASS), a sequence of five FP32 instructions around the MUFU
+        LatencyKind::Div if float && !f64_ && (i.has(Mod::Approx) || i.has(Mod::Full)) => l.mufu + 5 * l.fp32,
+        // an integer division by a constant is a shift / mask (a power of two) or IMAD.HI + SHF
+        LatencyKind::Div => match constant_divisor(i) {
+            Some(d) if d.is_power_of_two() => l.alu,
+            Some(_) => l.mul + l.alu,
+            None => l.div,
+        },
         LatencyKind::Mufu if matches!(i.op, Opcode::Sqrt | Opcode::Rcp) && !i.has(Mod::Approx) => l.div,
         LatencyKind::Mufu => l.mufu,
         LatencyKind::Mul => typed(l.mul),
@@ -511,6 +556,8 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 ordering,
                 lookahead: lookahead_of(i, class, ordering),
                 merges: i.guard.is_some(),
+                divisor: division_of(i),
+                sequence: sequence_of(i),
                 pipe: issue_pipe(i, &mut adds),
                 rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
                 unroll: Unroll::Kept,

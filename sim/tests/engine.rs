@@ -545,3 +545,58 @@ fn a_whole_warp_on_one_word_is_a_warp_aggregated_atomic() {
     assert!(one_word >= distinct + 4 * per, "one word {one_word}, distinct words {distinct} cycles");
     assert!(half_warp < distinct + per, "half a warp on one word {half_warp}, distinct words {distinct} cycles");
 }
+
+/// One warp's 4 dependent `div.u32` between two `%clock64` reads (stored in `t`): by a divisor
+/// computed before the window, or (`fresh`) by one the chain computes right before each division.
+fn division_program(fresh: bool) -> Program {
+    let link = if fresh { "\tor.b32 %r3, %r10, 1;\n\tdiv.u32 %r10, %r4, %r3;\n" } else { "\tdiv.u32 %r10, %r10, %r3;\n\tadd.u32 %r10, %r10, %r4;\n" };
+    let body = link.repeat(4);
+    let src = format!(
+        r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "t"
+//! bytes = 8
+//! output = true
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 t_ptr)
+{{
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	setp.eq.u32 %p0, %r0, 0;
+	add.u32 %r3, %r0, 3;
+	add.u32 %r4, %r0, 1000;
+	mov.u32 %r10, 77777;
+	bar.sync 0;
+	mov.u64 %rd4, %clock64;
+{body}	mov.u64 %rd5, %clock64;
+	sub.s64 %rd6, %rd5, %rd4;
+	@%p0 st.global.u64 [%rd2], %rd6;
+	ret;
+}}
+"#
+    );
+    Program::parse("division.ptx", &src).unwrap()
+}
+
+#[test]
+fn a_division_is_a_sequence_that_waits_for_its_divisors_reciprocal() {
+    let l = SmConfig::sm90().latency;
+    let old = stored_ts(&division_program(false));
+    let fresh = stored_ts(&division_program(true));
+    // the window holds all four divisions whole (silicon issues their SASS in order, the clock
+    // read after the last one included): with an old divisor `div` each, with a fresh one its
+    // reciprocal too
+    assert!(old[0] >= 4 * (l.div + l.alu) - l.alu, "old divisor: {} cycles", old[0]);
+    assert!(fresh[0] >= old[0] + 3 * l.div_reciprocal, "fresh divisor {} cycles, old {}", fresh[0], old[0]);
+}

@@ -332,8 +332,8 @@ impl<'p> Engine<'p> {
         if d.active {
             self.book_pipe(c, s, self.info[d.pc as usize].pipe);
         }
+        let done = self.cycle + self.latency_now(c, w, d.pc);
         let inf = &self.info[d.pc as usize];
-        let done = self.cycle + inf.latency;
         let ws = &mut self.ctas[c].warps[w];
         for &r in &inf.dsts {
             if ws.set_aside_writer[r as usize] == d.seq {
@@ -349,6 +349,19 @@ impl<'p> Engine<'p> {
         ws.scoreboard_until = 0;
         ws.next_issue = self.cycle + self.cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
+        // a SASS sequence holds the warp until its last instruction issues
+        if inf.sequence && d.active {
+            (ws.next_issue, ws.wait_why) = (ws.next_issue.max(done.saturating_sub(self.cfg.latency.alu)), Stall::ScoreboardDep);
+        }
+    }
+
+    /// The result latency of compute instruction `pc` of warp (c, w) issuing now: its class's,
+    /// and for an integer division the wait for its divisor's reciprocal, which ptxas starts
+    /// as soon as the divisor is known (`timing::division_of`, `latency.div_reciprocal`).
+    fn latency_now(&self, c: usize, w: usize, pc: u32) -> u64 {
+        let inf = &self.info[pc as usize];
+        let reciprocal = inf.divisor.map_or(0, |d| self.ctas[c].warps[w].ready[d as usize].saturating_add(self.cfg.latency.div_reciprocal).saturating_sub(self.cycle));
+        inf.latency + reciprocal
     }
 
     /// Warp (c, w)'s next instruction is set aside: executed now (the golden body, its record),
@@ -585,7 +598,7 @@ impl<'p> Engine<'p> {
                 let ready = self.info[pc as usize].srcs.iter().map(|&r| ws.ready[r as usize]).max().unwrap_or(0);
                 (ready.max(self.cycle), self.cycle, self.cycle)
             }
-            _ => (self.cycle + self.info[pc as usize].latency, self.cycle, self.cycle),
+            _ => (self.cycle + self.latency_now(c as usize, w as usize, pc), self.cycle, self.cycle),
         };
         let (flow, findings) = self.golden_body(c, w, pc, group, mask, ins)?;
         // A prefetch the golden model accepted (no finding) goes to the TmaEngine as reads.
@@ -642,6 +655,13 @@ impl<'p> Engine<'p> {
         // stores about one per `global.store_issue_cycles` (calibration/gmem_stores.ptx)
         if ws.issue_until > ws.next_issue {
             (ws.next_issue, ws.wait_why) = (ws.issue_until, Stall::MemoryThrottle);
+        }
+        // a SASS sequence holds the warp until its last instruction issues
+        if self.info[pc as usize].sequence && mask != 0 {
+            let last = ready_at.saturating_sub(cfg.latency.alu);
+            if last > ws.next_issue {
+                (ws.next_issue, ws.wait_why) = (last, Stall::ScoreboardDep);
+            }
         }
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
             (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
