@@ -482,6 +482,34 @@ fn rtl_a_warp_runs_ahead_of_an_aligned_bar_sync() {
     assert!(at(1) > 1000, "the load after bar.sync issued {} cycles in, before the other warp arrived", at(1));
 }
 
+/// A named barrier wakes the warps asleep at it for long one at a time per scheduler, its highest
+/// warp slot first (`sync.named_barrier_wake_spacing_cycles`; silicon, H100: warps 24 / 16 / 8 / 0
+/// of scheduler 0 at 92.5 / 110.5 / 123.5 / 125 cycles, calibration/bar_release_order.ptx), and
+/// later than the release alone (`sync.named_barrier_wake_cycles`: 85 cycles on silicon for one
+/// waiter, calibration/bar_release.ptx). The engine used to release every waiter at once and
+/// issue them oldest first: warp 0 at 63 cycles, warp 24 at 82.
+#[test]
+fn rtl_a_named_barrier_wakes_long_asleep_warps_highest_slot_first() {
+    let prog = Program::load(&programs_dir().join("calibration/bar_release_order.ptx")).unwrap();
+    let r = run_rtl(&prog, Config::default(), SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{:?} {:?}", r.findings.first().map(|f| f.to_string()), r.error);
+    let t = hopsync_firmware::manifest::hex_bytes(&r.outputs["t"]).unwrap();
+    // figure f (waiter warps 0..8, 15, 16, 24, 30), round k: t[f * 8 + k]
+    let at = |f: usize, k: usize| u64::from_le_bytes(t[(f * 8 + k) * 8..(f * 8 + k) * 8 + 8].try_into().unwrap());
+    let (w0, w8, w16, w24) = (0, 8, 10, 11);
+    for k in 0..8 {
+        let order = [at(w24, k), at(w16, k), at(w8, k), at(w0, k)];
+        assert!(order.windows(2).all(|p| p[0] < p[1]), "round {k}: warps 24 / 16 / 8 / 0 at {order:?} cycles");
+        assert!(at(w0, k) >= 110, "round {k}: warp 0, the last of its scheduler, at {} cycles", at(w0, k));
+    }
+    let prog = Program::load(&programs_dir().join("calibration/bar_release.ptx")).unwrap();
+    let r = run_rtl(&prog, Config::default(), SmConfig::sm90());
+    assert_eq!(r.status, "ok", "{:?} {:?}", r.findings.first().map(|f| f.to_string()), r.error);
+    let t = hopsync_firmware::manifest::hex_bytes(&r.outputs["t"]).unwrap();
+    let first = u64::from_le_bytes(t[0..8].try_into().unwrap());
+    assert!((80..=95).contains(&first), "one waiter of 2 warps woke {first} cycles after the last arrival");
+}
+
 /// A merged multi-lane `.expect_tx` arrive is two unit operations on the RTL engine (expect-tx of
 /// the summed bytes, then the arrive), one step in the golden model. Lanes 0 and 1 of every warp
 /// of CTAs 1-7 arrive.expect_tx on CTA 0's barrier (remote: both operations wait in CTA 0's

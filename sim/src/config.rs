@@ -247,6 +247,14 @@ pub struct Sync {
     pub named_barrier_request_cycles: u64,
     /// Release to issue of the released warps.
     pub named_barrier_release_cycles: u64,
+    /// A released warp is asleep at the barrier when it has nothing to issue before the release
+    /// and its arrival was at least this many cycles before it.
+    pub named_barrier_sleep_cycles: u64,
+    /// What the wake of a warp asleep at the barrier takes beyond `named_barrier_release_cycles`.
+    pub named_barrier_wake_cycles: u64,
+    /// The released warps asleep at the barrier are woken one at a time per scheduler, its
+    /// highest warp slot first: each one this many cycles after the one before.
+    pub named_barrier_wake_spacing_cycles: u64,
     /// The NamedBarrierUnit's port takes one warp arrival per this many cycles.
     pub named_barrier_arrival_cycles: u64,
     /// What a bar.red arrival occupies the port beyond a plain one (its reduction).

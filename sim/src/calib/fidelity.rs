@@ -215,8 +215,12 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   comes 2..21 cycles after the one before it, even with 32 warps, and a loop's own instructions
   overlap the barrier (`bar.sync loop period`). The engine lets a warp run ahead of an aligned
   `bar.sync` with its register-only instructions (`exec::runs_ahead_of_barrier`); a second
-  barrier while the first is pending, and the later wake of a long-blocked waiter
-  (`bar_release`), are not modelled.
+  barrier while the first is pending is not modelled. A waiter blocked for long wakes later
+  (`bar_release`: 85 cycles from the last arrival to its dependent `ld.shared`, against 51..64 for
+  warps that arrive together), and with 32 warps each scheduler wakes its waiters highest slot
+  first, about 6 cycles apart (`bar_release_order`); the engine charges
+  `sync.named_barrier_wake_cycles` and `named_barrier_wake_spacing_cycles` to a warp asleep at the
+  barrier for `sync.named_barrier_sleep_cycles` or more.
 - Global loads: an L2 hit is 262 cycles a dependent load, an L1 hit (`.ca`, the default) 30;
   the engine keeps L1 tags per SM (`global.l1_latency`). A bulk store is complete about 50 cycles
   after its last write leaves (`global.write_ack_cycles`), not a round trip.

@@ -241,12 +241,40 @@ impl<'p> Engine<'p> {
     /// for the completion, `.arrive` lanes go on); reductions remember where their results go.
     pub(super) fn apply_arrival(&mut self, c: u32, w: u32, a: NamedArrival) {
         let gen = self.ctas[c as usize].named.generation[a.id as usize];
+        self.ctas[c as usize].warps[w as usize].barrier_arrival = self.cycle;
         exec::named_apply_arrival(&mut self.m, c, w, &a, gen);
         if let Some(op) = a.red {
             let dsts: Vec<(u32, u32)> = a.lanes.iter().filter_map(|e| e.dst.map(|d| (e.lane, d))).collect();
             self.ctas[c as usize].warps[w as usize].red = Some(PendingRed { id: a.id, dsts, op });
         }
         self.m.progress();
+    }
+
+    /// What the wake of each released warp of `warps` takes beyond the release. A warp asleep at
+    /// the barrier for long (nothing it may issue before the release, its arrival at least
+    /// `sync.named_barrier_sleep_cycles` ago) pays `sync.named_barrier_wake_cycles`, and its
+    /// scheduler wakes such warps one per `sync.named_barrier_wake_spacing_cycles`, its highest
+    /// warp slot first. Silicon (H100): a waiter blocked ~400 cycles wakes 25 cycles later than the
+    /// engine's release alone gives (calibration/bar_release.ptx, 2 warps: 85 cycles), and with 32
+    /// warps the waiters are in neither warp order, but within each scheduler (warp id mod 4) the
+    /// higher slots come first (bar_release_order.ptx, scheduler 0: warps 24 / 16 / 8 / 0 at
+    /// 92.5 / 110.5 / 123.5 / 125 cycles); warps that arrive together (bar_sync_red.ptx) or loop on
+    /// back-to-back barriers (val_bar_loops.ptx) see no such wake.
+    fn wake_order(&self, c: u32, warps: u32) -> [u64; 32] {
+        let mut wake = [0u64; 32]; // per warp of the CTA (at most 32)
+        let (now, sync) = (self.cycle, &self.cfg.sync);
+        let sched = self.cfg.issue.schedulers.max(1);
+        let mut woken = vec![0u64; sched as usize];
+        for w in (0..32u32).rev().filter(|&w| warps >> w & 1 == 1) {
+            let slept = now.saturating_sub(self.ctas[c as usize].warps[w as usize].barrier_arrival);
+            if slept < sync.named_barrier_sleep_cycles || self.m.issue_group(c, w).is_some() {
+                continue;
+            }
+            let k = &mut woken[(w % sched) as usize];
+            wake[w as usize] = sync.named_barrier_wake_cycles + *k * sync.named_barrier_wake_spacing_cycles;
+            *k += 1;
+        }
+        wake
     }
 
     /// A named barrier completed: release its waiting warps and deliver bar.red results (into
@@ -262,8 +290,11 @@ impl<'p> Engine<'p> {
         };
         // Warps that ran ahead of the barrier go on issuing what does not wait for it.
         let ran_ahead: u32 = bits_of(warps).filter(|&w| self.m.warp(c, w).run_ahead == Some(id)).fold(0, |m, w| m | 1 << w);
+        let wake = self.wake_order(c, warps);
         exec::named_release_waiters(&mut self.m, c, id, gen, warps as u64);
         for w in bits_of(warps) {
+            // a warp asleep at the barrier for long wakes later
+            let back = back + wake[w as usize];
             let ws = &mut self.ctas[c as usize].warps[w as usize];
             if ran_ahead >> w & 1 == 1 {
                 ws.barrier_back = back;

@@ -53,6 +53,9 @@ pub(super) struct WarpState {
     /// (`exec::runs_ahead_of_barrier`) reaches it: its first instruction that waits for the
     /// barrier issues no earlier (those that run ahead are not held).
     pub(super) barrier_back: u64,
+    /// The cycle the unit took the warp's latest named-barrier arrival: a release finds it asleep
+    /// at the barrier for long when it has waited `sync.named_barrier_sleep_cycles` since.
+    pub(super) barrier_arrival: u64,
     /// The warp's issue group ([`Machine::issue_group`]) and the [`Engine::epoch`] it was
     /// computed in: eligibility, the idle skip and the issue itself ask for it in one cycle.
     pub(super) group: (u64, Option<(u32, u32)>),
@@ -95,7 +98,7 @@ pub(super) struct SetAside {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
