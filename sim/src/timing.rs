@@ -119,7 +119,17 @@ pub fn division_of(i: &Instr) -> Option<u32> {
     }
 }
 
-/// The constant divisor of an integer `div` / `rem` (ptxas divides by it without a reciprocal).
+/// Whether `b`, right after `a`, divides the same operands as `a` does (`div` then `rem`, or the
+/// other way round, with `a` not overwriting them): ptxas computes both in one sequence
+/// (val_warp_specialized.ptx's `rem.u32 %r40, %r30, 4; div.u32 %r41, %r30, 4` is one IMAD.HI and
+/// its corrections).
+fn divides_as_previous(a: &Instr, b: &Instr) -> bool {
+    let division = |i: &Instr| matches!(i.op, Opcode::Div | Opcode::Rem) && i.ty().is_some_and(|t| !t.is_float());
+    let overwrites = matches!(a.operands.first(), Some(Operand::Reg(d)) if a.operands[1..].iter().any(|o| o == &Operand::Reg(*d)));
+    division(a) && division(b) && a.op != b.op && a.ty() == b.ty() && a.guard == b.guard && a.operands.get(1..3) == b.operands.get(1..3) && !overwrites
+}
+
+/// The constant divisor of an integer `div` / `rem` (ptxas computes its reciprocal once, ahead).
 fn constant_divisor(i: &Instr) -> Option<u64> {
     let int = i.ty().is_some_and(|t| !t.is_float());
     match (i.op, i.operands.get(2)) {
@@ -128,11 +138,11 @@ fn constant_divisor(i: &Instr) -> Option<u64> {
     }
 }
 
-/// Whether `i` is a SASS sequence of dependent instructions ([`InstrInfo::sequence`]): a division
-/// but an integer one by a constant, and what [`compute_latency`] times as `latency.div`.
+/// Whether `i` is a SASS sequence of dependent instructions ([`InstrInfo::sequence`]): a division,
+/// and what [`compute_latency`] times as `latency.div`.
 pub fn sequence_of(i: &Instr) -> bool {
     match latency_kind(i.op) {
-        LatencyKind::Div => constant_divisor(i).is_none(),
+        LatencyKind::Div => true,
         LatencyKind::Mufu => matches!(i.op, Opcode::Sqrt | Opcode::Rcp) && !i.has(Mod::Approx),
         LatencyKind::Arith | LatencyKind::Mul | LatencyKind::WarpOp | LatencyKind::Redux | LatencyKind::Match | LatencyKind::Activemask | LatencyKind::Shfl | LatencyKind::Mma | LatencyKind::Misc | LatencyKind::TokenAlu => false,
     }
@@ -425,12 +435,11 @@ fn compute_latency(i: &Instr, c: &SmConfig) -> u64 {
         // div.approx / div.full.f32: FSETP, FSEL, a predicated FMUL rescale, MUFU.RCP, FMUL
         // (calibration/fp_latency.ptx's SASS), a sequence of five FP32 instructions around the MUFU
         LatencyKind::Div if float && !f64_ && (i.has(Mod::Approx) || i.has(Mod::Full)) => l.mufu + 5 * l.fp32,
-        // an integer division by a constant is a shift / mask (a power of two) or IMAD.HI + SHF
-        LatencyKind::Div => match constant_divisor(i) {
-            Some(d) if d.is_power_of_two() => l.alu,
-            Some(_) => l.mul + l.alu,
-            None => l.div,
-        },
+        // ptxas divides by a constant as by an invariant register (its reciprocal computed once,
+        // ahead), without the divide-by-zero select: two instructions fewer (val_div_atomics.ptx's
+        // SASS: 8 a link against 10, div by 4 and 16 included)
+        LatencyKind::Div if constant_divisor(i).is_some() => l.div.saturating_sub(2 * l.alu),
+        LatencyKind::Div => l.div,
         LatencyKind::Mufu if matches!(i.op, Opcode::Sqrt | Opcode::Rcp) && !i.has(Mod::Approx) => l.div,
         LatencyKind::Mufu => l.mufu,
         LatencyKind::Mul => typed(l.mul),
@@ -510,6 +519,14 @@ pub fn tma_beats(pieces: impl Iterator<Item = (Option<u64>, u64)>) -> u64 {
 /// The static facts of every instruction of the kernel, by pc.
 pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     let mut info = analyze_each(module, c);
+    for pc in 1..info.len() {
+        if divides_as_previous(&module.kernel.body[pc - 1], &module.kernel.body[pc]) {
+            // the quotient's sequence gives the remainder too (or the other way round)
+            info[pc].latency = c.latency.alu;
+            info[pc].sequence = false;
+            info[pc].divisor = None;
+        }
+    }
     for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
         info[pc].unroll = u;
     }
