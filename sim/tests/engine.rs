@@ -397,11 +397,10 @@ fn a_loop_ptxas_unrolls_pays_no_loop_control() {
     assert!(r.divergences.is_empty() && r.compared > 0, "{:?}", r.divergences);
 }
 
-/// One warp sums `n` words of shared memory, `ld.shared; add` each (the shape ptxas hoists the
-/// loads of), between two `%clock64` reads; lane 0 stores the delta into `t[0]` and the sum into
-/// `t[1]`.
-fn load_use_program(n: u32) -> Program {
-    let body: String = (0..n).map(|k| format!("\tld.shared.u32 %r3, [%r2+{}];\n\tadd.u32 %r4, %r4, %r3;\n", k * 128)).collect();
+/// A one-warp program whose thread 0 stores in `t` (16 bytes) the cycles `body` takes between
+/// two `%clock64` reads, then the u64 in `%rd7`; `decls` and `setup` come before the window.
+/// Registers: `%r<16>`, `%rd<8>`, `%p<2>`; `%rd2` is `t`, `%r0` `%tid.x`, `%p0` thread 0.
+fn timed_program(name: &str, decls: &str, setup: &str, body: &str) -> Program {
     let src = format!(
         r#"//! [launch]
 //! grid = [1, 1, 1]
@@ -418,38 +417,33 @@ fn load_use_program(n: u32) -> Program {
 .address_size 64
 .visible .entry k(.param .u64 t_ptr)
 {{
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<16>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
 	.reg .pred %p<2>;
-	.shared .align 4 .b32 s[1024];
-	ld.param.u64 %rd2, [t_ptr];
+{decls}	ld.param.u64 %rd2, [t_ptr];
 	cvta.to.global.u64 %rd2, %rd2;
 	mov.u32 %r0, %tid.x;
 	setp.eq.u32 %p0, %r0, 0;
-	mov.u32 %r2, s;
-	shl.b32 %r1, %r0, 2;
-	add.u32 %r2, %r2, %r1;
-	mov.u32 %r5, 0;
-init:
-	st.shared.u32 [%r2], %r5;
-	add.u32 %r2, %r2, 128;
-	add.u32 %r5, %r5, 1;
-	setp.lt.u32 %p1, %r5, 32;
-	@%p1 bra init;
-	bar.sync 0;
-	sub.u32 %r2, %r2, 4096;
-	mov.u32 %r4, 0;
+	mov.u64 %rd7, 0;
+{setup}	bar.sync 0;
 	mov.u64 %rd4, %clock64;
 {body}	mov.u64 %rd5, %clock64;
 	sub.s64 %rd6, %rd5, %rd4;
 	@%p0 st.global.u64 [%rd2], %rd6;
-	cvt.u64.u32 %rd7, %r4;
 	@%p0 st.global.u64 [%rd2+8], %rd7;
 	ret;
 }}
 "#
     );
-    Program::parse("load_use.ptx", &src).unwrap()
+    Program::parse(name, &src).unwrap()
+}
+
+/// One warp sums `n` words of shared memory, `ld.shared; add` each (the shape ptxas hoists the
+/// loads of), in the window of [`timed_program`]; the sum goes to `t[1]`.
+fn load_use_program(n: u32) -> Program {
+    let body: String = (0..n).map(|k| format!("\tld.shared.u32 %r3, [%r2+{}];\n\tadd.u32 %r4, %r4, %r3;\n", k * 128)).collect();
+    let setup = "\tmov.u32 %r2, s;\n\tshl.b32 %r1, %r0, 2;\n\tadd.u32 %r2, %r2, %r1;\n\tmov.u32 %r5, 0;\ninit:\n\tst.shared.u32 [%r2], %r5;\n\tadd.u32 %r2, %r2, 128;\n\tadd.u32 %r5, %r5, 1;\n\tsetp.lt.u32 %p1, %r5, 32;\n\t@%p1 bra init;\n\tsub.u32 %r2, %r2, 4096;\n\tmov.u32 %r4, 0;\n";
+    timed_program("load_use.ptx", "\t.shared .align 4 .b32 s[1024];\n", setup, &format!("{body}\tcvt.u64.u32 %rd7, %r4;\n"))
 }
 
 #[test]
@@ -488,49 +482,11 @@ fn arithmetic_that_waits_for_arithmetic_keeps_its_place() {
 }
 
 /// One warp's `n` dependent `atom.shared.add.u32` (lane stride `stride` bytes: 0 is one word for
-/// the whole warp), the active lanes `lanes`, between two `%clock64` reads stored in `t`.
+/// the whole warp), the active lanes `lanes`, in the window of [`timed_program`].
 fn atomic_program(n: u32, stride: u32, lanes: u32) -> Program {
-    let body: String = (0..n).map(|_| "\t@%p1 atom.shared.add.u32 %r10, [%r5], %r10;\n".to_string()).collect();
-    let src = format!(
-        r#"//! [launch]
-//! grid = [1, 1, 1]
-//! block = [32, 1, 1]
-//! [[buffer]]
-//! name = "t"
-//! bytes = 8
-//! output = true
-//! [[param]]
-//! name = "t_ptr"
-//! buffer = "t"
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 t_ptr)
-{{
-	.reg .b32 %r<16>;
-	.reg .b64 %rd<8>;
-	.reg .pred %p<2>;
-	.shared .align 4 .b32 s[64];
-	ld.param.u64 %rd2, [t_ptr];
-	cvta.to.global.u64 %rd2, %rd2;
-	mov.u32 %r0, %tid.x;
-	setp.eq.u32 %p0, %r0, 0;
-	setp.lt.u32 %p1, %r0, {lanes};
-	mul.lo.u32 %r4, %r0, {stride};
-	mov.u32 %r5, s;
-	add.u32 %r5, %r5, %r4;
-	mov.u32 %r10, 1;
-	bar.sync 0;
-	mov.u64 %rd4, %clock64;
-{body}	add.u32 %r11, %r10, 1;
-	mov.u64 %rd5, %clock64;
-	sub.s64 %rd6, %rd5, %rd4;
-	@%p0 st.global.u64 [%rd2], %rd6;
-	ret;
-}}
-"#
-    );
-    Program::parse("atomics.ptx", &src).unwrap()
+    let body = "\t@%p1 atom.shared.add.u32 %r10, [%r5], %r10;\n".repeat(n as usize) + "\tadd.u32 %r11, %r10, 1;\n";
+    let setup = format!("\tsetp.lt.u32 %p1, %r0, {lanes};\n\tmul.lo.u32 %r4, %r0, {stride};\n\tmov.u32 %r5, s;\n\tadd.u32 %r5, %r5, %r4;\n\tmov.u32 %r10, 1;\n");
+    timed_program("atomics.ptx", "\t.shared .align 4 .b32 s[64];\n", &setup, &body)
 }
 
 #[test]
@@ -546,47 +502,11 @@ fn a_whole_warp_on_one_word_is_a_warp_aggregated_atomic() {
     assert!(half_warp < distinct + per, "half a warp on one word {half_warp}, distinct words {distinct} cycles");
 }
 
-/// One warp's 4 dependent `div.u32` between two `%clock64` reads (stored in `t`): by a divisor
-/// computed before the window, or (`fresh`) by one the chain computes right before each division.
+/// One warp's 4 dependent `div.u32` in the window of [`timed_program`]: by a divisor computed
+/// before the window, or (`fresh`) by one the chain computes right before each division.
 fn division_program(fresh: bool) -> Program {
     let link = if fresh { "\tor.b32 %r3, %r10, 1;\n\tdiv.u32 %r10, %r4, %r3;\n" } else { "\tdiv.u32 %r10, %r10, %r3;\n\tadd.u32 %r10, %r10, %r4;\n" };
-    let body = link.repeat(4);
-    let src = format!(
-        r#"//! [launch]
-//! grid = [1, 1, 1]
-//! block = [32, 1, 1]
-//! [[buffer]]
-//! name = "t"
-//! bytes = 8
-//! output = true
-//! [[param]]
-//! name = "t_ptr"
-//! buffer = "t"
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 t_ptr)
-{{
-	.reg .b32 %r<16>;
-	.reg .b64 %rd<8>;
-	.reg .pred %p<2>;
-	ld.param.u64 %rd2, [t_ptr];
-	cvta.to.global.u64 %rd2, %rd2;
-	mov.u32 %r0, %tid.x;
-	setp.eq.u32 %p0, %r0, 0;
-	add.u32 %r3, %r0, 3;
-	add.u32 %r4, %r0, 1000;
-	mov.u32 %r10, 77777;
-	bar.sync 0;
-	mov.u64 %rd4, %clock64;
-{body}	mov.u64 %rd5, %clock64;
-	sub.s64 %rd6, %rd5, %rd4;
-	@%p0 st.global.u64 [%rd2], %rd6;
-	ret;
-}}
-"#
-    );
-    Program::parse("division.ptx", &src).unwrap()
+    timed_program("division.ptx", "", "\tadd.u32 %r3, %r0, 3;\n\tadd.u32 %r4, %r0, 1000;\n\tmov.u32 %r10, 77777;\n", &link.repeat(4))
 }
 
 #[test]
