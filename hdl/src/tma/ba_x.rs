@@ -40,8 +40,10 @@
 //! Their swizzled addresses stay in that line (the swizzle only XORs chunk bits 4..6 with line
 //! bits 7..9, PTX 5.5.7), so stage Y places them with one XOR permutation and OB writes them as
 //! one line write: an aligned copy moves 128 B per cycle. Anything else (a partial or OOB
-//! chunk, a misaligned row, stores, prefetches, shared::cta -> shared::cluster) is one slot a
-//! cycle, as before.
+//! chunk, a misaligned row, stores, shared::cta -> shared::cluster) is one slot a cycle, as
+//! before. A prefetch drops its chunks in runs as a load writes them (a prefetch queued before
+//! a copy held BA one slot a cycle: calibration/tma_prefetch.ptx, prefetch + copy of 4 KiB 608
+//! cycles against silicon's 482).
 //!
 //! # Store pairs (the wide read path)
 //!
@@ -216,8 +218,8 @@ impl Logic for TmaSlotIter {
             && (self.x_u.val() <= self.b.q.val().jh);
         self.x_dense.next = self.r.q.val().dense;
         // a run: an aligned load's whole chunks from the ROB's head line into one dense line
+        // (a prefetch's are dropped a run at a time: it holds BA no longer than a load)
         self.x_run.next = !self.b.q.val().store
-            && !self.b.q.val().pf
             && !self.b.q.val().d
             && (self.b.q.val().off == 0)
             && self.x_need.val()

@@ -80,8 +80,8 @@
 //! of the line's chunks: [`ba_x`] "Runs"), one line write into every destination CTA at once
 //! (multicast costs no write more than one copy): up to 128 B per cycle when source and
 //! destination are 128-byte aligned alike, about 64 when they are not. Everything else moves
-//! one 16-byte slot per cycle (misaligned rows, partial or OOB chunks, prefetches,
-//! shared::cta -> shared::cluster); a misaligned row spends one extra slot. A store whose rows
+//! one 16-byte slot per cycle (misaligned rows, partial or OOB chunks, shared::cta ->
+//! shared::cluster; a prefetch drops its chunks in runs, as a load writes them); a misaligned row spends one extra slot. A store whose rows
 //! are aligned reads a pair of chunks (one 32-byte sector) a cycle ([`ba_x`] "Store pairs"):
 //! the write side's one sector request a cycle (32 B/cycle) sets its rate, not the reads.
 //! Requests: one per cycle at most, each the row's wanted sectors within one aligned block of

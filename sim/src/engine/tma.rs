@@ -182,15 +182,15 @@ fn red_mods(op: TmaRedOp, t: TmaRedType) -> Option<(Mod, Mod)> {
     Some((o, t))
 }
 
-/// The cycles a TMA instruction's command holds the CTA's front end, per active lane: a copy or
-/// reduction `tma.command_cycles`, a prefetch `tma.prefetch_command_cycles` (it goes through the
-/// same front end, more cheaply: calibration/tma_prefetch.ptx, 8 in 158 cycles), anything else
-/// (commit_group, wait_group) none.
+/// The cycles the command of a TMA-class instruction (`timing::class` `Class::Tma`) holds the
+/// CTA's front end, per active lane: a prefetch `tma.prefetch_command_cycles` (it goes through
+/// the same front end, more cheaply: calibration/tma_prefetch.ptx, 8 in 158 cycles), a copy or
+/// reduction `tma.command_cycles`.
 pub(super) fn front_end_cycles(op: Opcode, t: &crate::config::Tma) -> u64 {
-    match op {
-        Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor => t.prefetch_command_cycles,
-        Opcode::CpAsyncBulk | Opcode::CpAsyncBulkTensor | Opcode::CpReduceAsyncBulk | Opcode::CpReduceAsyncBulkTensor => t.command_cycles,
-        _ => 0,
+    if matches!(op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
+        t.prefetch_command_cycles
+    } else {
+        t.command_cycles
     }
 }
 
