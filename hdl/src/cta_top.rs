@@ -12,7 +12,9 @@
 //!   CTA's part goes to the shared-memory port
 //!   and, in the same cycle, the rest leaves on `dsmem_out_*` with the other CTAs' ranks (the
 //!   cluster fabric delivers it to each one's `dsmem_in_*`); the write is taken when both sides
-//!   take it; its reads (bulk stores) use the shared-memory port's read side;
+//!   take it; its reads (bulk stores) use the shared-memory port's read side, one 16-byte beat
+//!   a cycle (the engine is built with `TmaEngine::beat_reads`: one chunk a read; the beat is
+//!   handed over in every chunk of the line the engine reads);
 //! - a reducing beat (`cp.reduce.async.bulk.shared::cluster`, `red_op` not `Copy`), from this
 //!   CTA's TMA engine or on `dsmem_in` (`dsmem_in_red_op`), is consumed and dropped with `smem_red_dropped` set:
 //!   the SmemPort has no reduction ALU, so the top refuses the beat rather than writing it as
@@ -37,7 +39,8 @@ use crate::named_barrier_unit::{
 };
 use crate::smem_port::{SmemLineSplit, SmemPort, SmemReq, SmemResp, SmemWrite};
 use crate::tma::{
-    TmaCmd, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaSmemBeat,
+    TmaCmd, TmaData128, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaRedOp,
+    TmaSmemBeat,
 };
 use rust_hdl::prelude::*;
 
@@ -201,6 +204,8 @@ pub struct CtaTop<const A: usize, const S: usize> {
     wr_red: Signal<Local, bool>,
     /// `dsmem_in` is a reduction
     in_red: Signal<Local, bool>,
+    /// the port's read beat as the engine's line read (the beat in every chunk)
+    rd_line: Signal<Local, TmaData128>,
 }
 
 /// Global requests the top's TMA engine keeps in flight: all its reorder-buffer tags (sm90.toml
@@ -280,7 +285,7 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             mbar: MbarrierUnit::new(default_suspend_cycles),
             named: Default::default(),
             cluster: Default::default(),
-            tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_REQUEST_BYTES),
+            tma: TmaEngine::new(CTA_TMA_MAX_OUTSTANDING, CTA_TMA_BYTES_PER_CYCLE, CTA_TMA_REQUEST_BYTES).beat_reads(),
             smem: Default::default(),
             split: Default::default(),
             wr_own: Default::default(),
@@ -290,6 +295,7 @@ impl<const A: usize, const S: usize> CtaTop<A, S> {
             wr_remote_ok: Default::default(),
             wr_red: Default::default(),
             in_red: Default::default(),
+            rd_line: Default::default(),
         }
     }
 }
@@ -403,7 +409,15 @@ impl<const A: usize, const S: usize> Logic for CtaTop<A, S> {
         self.smem.tma_rd_addr.next = self.tma.smem_rd_addr.val();
         self.smem.tma_rd_valid.next = self.tma.smem_rd_valid.val();
         self.tma.smem_rd_ready.next = self.smem.tma_rd_ready.val();
-        self.tma.smem_rd_data.next = self.smem.tma_rd_data.val();
+        self.rd_line.next.c0 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c1 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c2 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c3 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c4 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c5 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c6 = self.smem.tma_rd_data.val();
+        self.rd_line.next.c7 = self.smem.tma_rd_data.val();
+        self.tma.smem_rd_data.next = self.rd_line.val();
 
         // ---- shared-memory data port: other CTAs' TMA beats, the warps
         // (a reducing beat is consumed and dropped, as above)

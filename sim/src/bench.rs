@@ -478,8 +478,8 @@ mod tests {
         assert_eq!(cases.len(), 3);
         let rs = tma_bench(&sm, cases).expect("every store case runs ok");
         let lat = |n: &str| rs.iter().find(|r| r.case.name == n).map(|r| r.latency).unwrap();
-        assert!(lat("store_4096") >= sm.global.write_ack_cycles, "{}", lat("store_4096"));
+        assert!(lat("store_4096") >= sm.tma.store_ack_cycles, "{}", lat("store_4096"));
         assert!(lat("store_16384") > lat("store_4096"));
-        assert!(lat("reduce_4096") >= sm.global.write_ack_cycles);
+        assert!(lat("reduce_4096") >= sm.tma.reduce_ack_cycles);
     }
 }

@@ -321,6 +321,22 @@ pub struct Tma {
     /// Cycles from the last beat reaching a CTA's shared memory to its complete-tx reaching the
     /// MbarrierUnit.
     pub complete_tx_cycles: u64,
+    /// The front end takes one prefetch command (`cp.async.bulk.prefetch{.tensor}.L2`) per this
+    /// many cycles: the issuing instruction waits, as for `command_cycles`.
+    pub prefetch_command_cycles: u64,
+    /// Cycles from a store's (or global reduction's) command reaching the engine to the engine
+    /// taking it (its first shared-memory read).
+    pub store_start_cycles: u64,
+    /// Bytes per cycle the global side takes a store's sector writes at (the engine issues at
+    /// most one 32-byte sector a cycle).
+    pub write_bytes_per_cycle: f64,
+    /// Bytes per cycle the global side takes a reduction's (`cp.reduce.async.bulk` .global)
+    /// sector writes at.
+    pub reduce_bytes_per_cycle: f64,
+    /// Cycles from a store's sector write being taken to its acknowledgement.
+    pub store_ack_cycles: u64,
+    /// Cycles from a reduction's sector write being taken to its acknowledgement.
+    pub reduce_ack_cycles: u64,
 }
 
 /// Run limits.
@@ -372,8 +388,8 @@ impl SmConfig {
     /// Parses a configuration.
     pub fn parse(text: &str) -> Result<SmConfig, String> {
         let c: SmConfig = toml::from_str(text).map_err(|e| e.to_string())?;
-        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
-            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle and mhz must be positive, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
+        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(c.tma.write_bytes_per_cycle > 0.0) || !(c.tma.reduce_bytes_per_cycle > 0.0) || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
+            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.write_bytes_per_cycle, tma.reduce_bytes_per_cycle and mhz must be positive, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
         }
         Ok(c)
     }

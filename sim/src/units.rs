@@ -32,7 +32,7 @@
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault, ClusterBarrierReq, ClusterBarrierResp, ClusterBarrierUnit, ClusterLaunch, ClusterWarpExit};
 use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord, WaiterState, MBARRIER_WAITERS};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
-use hopsync_hdl::tma_engine::{TmaCmd, TmaData16, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaData128, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
 use hopsync_hdl_fast::models::{ClusterBarrierUnitModel, NamedBarrierUnitModel};
 use hopsync_hdl_fast::rt::Model;
 use rust_hdl::prelude::*;
@@ -1044,8 +1044,8 @@ pub struct TmaInputs {
     pub smem_wr_ready: bool,
     /// Shared memory accepts a read.
     pub smem_rd_ready: bool,
-    /// The data of the read accepted last cycle.
-    pub smem_rd_data: TmaData16,
+    /// The data of the read accepted last cycle: its 128-byte line (the wanted chunks).
+    pub smem_rd_data: TmaData128,
     /// The mbarrier path accepts a complete-tx.
     pub mbar_ready: bool,
     /// wait_group N.
@@ -1066,8 +1066,9 @@ pub struct TmaOutputs {
     pub gmem_req: Option<TmaGmemReq>,
     /// A shared-memory write (taken when `smem_wr_ready` was set).
     pub smem_wr: Option<TmaSmemWrite>,
-    /// A shared-memory read address (taken when `smem_rd_ready` was set).
-    pub smem_rd: Option<u32>,
+    /// A shared-memory line read: the first wanted chunk's address and the line's chunk enables
+    /// (taken when `smem_rd_ready` was set).
+    pub smem_rd: Option<(u32, u8)>,
     /// A complete-tx: (request, destination CTA rank, remote) (taken when `mbar_ready` was set).
     pub mbar: Option<(MbarrierReq, u32, bool)>,
     /// wait_group{.read} wait_n holds.
@@ -1129,7 +1130,7 @@ impl TmaSim for TmaHdl {
             cmd_ready: u.cmd_ready.val(),
             gmem_req: u.gmem_req_valid.val().then(|| u.gmem_req.val()),
             smem_wr: u.smem_wr_valid.val().then(|| u.smem_wr.val()),
-            smem_rd: u.smem_rd_valid.val().then(|| u.smem_rd_addr.val().to_u64() as u32),
+            smem_rd: u.smem_rd_valid.val().then(|| (u.smem_rd_addr.val().to_u64() as u32, u.smem_rd_cen.val().to_u64() as u8)),
             mbar: u.mbar_valid.val().then(|| (u.mbar_req.val(), u.mbar_cta.val().to_u64() as u32, u.mbar_remote.val())),
             wait_done: u.wait_done.val(),
             store_read_done: u.store_read_done.val(),

@@ -570,7 +570,7 @@ input_ports! {
         gmem_resp_valid: bool = x.gmem_resp.is_some(),
         smem_wr_ready: bool = x.smem_wr_ready,
         smem_rd_ready: bool = x.smem_rd_ready,
-        smem_rd_data: TmaData16 = x.smem_rd_data,
+        smem_rd_data: TmaData128 = x.smem_rd_data,
         mbar_ready: bool = x.mbar_ready,
         wait_n: Bits<8> = (x.wait_n as u64).into(),
         wait_read: bool = x.wait_read,
@@ -588,6 +588,7 @@ output_ports! {
         smem_wr: TmaSmemWrite,
         smem_wr_valid: bool,
         smem_rd_addr: Bits<18>,
+        smem_rd_cen: Bits<8>,
         smem_rd_valid: bool,
         mbar_req: MbarrierReq,
         mbar_cta: Bits<4>,
@@ -633,7 +634,7 @@ impl TmaSim for VUnit<TmaIn, TmaOut> {
                     cmd_ready: o.cmd_ready(m, b),
                     gmem_req: o.gmem_req_valid(m, b).then(|| o.gmem_req(m, b)),
                     smem_wr: o.smem_wr_valid(m, b).then(|| o.smem_wr(m, b)),
-                    smem_rd: o.smem_rd_valid(m, b).then(|| o.smem_rd_addr(m, b).to_u64() as u32),
+                    smem_rd: o.smem_rd_valid(m, b).then(|| (o.smem_rd_addr(m, b).to_u64() as u32, o.smem_rd_cen(m, b).to_u64() as u8)),
                     mbar: o.mbar_valid(m, b).then(|| (o.mbar_req(m, b), o.mbar_cta(m, b).to_u64() as u32, o.mbar_remote(m, b))),
                     wait_done: o.wait_done(m, b),
                     store_read_done: o.store_read_done(m, b),
@@ -847,7 +848,7 @@ mod tests {
             };
             words::<{ TmaGmemReq::BITS }, TmaGmemReq>(g, &mut w);
             assert_eq!(decode::<TmaGmemReq>(&w), g);
-            let data = TmaData128 { c0: data16(&mut rng), c1: data16(&mut rng), c2: data16(&mut rng), c3: data16(&mut rng), c4: data16(&mut rng), c5: data16(&mut rng), c6: data16(&mut rng), c7: data16(&mut rng) };
+            let data = crate::lockstep::data128(&mut rng);
             let s = TmaSmemWrite { ctam: rng.bits(), addr: rng.bits(), data, cen: rng.bits(), red_op: pick(&mut rng), red_type: pick(&mut rng) };
             words::<{ TmaSmemWrite::BITS }, TmaSmemWrite>(s, &mut w);
             assert_eq!(decode::<TmaSmemWrite>(&w), s);
@@ -904,7 +905,7 @@ mod tests {
                 gmem_resp: v.then_some(r),
                 smem_wr_ready: rng.pct(85),
                 smem_rd_ready: rng.pct(85),
-                smem_rd_data: data16(&mut rng),
+                smem_rd_data: crate::lockstep::data128(&mut rng),
                 mbar_ready: rng.pct(80),
                 wait_n: rng.below(4) as u8,
                 wait_read: rng.pct(50),

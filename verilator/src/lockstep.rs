@@ -329,6 +329,11 @@ pub fn data16(rng: &mut Rng) -> TmaData16 {
     }
 }
 
+/// 128 random bytes (a line: a shared-memory line read, a read response).
+pub fn data128(rng: &mut Rng) -> TmaData128 {
+    TmaData128 { c0: data16(rng), c1: data16(rng), c2: data16(rng), c3: data16(rng), c4: data16(rng), c5: data16(rng), c6: data16(rng), c7: data16(rng) }
+}
+
 /// A shared-memory address: mostly inside the test bank (64 beats), now and then anywhere.
 fn smem_addr(rng: &mut Rng) -> Bits<18> {
     b(if rng.pct(90) { rng.below(16 << TEST_S) } else { rng.next() })
@@ -755,11 +760,11 @@ impl Dut for TmaEngineDut {
     port_io!(u;
         inputs [cta_rank: Bits<4>, cmd: TmaCmd, cmd_desc: TmaDescImage, cmd_valid: bool,
                 gmem_req_ready: bool, gmem_resp: TmaGmemResp, gmem_resp_valid: bool,
-                smem_wr_ready: bool, smem_rd_ready: bool, smem_rd_data: TmaData16,
+                smem_wr_ready: bool, smem_rd_ready: bool, smem_rd_data: TmaData128,
                 mbar_ready: bool, wait_n: Bits<8>, wait_read: bool, wait_thread: Bits<10>]
         outputs [cmd_ready: bool, gmem_req: hopsync_hdl::tma_engine::TmaGmemReq,
                  gmem_req_valid: bool, gmem_resp_ready: bool, smem_wr: TmaSmemWrite,
-                 smem_wr_valid: bool, smem_rd_addr: Bits<18>, smem_rd_valid: bool,
+                 smem_wr_valid: bool, smem_rd_addr: Bits<18>, smem_rd_cen: Bits<8>, smem_rd_valid: bool,
                  mbar_req: MbarrierReq, mbar_cta: Bits<4>, mbar_remote: bool,
                  mbar_valid: bool, wait_done: bool, groups_pending: Bits<4>,
                  store_read_done: bool, store_writes_issued: bool,
@@ -803,7 +808,7 @@ impl Dut for TmaEngineDut {
         u.gmem_resp.next = r;
         u.smem_wr_ready.next = rng.pct(85);
         u.smem_rd_ready.next = rng.pct(85);
-        u.smem_rd_data.next = data16(rng);
+        u.smem_rd_data.next = data128(rng);
         u.mbar_ready.next = rng.pct(80);
         u.wait_n.next = b(rng.below(4));
         u.wait_read.next = rng.pct(50);

@@ -12,9 +12,10 @@
 //!   from the reorder buffer (none for slots outside the row's in-bounds chunks), `rob_pop_n`
 //!   of them in a cycle (a run); `rob_n`: the head line's chunks left. The reorder buffer hands
 //!   them to stage Y.
-//! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`: a store (and a shared::cta ->
-//!   shared::cluster copy) reads one 16-byte beat of shared memory per slot; its data comes the
-//!   cycle after the accepting edge, when the slot is in Y.
+//! - `smem_rd_addr` / `smem_rd_cen` / `smem_rd_valid` / `smem_rd_ready`: a store (and a
+//!   shared::cta -> shared::cluster copy) reads shared memory per slot: a line read (the
+//!   128-byte line of `smem_rd_addr`, the 16-byte chunks of `smem_rd_cen`: one, or a store
+//!   pair's two); its data comes the cycle after the accepting edge, when the slot is in Y.
 //! - `wb_n`, `ob_n` (in): entries in the write buffer / output buffer; a slot moves only when
 //!   its output buffer will have room, counting the entry Y may push this cycle.
 //! - `y`: the slot in stage Y ([`TmaSlot`]: what stage Y realigns, fills and packs).
@@ -39,8 +40,21 @@
 //! Their swizzled addresses stay in that line (the swizzle only XORs chunk bits 4..6 with line
 //! bits 7..9, PTX 5.5.7), so stage Y places them with one XOR permutation and OB writes them as
 //! one line write: an aligned copy moves 128 B per cycle. Anything else (a partial or OOB
-//! chunk, a misaligned row, stores, prefetches, shared::cta -> shared::cluster) is one slot a
-//! cycle, as before.
+//! chunk, a misaligned row, stores, shared::cta -> shared::cluster) is one slot a cycle, as
+//! before. A prefetch drops its chunks in runs as a load writes them (a prefetch queued before
+//! a copy held BA one slot a cycle: calibration/tma_prefetch.ptx, prefetch + copy of 4 KiB 608
+//! cycles against silicon's 482).
+//!
+//! # Store pairs (the wide read path)
+//!
+//! A store slot whose row is aligned (`off` 0), whose chunk is whole and starts a 32-byte
+//! global sector, and whose next chunk is whole, in bounds and in the same shared-memory line
+//! fires with it as a pair: one line read of both chunks (their swizzled places in the line),
+//! one whole-sector write. The write side takes one sector a cycle (the issuer's one request a
+//! cycle), so a pair a cycle is the most a store can use: the read side never bounds a store,
+//! the global write side does (as on silicon: docs/FIDELITY.md, bulk_store.ptx). `pairs`
+//! (the top's constructor constant, [`crate::tma::TmaEngine::beat_reads`]) turns them off for a port that reads
+//! one 16-byte beat a cycle (the CTA top's `SmemPort`).
 
 use super::types::*;
 use rust_hdl::prelude::*;
@@ -91,8 +105,10 @@ pub struct TmaSlotIter {
     pub rob_pop: Signal<Out, bool>,
     /// how many
     pub rob_pop_n: Signal<Out, Bits<4>>,
-    /// shared-memory read address (stores; swizzled, 16-byte aligned)
+    /// shared-memory read address (stores; the first chunk's, swizzled, 16-byte aligned)
     pub smem_rd_addr: Signal<Out, Bits<18>>,
+    /// the chunks of that address's 128-byte line the read wants
+    pub smem_rd_cen: Signal<Out, Bits<8>>,
     /// `smem_rd_addr` is valid
     pub smem_rd_valid: Signal<Out, bool>,
     /// the read is accepted this cycle
@@ -101,6 +117,9 @@ pub struct TmaSlotIter {
     pub wb_n: Signal<In, Bits<2>>,
     /// output-buffer entries
     pub ob_n: Signal<In, Bits<2>>,
+    /// stores read a pair of chunks a cycle where they can (the port reads lines; the top's
+    /// constructor constant)
+    pub pairs: Signal<In, bool>,
     /// the slot in stage Y
     pub y_out: Signal<Out, TmaSlot>,
     /// no job, row or slot
@@ -128,6 +147,20 @@ pub struct TmaSlotIter {
     x_lim_mask: Signal<Local, Bits<16>>,
     /// a run's limit: chunks left in the dense shared-memory line
     x_lim_line: Signal<Local, Bits<4>>,
+    /// the slot is a store pair (two whole chunks of one global sector, one line read)
+    x_pair: Signal<Local, bool>,
+    /// the slot's next chunk index in the row (a pair's second)
+    x_s1: Signal<Local, Bits<16>>,
+    /// the read's first chunk in its shared-memory line (swizzled)
+    x_rc: Signal<Local, Bits<3>>,
+    /// a pair's second chunk in that line (swizzled)
+    x_rc1: Signal<Local, Bits<3>>,
+    /// the dense chunk index of the slot in its line
+    x_dc: Signal<Local, Bits<3>>,
+    /// the swizzle's XOR on chunk indices of the slot's line
+    x_sx: Signal<Local, Bits<3>>,
+    /// the global chunk address after the slot (low half)
+    x_ca_next: Signal<Local, Bits<32>>,
     /// chunks the slot moves (1, or a run's)
     x_n: Signal<Local, Bits<4>>,
     /// the index of the slot's last chunk in the row
@@ -185,14 +218,31 @@ impl Logic for TmaSlotIter {
             && (self.x_u.val() <= self.b.q.val().jh);
         self.x_dense.next = self.r.q.val().dense;
         // a run: an aligned load's whole chunks from the ROB's head line into one dense line
+        // (a prefetch's are dropped a run at a time: it holds BA no longer than a load)
         self.x_run.next = !self.b.q.val().store
-            && !self.b.q.val().pf
             && !self.b.q.val().d
             && (self.b.q.val().off == 0)
             && self.x_need.val()
             && self.x_inr.val()
             && ((self.r.q.val().s != self.b.q.val().jl) || (self.b.q.val().lomask == 0xFFFF))
             && ((self.r.q.val().s != self.b.q.val().jh) || (self.b.q.val().himask == 0xFFFF));
+        // a store pair: two whole chunks of one global sector, in one shared-memory line
+        self.x_s1.next = self.r.q.val().s + 1;
+        self.x_pair.next = self.pairs.val()
+            && self.b.q.val().store
+            && !self.b.q.val().s2s
+            && (self.b.q.val().off == 0)
+            && !self.r.q.val().oob
+            && self.x_need.val()
+            && self.x_emit.val()
+            && self.x_inr.val()
+            && (self.x_s1.val() < self.b.q.val().nb)
+            && (self.x_s1.val() <= self.b.q.val().cb)
+            && (self.x_s1.val() <= self.b.q.val().jh)
+            && ((self.r.q.val().s != self.b.q.val().jl) || (self.b.q.val().lomask == 0xFFFF))
+            && ((self.x_s1.val() != self.b.q.val().jh) || (self.b.q.val().himask == 0xFFFF))
+            && ((self.r.q.val().ca_lo & 16) == 0)
+            && ((self.x_dense.val() & 0x70) != 0x70);
         self.x_lim_mask.next = self.b.q.val().jh - self.r.q.val().s;
         if self.b.q.val().himask == 0xFFFF {
             self.x_lim_mask.next = self.x_lim_mask.val() + 1;
@@ -207,6 +257,9 @@ impl Logic for TmaSlotIter {
             if self.x_lim_mask.val() < bit_cast::<16, 4>(self.x_n.val()) {
                 self.x_n.next = bit_cast::<4, 16>(self.x_lim_mask.val());
             }
+        }
+        if self.x_pair.val() {
+            self.x_n.next = 2.into();
         }
         self.x_s_last.next = self.r.q.val().s + bit_cast::<16, 4>(self.x_n.val()) - 1;
         self.x_bytes.next = bit_cast::<18, 4>(self.x_n.val()) << 4;
@@ -279,6 +332,16 @@ impl Logic for TmaSlotIter {
             && self.x_need.val()
             && self.x_room.val();
         self.smem_rd_addr.next = self.x_swa.val();
+        self.x_dc.next = bit_cast::<3, 18>(self.x_dense.val() >> 4);
+        self.x_sx.next = bit_cast::<3, 18>((self.x_swa.val() ^ self.x_dense.val()) >> 4);
+        self.x_rc.next = bit_cast::<3, 18>(self.x_swa.val() >> 4);
+        self.x_rc1.next = (self.x_dc.val() + 1) ^ self.x_sx.val();
+        if self.x_pair.val() {
+            self.smem_rd_cen.next = (bits::<8>(1) << self.x_rc.val()) | (bits::<8>(1) << self.x_rc1.val());
+        } else {
+            self.smem_rd_cen.next = bits::<8>(1) << self.x_rc.val();
+        }
+        self.x_ca_next.next = self.r.q.val().ca_lo + bit_cast::<32, 18>(self.x_bytes.val());
         if self.x_fire.val() {
             if self.x_rend.val() {
                 self.r.d.next.s = 0.into();
@@ -290,10 +353,10 @@ impl Logic for TmaSlotIter {
                     self.r.d.next.dense =
                         self.r.q.val().dense + bit_cast::<18, 24>(self.b.q.val().rowbytes);
                 } else if self.x_need.val() {
-                    self.r.d.next.dense = self.r.q.val().dense + 16;
+                    self.r.d.next.dense = self.r.q.val().dense + self.x_bytes.val();
                 }
-                self.r.d.next.ca_lo = self.r.q.val().ca_lo + 16;
-                if self.r.q.val().ca_lo >= 0xFFFF_FFF0_u64 {
+                self.r.d.next.ca_lo = self.x_ca_next.val();
+                if self.x_ca_next.val() < self.r.q.val().ca_lo {
                     self.r.d.next.ca_hi = self.r.q.val().ca_hi + 1;
                 }
             } else if self.x_emit.val() {
@@ -310,12 +373,14 @@ impl Logic for TmaSlotIter {
             self.y.d.next.jlast = self.x_rend.val() && self.r.q.val().last;
             self.y.d.next.mask = self.x_mask.val();
             self.y.d.next.addr = self.x_addr.val();
-            self.y.d.next.run = self.x_run.val();
+            self.y.d.next.run = self.x_run.val() || self.x_pair.val();
+            self.y.d.next.rc = self.x_rc.val();
+            self.y.d.next.rc1 = self.x_rc1.val();
             self.y.d.next.n = self.x_n.val();
             if self.x_run.val() {
                 // the run's chunks in its line, and the swizzle's permutation of them
-                self.y.d.next.c0 = bit_cast::<3, 18>(self.x_dense.val() >> 4);
-                self.y.d.next.x = bit_cast::<3, 18>((self.x_swa.val() ^ self.x_dense.val()) >> 4);
+                self.y.d.next.c0 = self.x_dc.val();
+                self.y.d.next.x = self.x_sx.val();
             } else {
                 self.y.d.next.c0 = bit_cast::<3, 18>(self.x_addr.val() >> 4);
                 self.y.d.next.x = 0.into();

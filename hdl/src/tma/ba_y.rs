@@ -5,8 +5,8 @@
 //! # Ports
 //!
 //! - `y` (in): the slot in stage Y ([`crate::tma::ba_x::TmaSlotIter`]).
-//! - `smem_rd_data` (in): a store's shared-memory beat (read at the edge that moved the slot
-//!   into Y); `rob_rd` (in): a load's reorder-buffer chunk (the first one popped at that edge);
+//! - `smem_rd_data` (in): a store's shared-memory line read (at the edge that moved the slot
+//!   into Y; its chunks `rc`, and `rc1` of a pair, are the slot's); `rob_rd` (in): a load's reorder-buffer chunk (the first one popped at that edge);
 //!   `rob_row` / `rob_sel` (in): that chunk's whole line and its index in it (a run's chunks).
 //! - `ob_push` / `ob_entry`: a line write (or only a job's end marker, for complete_tx) for the
 //!   output buffer; `wb_push` / `wb_entry`: a sector write (or only an op's end marker) for the write
@@ -22,7 +22,8 @@
 //! and replaces the bytes outside the slot's mask by the fill (zero, or the NaN pattern of
 //! `NAN_REQUEST_ZERO_FMA`). The sector packer holds the low half of a 32-byte sector until its
 //! high half (or the row's last chunk) comes: a write carries the in-bounds bytes of one sector
-//! as its byte mask.
+//! as its byte mask. A store pair (stage X: two whole chunks of one sector, one line read) is
+//! one whole-sector write at once.
 //!
 //! An output-buffer entry is a shared-memory line write ([`TmaLinePlace`]): a slot's one beat
 //! goes to its chunk of the line; a run (stage X's aligned, whole load chunks of one reorder-
@@ -38,8 +39,8 @@ pub struct TmaRealign {
     pub clock: Signal<In, Clock>,
     /// the slot in Y
     pub y: Signal<In, TmaSlot>,
-    /// a store's shared-memory beat
-    pub smem_rd_data: Signal<In, TmaData16>,
+    /// a store's shared-memory line read
+    pub smem_rd_data: Signal<In, TmaData128>,
     /// a load's reorder-buffer chunk
     pub rob_rd: Signal<In, TmaData16>,
     /// its line
@@ -69,6 +70,10 @@ pub struct TmaRealign {
     align: TmaAlign,
     /// the output's place in its shared-memory line
     place: TmaLinePlace,
+    /// a store's (first) chunk of its line read
+    rd0: TmaChunkPick,
+    /// a store pair's second chunk
+    rd1: TmaChunkPick,
     /// the previous slot's input bytes
     y_prev: DFF<TmaData16>,
     /// packer: a low half is held
@@ -99,6 +104,8 @@ impl Default for TmaRealign {
             zero16: Constant::new(TmaData16::default()),
             align: Default::default(),
             place: Default::default(),
+            rd0: Default::default(),
+            rd1: Default::default(),
             y_prev: Default::default(),
             pk_vld: Default::default(),
             pk_data: Default::default(),
@@ -115,14 +122,18 @@ impl Logic for TmaRealign {
         self.align.off.next = self.y.val().off;
         self.align.mask.next = self.y.val().mask;
         self.align.fill.next = self.y.val().fill;
+        self.rd0.line.next = self.smem_rd_data.val();
+        self.rd0.sel.next = self.y.val().rc;
+        self.rd1.line.next = self.smem_rd_data.val();
+        self.rd1.sel.next = self.y.val().rc1;
         if self.y.val().store {
-            self.align.cur.next = self.smem_rd_data.val();
+            self.align.cur.next = self.rd0.out.val();
         } else {
             self.align.cur.next = self.rob_rd.val();
         }
         if self.y.val().valid {
             if self.y.val().store {
-                self.y_prev.d.next = self.smem_rd_data.val();
+                self.y_prev.d.next = self.rd0.out.val();
             } else {
                 self.y_prev.d.next = self.rob_rd.val();
             }
@@ -166,7 +177,14 @@ impl Logic for TmaRealign {
             && !self.y.val().s2s
             && self.y.val().jlast;
         if self.y.val().valid && self.y.val().store && !self.y.val().s2s {
-            if self.y.val().emit {
+            if self.y.val().emit && self.y.val().run {
+                // a pair: the whole sector at once (it starts one: nothing is held)
+                self.wb_entry.next.write = true;
+                self.wb_push.next = true;
+                self.wb_entry.next.data_hi = self.rd1.out.val();
+                self.wb_entry.next.mask_hi = 0xFFFF.into();
+                self.pk_vld.d.next = false;
+            } else if self.y.val().emit {
                 if !self.y.val().par {
                     if self.y.val().ulast {
                         self.wb_entry.next.write = true;
@@ -255,6 +273,31 @@ end
 ",
             m.join(", ")
         ))
+    }
+}
+
+/// One 16-byte chunk of a 128-byte line (`out` = chunk `sel` of `line`), combinational: a
+/// store's chunk of its line read. A leaf with hand-written Verilog (as [`TmaAlign`]).
+#[derive(LogicBlock, Default)]
+pub struct TmaChunkPick {
+    /// the line
+    pub line: Signal<In, TmaData128>,
+    /// the chunk
+    pub sel: Signal<In, Bits<3>>,
+    /// its 16 bytes
+    pub out: Signal<Out, TmaData16>,
+}
+
+impl Logic for TmaChunkPick {
+    fn update(&mut self) {
+        let k = self.sel.val().to_u64() as usize;
+        self.out.next = TmaData16::from_bytes(&self.line.val().to_bytes()[16 * k..16 * k + 16]);
+    }
+    fn connect(&mut self) {
+        self.out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom("always @(*) begin\n   out = line[{sel, 7'b0000000} +: 128];\nend\n".into())
     }
 }
 
@@ -420,7 +463,10 @@ mod tests {
         let mut pushes = vec![];
         for (k, s) in [slot(false, false, false, 0x100), slot(true, false, false, 0x110), slot(false, true, true, 0x120)].into_iter().enumerate() {
             y.y.next = s;
-            y.smem_rd_data.next = TmaData16::from_bytes(&[k as u8 + 1; 16]);
+            // the line read: the slot's chunk (rc 0) holds k + 1
+            let mut line = [0xEEu8; 128];
+            line[..16].fill(k as u8 + 1);
+            y.smem_rd_data.next = TmaData128::from_bytes(&line);
             y.low();
             assert!(!y.ob_push.val());
             if y.wb_push.val() {

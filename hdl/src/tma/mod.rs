@@ -18,8 +18,8 @@
 //!                                                                       ─┬─► issuer ─► gmem_req
 //!                                                                       └─► row queue (256, RAM)
 //!   gmem_resp ─► ROB (256 tags x 128 B in RAM, out-of-order responses, in-order drain)
-//!   row queue + ROB / smem_rd ─► BA stage X (slot iterator: a slot, or a run of up to 8;
-//!                                            swizzle, byte masks)
+//!   row queue + ROB / smem_rd ─► BA stage X (slot iterator: a slot, a load's run of up to 8
+//!                                            or a store's pair; swizzle, byte masks)
 //!                             ─► BA stage Y (byte realigner, OOB fill, line placer, sector packer)
 //!   Y ─► OB (3) ─► smem_wr (one line write, every CTA of its mask);  job end ─► CPL ─► mbar_req
 //!   Y ─► WB (3) ─► gmem_req (sector writes) ;  acks ─► bulk-group counters
@@ -60,8 +60,10 @@
 //!   complete_tx of `size` bytes on that CTA's mbarrier (`mbar_remote` when it is another rank).
 //!   `red_op` / `red_type` ride along to `smem_wr`: the shared-memory side applies the reduction
 //!   (the SM engine uses the golden model's `reduce_into`). It joins no bulk group.
-//! - **Stores** (`BulkStore`, `TensorStore`) read shared memory per slot (`smem_rd`), realign
-//!   to global chunks and pack them into sector writes (byte mask = in-bounds bytes) through WB.
+//! - **Stores** (`BulkStore`, `TensorStore`) read shared memory per slot (`smem_rd`: a line
+//!   read, one chunk, or a pair of whole chunks of one global sector where the row is aligned),
+//!   realign to global chunks and pack them into sector writes (byte mask = in-bounds bytes)
+//!   through WB.
 //!   `store_read_done` pulses when an op's last slot is in Y (every shared-memory read of it is
 //!   done: what `wait_group.read` waits for), `store_writes_issued` when its last WB entry
 //!   leaves (its last sector write is issued, or the end marker of an op with no in-bounds
@@ -78,8 +80,10 @@
 //! of the line's chunks: [`ba_x`] "Runs"), one line write into every destination CTA at once
 //! (multicast costs no write more than one copy): up to 128 B per cycle when source and
 //! destination are 128-byte aligned alike, about 64 when they are not. Everything else moves
-//! one 16-byte slot per cycle (misaligned rows, partial or OOB chunks, stores, prefetches,
-//! shared::cta -> shared::cluster); a misaligned row spends one extra slot.
+//! one 16-byte slot per cycle (misaligned rows, partial or OOB chunks, shared::cta ->
+//! shared::cluster; a prefetch drops its chunks in runs, as a load writes them); a misaligned row spends one extra slot. A store whose rows
+//! are aligned reads a pair of chunks (one 32-byte sector) a cycle ([`ba_x`] "Store pairs"):
+//! the write side's one sector request a cycle (32 B/cycle) sets its rate, not the reads.
 //! Requests: one per cycle at most, each the row's wanted sectors within one aligned block of
 //! `request_bytes` (32, 64 or 128: a constructor parameter, sm90.toml `[tma] request_bytes` =
 //! 128, one line) and a response carries one 128-byte line, so the global side moves up to 128
@@ -88,7 +92,8 @@
 //! 128-byte requests), and the row queue holds as many rows as there are tags, so boxes of
 //! short rows keep every tag busy. An H100 SM's TMA moves about 70-100 B/cycle
 //! (docs/FIDELITY.md, cosim/traces/sm90/calibration/). The CTA top's shared-memory port is
-//! still 16 bytes wide: it takes a line write one chunk a cycle (`smem_port::SmemLineSplit`).
+//! still 16 bytes wide: it takes a line write one chunk a cycle (`smem_port::SmemLineSplit`)
+//! and builds its engine with [`TmaEngine::beat_reads`] (a store reads one chunk a cycle).
 //!
 //! # Ports (all synchronous to `clock`)
 //!
@@ -102,8 +107,10 @@
 //!   destination CTA mask: accepted means landed in every CTA of it, in the same cycle; the
 //!   128-byte aligned shared::cta address, the line's data, its 8 chunk enables (whole 16-byte
 //!   chunks only), and the reduction to apply: `Copy` but for a `cp.reduce.async.bulk` beat).
-//! - `smem_rd_addr` / `smem_rd_valid` / `smem_rd_ready`, `smem_rd_data`: 16-byte reads of this
-//!   CTA's shared memory for stores; data arrives the cycle after the accepting edge.
+//! - `smem_rd_addr` / `smem_rd_cen` / `smem_rd_valid` / `smem_rd_ready`, `smem_rd_data`: line
+//!   reads of this CTA's shared memory for stores and S2S copies (the 128-byte line of
+//!   `smem_rd_addr`, the 16-byte chunks of `smem_rd_cen`: one, or a store pair's two); the line
+//!   (its enabled chunks) arrives the cycle after the accepting edge.
 //! - `mbar_req` / `mbar_cta` / `mbar_remote` / `mbar_valid` / `mbar_ready`: complete_tx towards
 //!   the mbarrier units (`MbarrierUnit::tma_req` locally, `cluster_req` of a remote CTA).
 //! - `wait_n`, `wait_read`, `wait_thread` → `wait_done`, `groups_pending` (of that thread).

@@ -469,7 +469,7 @@ pub(crate) struct Tb {
     /// read tags in flight
     pub(crate) tags: [bool; TMA_TAGS],
     /// shared-memory read data for the next cycle
-    pub(crate) rd_data: Option<TmaData16>,
+    pub(crate) rd_data: Option<TmaData128>,
     // expectations, in command order
     pub(crate) loads: VecDeque<LoadExp>,
     pub(crate) cpls: VecDeque<(u8, u16, u32)>,
@@ -568,7 +568,7 @@ impl Tb {
             ("gmem_resp_valid", 1),
             ("smem_wr_ready", 1),
             ("smem_rd_ready", 1),
-            ("smem_rd_data", TmaData16::BITS),
+            ("smem_rd_data", TmaData128::BITS),
             ("mbar_ready", 1),
             ("wait_n", 8),
             ("wait_read", 1),
@@ -582,6 +582,7 @@ impl Tb {
             ("smem_wr", TmaSmemWrite::BITS),
             ("smem_wr_valid", 1),
             ("smem_rd_addr", 18),
+            ("smem_rd_cen", 8),
             ("smem_rd_valid", 1),
             ("mbar_req", MbarrierReq::BITS),
             ("mbar_cta", 4),
@@ -742,6 +743,7 @@ impl Tb {
         let swr_v = u.smem_wr_valid.val();
         let srd_a = u.smem_rd_addr.val();
         let srd_v = u.smem_rd_valid.val();
+        let srd_cen = u.smem_rd_cen.val();
         let mreq = u.mbar_req.val();
         let mcta = u.mbar_cta.val();
         let mremote = u.mbar_remote.val();
@@ -781,6 +783,7 @@ impl Tb {
                     Trace::hex(swr),
                     h(swr_v),
                     Trace::hex(srd_a),
+                    Trace::hex(srd_cen),
                     h(srd_v),
                     Trace::hex(mreq),
                     Trace::hex(mcta),
@@ -902,14 +905,22 @@ impl Tb {
             }
         }
         if srd_v && rd_ready {
+            // a line read: the chunk of `a`, and a store pair's second chunk (the other enabled
+            // one), each the next expected slot read; the chunks not enabled read as garbage
             let a = srd_a.to_u64() as u32;
-            let (ea, op) = self.smem_reads.pop_front().unwrap_or_else(|| panic!("cycle {c}: unexpected smem read {a:#x}"));
-            assert_eq!(a, ea, "cycle {c}: smem read address");
-            if let Some(op) = op {
-                self.ops[op].reads_seen += 1;
+            let cen = srd_cen.to_u64() as u32;
+            let line = a & !127;
+            assert!(cen >> (a >> 4 & 7) & 1 == 1 && cen.count_ones() <= 2, "cycle {c}: smem read {a:#x} chunk enables {cen:#010b}");
+            let second = (0..8).find(|&k| cen >> k & 1 == 1 && k != (a >> 4 & 7)).map(|k| line + 16 * k);
+            for a in std::iter::once(a).chain(second) {
+                let (ea, op) = self.smem_reads.pop_front().unwrap_or_else(|| panic!("cycle {c}: unexpected smem read {a:#x}"));
+                assert_eq!(a, ea, "cycle {c}: smem read address");
+                if let Some(op) = op {
+                    self.ops[op].reads_seen += 1;
+                }
             }
-            let bytes: Vec<u8> = (0..16).map(|i| sbyte(a + i)).collect();
-            self.rd_data = Some(TmaData16::from_bytes(&bytes));
+            let bytes: Vec<u8> = (0..128).map(|i| if cen >> (i / 16) & 1 == 1 { sbyte(line + i) } else { 0xEE }).collect();
+            self.rd_data = Some(TmaData128::from_bytes(&bytes));
         }
         // per-op store events, in command order (refused ops have none)
         if st_rd {

@@ -52,14 +52,18 @@ pub struct TmaEngine {
     pub smem_wr_valid: Signal<Out, bool>,
     /// `smem_wr` is accepted this cycle
     pub smem_wr_ready: Signal<In, bool>,
-    /// shared-memory read address (stores; this CTA; swizzled, 16-byte aligned)
+    /// shared-memory read address (stores; this CTA; swizzled, 16-byte aligned: the first
+    /// wanted chunk)
     pub smem_rd_addr: Signal<Out, Bits<18>>,
+    /// the chunks of `smem_rd_addr`'s 128-byte line the read wants (one, or a store pair's two;
+    /// one only when built with [`TmaEngine::beat_reads`])
+    pub smem_rd_cen: Signal<Out, Bits<8>>,
     /// `smem_rd_addr` is valid
     pub smem_rd_valid: Signal<Out, bool>,
     /// the read is accepted this cycle
     pub smem_rd_ready: Signal<In, bool>,
-    /// read data of the read accepted at the previous edge
-    pub smem_rd_data: Signal<In, TmaData16>,
+    /// read data of the read accepted at the previous edge: the line (its wanted chunks)
+    pub smem_rd_data: Signal<In, TmaData128>,
     /// complete_tx request (op `CompleteTx`, word, tx_count)
     pub mbar_req: Signal<Out, MbarrierReq>,
     /// the CTA whose mbarrier unit gets `mbar_req`
@@ -118,6 +122,8 @@ pub struct TmaEngine {
     cpl: TmaComplete,
     /// the write buffer (stores)
     wb: TmaWriteBuf,
+    /// stores read a pair of chunks (a sector) a cycle where they can: the port reads lines
+    line_reads: Constant<bool>,
 }
 
 impl TmaEngine {
@@ -144,6 +150,7 @@ impl TmaEngine {
             smem_wr_valid: Default::default(),
             smem_wr_ready: Default::default(),
             smem_rd_addr: Default::default(),
+            smem_rd_cen: Default::default(),
             smem_rd_valid: Default::default(),
             smem_rd_ready: Default::default(),
             smem_rd_data: Default::default(),
@@ -174,7 +181,15 @@ impl TmaEngine {
             ob: Default::default(),
             cpl: Default::default(),
             wb: Default::default(),
+            line_reads: Constant::new(true),
         }
+    }
+
+    /// The engine for a shared-memory port that reads one 16-byte beat a cycle (the CTA top's
+    /// `SmemPort`): a store reads one chunk a slot, never a pair (16 B/cycle).
+    pub fn beat_reads(mut self) -> Self {
+        self.line_reads = Constant::new(false);
+        self
     }
 }
 
@@ -274,6 +289,8 @@ impl Logic for TmaEngine {
         self.ba_x.ob_n.next = self.ob.n.val();
         self.smem_rd_addr.next = self.ba_x.smem_rd_addr.val();
         self.smem_rd_valid.next = self.ba_x.smem_rd_valid.val();
+        self.smem_rd_cen.next = self.ba_x.smem_rd_cen.val();
+        self.ba_x.pairs.next = self.line_reads.val();
         self.ba_y.y.next = self.ba_x.y_out.val();
         self.ba_y.smem_rd_data.next = self.smem_rd_data.val();
         self.ba_y.rob_rd.next = self.rob.rd.val();

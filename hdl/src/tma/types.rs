@@ -638,11 +638,15 @@ pub struct TmaSlot {
     pub mask: Bits<16>,
     /// loads: swizzled shared::cta address of the beat (of the run's first chunk)
     pub addr: Bits<18>,
-    /// loads: a run of `n` chunks of one reorder-buffer line into one shared-memory line
-    /// (else one realigned beat)
+    /// loads: a run of `n` chunks of one reorder-buffer line into one shared-memory line;
+    /// stores: a pair (two whole chunks of one sector, `rc` and `rc1`); else one realigned beat
     pub run: bool,
-    /// chunks in the slot (a run: 1..=8; else 1)
+    /// chunks in the slot (a run: 1..=8; a store pair: 2; else 1)
     pub n: Bits<4>,
+    /// stores and S2S: the read's first chunk in its shared-memory line (swizzled place)
+    pub rc: Bits<3>,
+    /// a store pair: its second chunk's place in that line
+    pub rc1: Bits<3>,
     /// the first chunk's index in its shared-memory line before the swizzle
     pub c0: Bits<3>,
     /// the swizzle's XOR on chunk indices in that line (PTX 5.5.7; 0 unswizzled)

@@ -93,6 +93,12 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("tma.issue_cycles", 1.0, 400.0),
     fp("tma.command_cycles", 0.0, 400.0),
     fp("tma.complete_tx_cycles", 1.0, 400.0),
+    fp("tma.prefetch_command_cycles", 0.0, 400.0),
+    fp("tma.store_start_cycles", 0.0, 400.0),
+    fp("tma.write_bytes_per_cycle", 1.0, 128.0),
+    fp("tma.reduce_bytes_per_cycle", 1.0, 128.0),
+    fp("tma.store_ack_cycles", 0.0, 400.0),
+    fp("tma.reduce_ack_cycles", 0.0, 400.0),
     // calibration/wgmma.ptx: one wgmma's latency and 8 chained ones per shape and family
     fp("wgmma.pipeline_cycles", 1.0, 400.0),
     fp("wgmma.min_cycles", 1.0, 400.0),

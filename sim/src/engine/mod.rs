@@ -100,7 +100,7 @@ use hopsync_firmware::{Opcode, Program};
 use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierOp, ClusterBarrierReq};
 use hopsync_hdl::mbarrier_unit::{MbarrierOp, MbarrierReq, MbarrierResp, MbarrierWord};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierOp, NamedBarrierReq};
-use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaData16, TmaDescImage, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite};
+use hopsync_hdl::tma_engine::{TmaCmd, TmaCmdKind, TmaDescImage, TmaFaultKind, TmaGmemReq, TmaGmemResp, TmaRedOp, TmaRedType, TmaSmemWrite};
 use std::collections::{HashMap, VecDeque};
 
 /// One change of architectural state, in the order the engine made it (the lockstep stream).

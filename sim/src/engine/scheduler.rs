@@ -488,8 +488,9 @@ impl<'p> Engine<'p> {
         if self.pipe_busy(c, s, inf.pipe) {
             return Stall::PipeThrottle;
         }
-        // the TMA front end takes one copy command per `tma.command_cycles` (prefetches pass)
-        if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| tma::pays_front_end(i.op)) {
+        // the TMA front end takes one command per `tma.command_cycles` (a prefetch:
+        // `tma.prefetch_command_cycles`)
+        if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| tma::front_end_cycles(i.op, &self.cfg.tma) > 0) {
             return Stall::MemoryThrottle;
         }
         // the warp's own spacing after a shared-memory access or an mbarrier instruction
@@ -616,8 +617,8 @@ impl<'p> Engine<'p> {
             self.rtl_commit(c, w, mask);
         }
         // one TMA copy command per active lane (ptxas elects the lanes one at a time)
-        if class == Class::Tma && mask != 0 && tma::pays_front_end(ins.op) {
-            self.ctas[c as usize].tma.next_command = self.cycle + mask.count_ones() as u64 * self.cfg.tma.command_cycles;
+        if class == Class::Tma && mask != 0 && tma::front_end_cycles(ins.op, &self.cfg.tma) > 0 {
+            self.ctas[c as usize].tma.next_command = self.cycle + mask.count_ones() as u64 * tma::front_end_cycles(ins.op, &self.cfg.tma);
         }
         self.emit_retire();
         let cfg = &self.cfg;

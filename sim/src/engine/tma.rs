@@ -25,8 +25,8 @@ pub(super) struct TmaPort {
     /// Accepted or queued stores in command order: the unit's `store_read_done` and
     /// `store_writes_issued` pulses name the oldest one not yet past that point.
     stores: VecDeque<TmaStore>,
-    /// The data of the shared-memory read the unit's `smem_rd` got last cycle.
-    rd_data: Option<TmaData16>,
+    /// The data of the shared-memory line read the unit's `smem_rd` got last cycle.
+    rd_data: Option<TmaData128>,
     /// A store of this CTA went to the `[tma]` model: the unit does not see every bulk group.
     pub(super) stores_mixed: bool,
     /// A prefetch was accepted and the unit has not been idle since: it is clocked on (a
@@ -35,12 +35,15 @@ pub(super) struct TmaPort {
     /// Its beats for other CTAs of the cluster crossing the DSMEM network, in emission order
     /// (one `[dsmem] latency`).
     dsmem: VecDeque<DsmemBeat>,
+    /// The global side takes the unit's next sector write from this (fractional) cycle on:
+    /// stores at `[tma] write_bytes_per_cycle`, reductions at `reduce_bytes_per_cycle`.
+    wr_free: f64,
 }
 
 impl TmaPort {
     /// A port with `unit` (None: the kernel has no TMA instruction the unit takes).
     pub(super) fn new(unit: Option<TmaUnit>) -> TmaPort {
-        TmaPort { unit, model_free: 0, next_command: 0, cmd_q: VecDeque::new(), jobs: VecDeque::new(), gmem: Vec::new(), stores: VecDeque::new(), rd_data: None, stores_mixed: false, pf_busy: false, dsmem: VecDeque::new() }
+        TmaPort { unit, model_free: 0, next_command: 0, cmd_q: VecDeque::new(), jobs: VecDeque::new(), gmem: Vec::new(), stores: VecDeque::new(), rd_data: None, stores_mixed: false, pf_busy: false, dsmem: VecDeque::new(), wr_free: 0.0 }
     }
 
     /// The unit has commands, jobs, memory requests or beats in flight (it is clocked).
@@ -179,11 +182,16 @@ fn red_mods(op: TmaRedOp, t: TmaRedType) -> Option<(Mod, Mod)> {
     Some((o, t))
 }
 
-/// Whether a TMA instruction waits for the CTA's front end (`tma.command_cycles`): the copies
-/// and reductions do; silicon issues prefetches faster (calibration/tma/tma_prefetch.ptx: 8 in
-/// 158 cycles).
-pub(super) fn pays_front_end(op: Opcode) -> bool {
-    !matches!(op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor)
+/// The cycles the command of a TMA-class instruction (`timing::class` `Class::Tma`) holds the
+/// CTA's front end, per active lane: a prefetch `tma.prefetch_command_cycles` (it goes through
+/// the same front end, more cheaply: calibration/tma_prefetch.ptx, 8 in 158 cycles), a copy or
+/// reduction `tma.command_cycles`.
+pub(super) fn front_end_cycles(op: Opcode, t: &crate::config::Tma) -> u64 {
+    if matches!(op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
+        t.prefetch_command_cycles
+    } else {
+        t.command_cycles
+    }
 }
 
 impl<'p> Engine<'p> {
@@ -434,7 +442,10 @@ impl<'p> Engine<'p> {
             acked = Some(*seq);
         }
         let cs = &mut self.ctas[c as usize];
-        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: true, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: true, smem_rd_data: rd_data, mbar_ready: true, wait_n: 0, wait_read: false, wait_thread: 0 };
+        // The global side takes a sector write when its rate allows (one port: a read waits with
+        // it, which only a load beside a store or reduction sees).
+        let gmem_ready = cs.tma.wr_free < (now + 1) as f64;
+        let inputs = TmaInputs { cta_rank: rank, cmd, gmem_req_ready: gmem_ready, gmem_resp: resp, smem_wr_ready: true, smem_rd_ready: true, smem_rd_data: rd_data, mbar_ready: true, wait_n: 0, wait_read: false, wait_thread: 0 };
         let out = cs.tma.unit.as_mut().expect("checked").cycle(&inputs);
         if let Some((cm, _)) = cmd.filter(|_| out.cmd_ready) {
             cs.tma.cmd_q.pop_front();
@@ -452,15 +463,21 @@ impl<'p> Engine<'p> {
             };
             s.unacked -= 1;
         }
-        if let Some(a) = out.smem_rd {
-            // The store's source beat, from this CTA's shared memory the cycle after.
-            let mut b = [0u8; 16];
-            self.m.read_smem(c, a as usize, &mut b);
+        if let Some((a, cen)) = out.smem_rd {
+            // The store's source chunks (those of `cen` in the line of `a`), from this CTA's
+            // shared memory the cycle after: one line read, one cycle of the shared-memory pipe.
+            let line = a as usize & !127;
+            let mut b = [0u8; 128];
+            for k in (0..8).filter(|k| cen >> k & 1 == 1) {
+                self.m.read_smem(c, line + 16 * k, &mut b[16 * k..16 * k + 16]);
+            }
             let cs = &mut self.ctas[c as usize];
-            cs.tma.rd_data = Some(TmaData16::from_bytes(&b));
+            cs.tma.rd_data = Some(TmaData128::from_bytes(&b));
             cs.mem.smem.book(now, 1, None);
         }
-        if let Some(q) = out.gmem_req.filter(|q| q.write) {
+        // a request is taken only when the port was ready
+        let gmem_req = out.gmem_req.filter(|_| gmem_ready);
+        if let Some(q) = gmem_req.filter(|q| q.write) {
             let cs = &mut self.ctas[c as usize];
             let Some(s) = cs.tma.stores.iter_mut().find(|s| !s.issued) else {
                 return Err(Stop::Unsupported(format!("the TmaEngine of cta {c} wrote global memory with no store in flight")));
@@ -468,12 +485,16 @@ impl<'p> Engine<'p> {
             s.unacked += 1;
             let seq = s.key;
             let resp = TmaGmemResp { tag: q.tag, write: true, ..Default::default() };
-            cs.tma.gmem.push(GmemInFlight { due: now + self.cfg.global.write_ack_cycles, resp, write: Some((seq, q)) });
+            // a reduction costs the L2 more per sector (read-modify-write) and acknowledges later
+            let t = &self.cfg.tma;
+            let (rate, ack) = if q.red_op == TmaRedOp::Copy { (t.write_bytes_per_cycle, t.store_ack_cycles) } else { (t.reduce_bytes_per_cycle, t.reduce_ack_cycles) };
+            cs.tma.wr_free = cs.tma.wr_free.max(now as f64) + 32.0 / rate;
+            cs.tma.gmem.push(GmemInFlight { due: now + ack, resp, write: Some((seq, q)) });
         }
         if out.store_read_done || out.store_writes_issued || acked.is_some() {
             self.tma_store_events(c, &out)?;
         }
-        if let Some(q) = out.gmem_req.filter(|q| !q.write) {
+        if let Some(q) = gmem_req.filter(|q| !q.write) {
             // A line read: the sectors of `sect` (the others are not fetched; the unit ignores them).
             let a = q.addr_lo.to_u64() | q.addr_hi.to_u64() << 32;
             let mut line = [0u8; 128];
@@ -717,22 +738,25 @@ impl<'p> Engine<'p> {
                     self.asyncs.push(Box::new(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op.clone()), cta: Some(d) }, queued: false }));
                 }
             }
-            TmaOp::ToGlobal { pieces, data: None, .. } => {
-                // The source reads: shared memory at the engine's port rate.
+            TmaOp::ToGlobal { pieces, data: None, red, .. } => {
+                // The source reads, paced by the global side's sector writes (as the RTL engine's:
+                // stores at `write_bytes_per_cycle`, reductions at `reduce_bytes_per_cycle`).
                 let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
                 let tensor = pieces.len() > 1;
-                let start = (now + t.issue_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
-                let read = bytes.div_ceil(t.smem_bytes_per_cycle).max(1);
+                let start = (now + t.issue_cycles + t.store_start_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
+                let rate = if red.is_some() { t.reduce_bytes_per_cycle } else { t.write_bytes_per_cycle };
+                let read = ((bytes as f64 / rate).ceil() as u64).max(1);
                 cs.tma.model_free = start + read;
                 let at = start + cfg.smem.latency + read;
                 self.asyncs.push(Box::new(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false }));
             }
-            TmaOp::ToGlobal { pieces, .. } => {
-                // The global writes, queued by the read event: latency plus the path's bandwidth.
+            TmaOp::ToGlobal { pieces, red, .. } => {
+                // The global writes, queued by the read event: they left with the reads (paced by
+                // the write side); the last one's acknowledgement remains.
                 let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
                 let occ = bytes.div_ceil(cfg.global.bytes_per_cycle).max(1);
-                let start = cs.mem.global.book(now, occ, None);
-                let at = start + occ + cfg.global.latency;
+                cs.mem.global.book(now, occ, None);
+                let at = now + if red.is_some() { t.reduce_ack_cycles } else { t.store_ack_cycles };
                 self.asyncs.push(Box::new(AsyncItem { seq, at, kind: AsyncKind::Tma { op: Box::new(op), cta: None }, queued: false }));
             }
         }
