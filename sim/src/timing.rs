@@ -110,7 +110,8 @@ pub enum Lookahead {
 }
 
 /// The register an integer `div` / `rem` divides by ([`InstrInfo::divisor`]); `None` for a
-/// float division, an immediate divisor (ptxas multiplies by a constant) or another instruction.
+/// float division, an immediate divisor (its reciprocal is taken as ready: [`compute_latency`]
+/// times it) or another instruction.
 pub fn division_of(i: &Instr) -> Option<u32> {
     let int = i.ty().is_some_and(|t| !t.is_float());
     match (i.op, i.operands.get(2)) {
