@@ -120,6 +120,15 @@ impl WarpState {
         inf.reads().map(src).chain(read).max().unwrap_or(0)
     }
 
+    /// A SASS sequence (`timing::InstrInfo::sequence`) whose result is ready at `done` holds the
+    /// warp until its last instruction issues, `alu` before.
+    pub(super) fn hold_for_sequence(&mut self, done: u64, alu: u64) {
+        let last = done.saturating_sub(alu);
+        if last > self.next_issue {
+            (self.next_issue, self.wait_why) = (last, Stall::ScoreboardDep);
+        }
+    }
+
     /// Whether `inf` may be set aside when its turn comes (`timing::Lookahead`), with `window`
     /// instructions at most set aside, once [`Self::fixed_at`].
     pub(super) fn sets_aside(&self, inf: &InstrInfo, window: usize) -> bool {
@@ -352,9 +361,8 @@ impl<'p> Engine<'p> {
         ws.scoreboard_until = 0;
         ws.next_issue = self.cycle + self.cfg.issue.warp_issue_cycles;
         ws.wait_why = Stall::Ready;
-        // a SASS sequence holds the warp until its last instruction issues
         if inf.sequence && d.active {
-            (ws.next_issue, ws.wait_why) = (ws.next_issue.max(done.saturating_sub(self.cfg.latency.alu)), Stall::ScoreboardDep);
+            ws.hold_for_sequence(done, self.cfg.latency.alu);
         }
     }
 
@@ -660,12 +668,8 @@ impl<'p> Engine<'p> {
         if ws.issue_until > ws.next_issue {
             (ws.next_issue, ws.wait_why) = (ws.issue_until, Stall::MemoryThrottle);
         }
-        // a SASS sequence holds the warp until its last instruction issues
         if self.info[pc as usize].sequence && mask != 0 {
-            let last = ready_at.saturating_sub(cfg.latency.alu);
-            if last > ws.next_issue {
-                (ws.next_issue, ws.wait_why) = (last, Stall::ScoreboardDep);
-            }
+            ws.hold_for_sequence(ready_at, cfg.latency.alu);
         }
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
             (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
