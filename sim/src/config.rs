@@ -183,15 +183,26 @@ pub struct Global {
     pub l1_bytes: u64,
     /// Bytes per cycle of the SM's path (reads: loads, atomics, cp.async).
     pub bytes_per_cycle: u64,
-    /// Bytes per cycle the SM's path takes for plain stores.
-    pub store_bytes_per_cycle: u64,
-    /// The SM's path's cost of one write request (one per 128-byte line a store touches), in
-    /// bytes at `store_bytes_per_cycle`: a scattered store pays it per sector.
-    pub store_request_bytes: u64,
+    /// Cycles the SM's store path takes per sector a plain store writes whole.
+    pub store_full_sector_cycles: f64,
+    /// Cycles the SM's store path takes per 128-byte line holding sectors a store writes in part.
+    pub store_partial_line_cycles: f64,
+    /// Cycles the SM's store path takes per sector a store writes in part, with one warp storing.
+    pub store_partial_sector_cycles: f64,
+    /// What each other warp with stores in the SM's store queue adds to `store_partial_sector_cycles`.
+    pub store_partial_sector_warp_cycles: f64,
+    /// Cycles after a warp's plain store takes the SM's store path before the warp's next store
+    /// that writes one of the same 128-byte lines may take it.
+    pub store_line_reuse_cycles: u64,
+    /// The most storing warps `store_partial_sector_warp_cycles` counts.
+    pub store_warps_counted: u64,
+    /// Bytes per cycle of one lane's run of more than 4 bytes into a partial sector (a partial
+    /// sector takes this or its per-sector cycles, whichever is more).
+    pub store_chunk_bytes_per_cycle: f64,
     /// Cycles a warp takes to issue a plain global store (the stall count ptxas gives it).
     pub store_issue_cycles: u64,
-    /// Bytes per cycle a scheduler's memory-instruction path takes of a store: its data, or
-    /// `store_request_bytes` per line it touches, whichever is more.
+    /// Bytes per cycle a scheduler's memory-instruction path takes of a store's data (the
+    /// register-file read before the SM's store path).
     pub store_operand_bytes_per_cycle: u64,
     /// Plain stores the SM's store queue holds before their registers are read (the next store of
     /// any warp stalls with MemoryThrottle while it is full).
@@ -388,8 +399,8 @@ impl SmConfig {
     /// Parses a configuration.
     pub fn parse(text: &str) -> Result<SmConfig, String> {
         let c: SmConfig = toml::from_str(text).map_err(|e| e.to_string())?;
-        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(c.tma.write_bytes_per_cycle > 0.0) || !(c.tma.reduce_bytes_per_cycle > 0.0) || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
-            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.write_bytes_per_cycle, tma.reduce_bytes_per_cycle and mhz must be positive, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
+        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(c.tma.write_bytes_per_cycle > 0.0) || !(c.tma.reduce_bytes_per_cycle > 0.0) || !(c.global.store_chunk_bytes_per_cycle > 0.0) || !(c.global.store_full_sector_cycles >= 0.0 && c.global.store_partial_line_cycles >= 0.0 && c.global.store_partial_sector_cycles >= 0.0 && c.global.store_partial_sector_warp_cycles >= 0.0) || c.global.sector_bytes > 64 || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
+            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.write_bytes_per_cycle, tma.reduce_bytes_per_cycle, global.store_chunk_bytes_per_cycle and mhz must be positive, the store path cycles not negative, global.sector_bytes at most 64, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
         }
         Ok(c)
     }

@@ -188,12 +188,12 @@ fn stores_fill_the_store_queue_then_go_at_the_paths_pace() {
     // up to a queue's worth the warp issues them at its store issue rate
     let within = stored_t(&store_program(q, false));
     assert!(within <= q as u64 * g.store_issue_cycles + 8, "{q} stores took {within} cycles");
-    // each store beyond the queue waits for one store's time on the paths: 32 requests of
-    // store_request_bytes on the scheduler's path (more than the 256 data bytes), or the SM's
-    // path, whichever is slower
-    let sched = (32 * g.store_request_bytes).max(256).div_ceil(g.store_operand_bytes_per_cycle);
-    let sm = (32 * g.store_request_bytes + 32 * g.sector_bytes).div_ceil(g.store_bytes_per_cycle);
-    let per = sched.max(sm);
+    // each store beyond the queue waits for one store's time on the SM's path: 32 lines with one
+    // partial sector each, one lane's 8 bytes in it (more than the per-sector cycles of one
+    // storing warp), and each store writes the previous one's lines again
+    let sector = g.store_partial_sector_cycles.max(8.0 / g.store_chunk_bytes_per_cycle);
+    let path = (32.0 * (g.store_partial_line_cycles + sector)).floor() as u64;
+    let per = path.max(g.store_line_reuse_cycles);
     let beyond = stored_t(&store_program(q + 8, false));
     // (the queue has let one or two stores go while the first q issued)
     assert!(beyond >= within + 6 * per, "8 stores beyond the queue: {within} -> {beyond} cycles ({per} a store)");

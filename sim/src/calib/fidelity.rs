@@ -228,13 +228,15 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   longer, 32 warps' 1460: a warp's own traffic is limited (the engine: `global.warp_inflight_sectors`
   sectors in flight per warp; cp.async is not, 8 KiB of it in 412 cycles), the SM's path moves
   about 110 B/cycle of reads.
-- Plain global stores (gmem_stores.ptx, H200): a warp issues one about every 4.6 cycles (ptxas's
-  stall count) until the SM's store queue is full, 16 stores whatever their size; then one per
-  store's time on the SM's path: about 2.9 cycles a coalesced `st.global.u32` with 4+ warps, 36 a
-  store with one sector per lane (a write request per line). A store reads its registers when the
-  path takes it: the next write to one of them waits (the SASS read barrier), which is what makes
-  `hopsync gpu pack`'s trace code, and so every whole-program figure, run at the store path's
-  pace on silicon.
+- Plain global stores (gmem_stores.ptx, H200; gmem_store_shapes.ptx, gmem_store_warps.ptx, H100):
+  a warp issues one about every 4.6 cycles (ptxas's stall count) until the SM's store queue is
+  full, 16 stores whatever their size; then one per store's time on the SM's path: about 2.9
+  cycles a coalesced `st.global.u32` with 4+ warps (whole sectors), 30 a store with every lane in
+  its own line at 1..4 bytes a lane and 43 at 8 (sectors written in part), and the partial
+  sectors cost more the more warps store: 41 / 46 / 56 cycles a store with 2 / 4 / 8 warps. A
+  store holds its registers until the path has sent it: the next write to one of them waits (the
+  SASS read barrier), which is what makes `hopsync gpu pack`'s trace code, and so every
+  whole-program figure, run at the store path's pace on silicon.
 - Branches: every `bra`, taken or not, costs about 18 cycles (an empty counted loop takes 27 an
   iteration); integer `mad.lo` issues every 2 cycles (the IMAD pipe), `fma.f32` every cycle.
   Warps of 64 independent `fma` each run their window in 65 cycles even 16 at a time: the

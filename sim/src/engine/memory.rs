@@ -185,42 +185,132 @@ impl PipeBooking {
     }
 }
 
-/// What a plain global store moves.
-#[derive(Debug, Clone, Copy)]
+/// What a plain global store moves, sector by sector: a sector its lanes write whole goes to the
+/// L2 as it is, a sector they write in part carries a byte mask.
+#[derive(Debug, Clone, Default, PartialEq)]
 struct StoreShape {
+    /// The 128-byte lines it writes, ascending.
+    lines: Vec<u64>,
     /// Bytes of data its active lanes store.
     data: u64,
     /// Distinct sectors it touches.
     sectors: u64,
-    /// Distinct 128-byte lines it touches (one write request each).
-    lines: u64,
+    /// Sectors its lanes write every byte of.
+    full_sectors: u64,
+    /// Sectors its lanes write some bytes of.
+    partial_sectors: u64,
+    /// Distinct 128-byte lines holding a partial sector.
+    partial_lines: u64,
+    /// The widest run of bytes one lane writes into a partial sector (4 for a scattered
+    /// st.global.u32, 8 for a .u64, 16 for a .v2.u64).
+    partial_chunk: u64,
+}
+
+impl StoreShape {
+    /// The shape of a store whose lanes write `accesses` (address, bytes), with sectors of
+    /// `sector_bytes` (at most 64).
+    fn of(accesses: &[(u64, usize)], sector_bytes: u64) -> StoreShape {
+        let sb = sector_bytes.clamp(1, 64);
+        let full_mask = if sb == 64 { u64::MAX } else { (1u64 << sb) - 1 };
+        // sector -> bytes written (a mask), and the widest one-lane run into it
+        let mut written: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
+        let mut data = 0;
+        for &(a, size) in accesses {
+            data += size as u64;
+            let end = a + size.max(1) as u64;
+            let mut at = a;
+            while at < end {
+                let sector = at / sb;
+                let upto = end.min((sector + 1) * sb);
+                let (lo, n) = (at % sb, upto - at);
+                let bits = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << lo };
+                let e = written.entry(sector).or_default();
+                e.0 |= bits;
+                e.1 = e.1.max(n);
+                at = upto;
+            }
+        }
+        let mut shape = StoreShape { data, sectors: written.len() as u64, ..Default::default() };
+        let mut last_line = None;
+        for (&sector, &(mask, run)) in &written {
+            let line = sector * sb / 128;
+            if shape.lines.last() != Some(&line) {
+                shape.lines.push(line);
+            }
+            if mask == full_mask {
+                shape.full_sectors += 1;
+                continue;
+            }
+            shape.partial_sectors += 1;
+            shape.partial_chunk = shape.partial_chunk.max(run);
+            if last_line != Some(line) {
+                shape.partial_lines += 1;
+                last_line = Some(line);
+            }
+        }
+        shape
+    }
+
+    /// Cycles this store holds the SM's store path while `warps` warps (this one included) have
+    /// stores in the SM's store queue: each whole sector `store_full_sector_cycles`; each line
+    /// with partial sectors `store_partial_line_cycles`; each partial sector
+    /// `store_partial_sector_cycles` plus `store_partial_sector_warp_cycles` per other storing
+    /// warp (up to `store_warps_counted` warps in all), or, where a lane writes more than 4 bytes into it, that run at
+    /// `store_chunk_bytes_per_cycle`, whichever is more. See sm90.toml for the silicon figures.
+    fn sm_path_cycles(&self, g: &crate::config::Global, warps: u64) -> f64 {
+        let per_partial = g.store_partial_sector_cycles + g.store_partial_sector_warp_cycles * warps.clamp(1, g.store_warps_counted.max(1)).saturating_sub(1) as f64;
+        let chunk = if self.partial_chunk > 4 { self.partial_chunk as f64 / g.store_chunk_bytes_per_cycle } else { 0.0 };
+        self.full_sectors as f64 * g.store_full_sector_cycles
+            + self.partial_lines as f64 * g.store_partial_line_cycles
+            + self.partial_sectors as f64 * per_partial.max(chunk)
+    }
 }
 
 /// Books a plain global store of warp `w` issued at `now`: its scheduler's store path (the data
-/// read from the register file), then the SM's path (a request per line, its sectors), within the
-/// warp's window of unacknowledged store sectors. Marks the store's source registers read when the
-/// SM's path takes it (a later write to them waits: `WarpState::read_pending`). Returns the cycle
-/// its last sector has left.
+/// read from the register file), then the SM's path ([`StoreShape::sm_path_cycles`]), not before
+/// `global.store_line_reuse_cycles` after the warp's previous store where it writes one of the same
+/// lines, within the warp's window of unacknowledged store sectors. The store holds its source
+/// registers until the SM's path has sent its last line (a later write to them waits:
+/// `WarpState::read_pending`). Returns the cycle its last sector has left.
 fn store_cost(cfg: &SmConfig, cs: &mut CtaState, w: usize, now: u64, st: StoreShape, srcs: &[u32]) -> u64 {
     let g = &cfg.global;
     let path = &mut cs.stores;
     let s = w % path.free.len();
     let read = now.max(path.free[s]);
-    // the scheduler's path reads the data and forms one request per line: a store of one sector
-    // per lane is limited by its 32 requests, a coalesced v4 by its 512 bytes
-    path.free[s] = read + (st.lines * g.store_request_bytes).max(st.data).div_ceil(g.store_operand_bytes_per_cycle.max(1)).max(1);
-    let occ = (st.lines * g.store_request_bytes + st.sectors * g.sector_bytes.max(1)).div_ceil(g.store_bytes_per_cycle.max(1)).max(1);
-    let start = cs.mem.global.book(path.free[s], occ, Some(w));
-    path.queued.push_back(start);
+    path.free[s] = read + st.data.div_ceil(g.store_operand_bytes_per_cycle.max(1)).max(1);
+    let warps = path.storing_warps(now, w);
+    // fractional cycles carry to the next store, so a run of stores costs their sum
+    let exact = st.sm_path_cycles(g, warps) + path.carry;
+    let occ = exact.floor();
+    path.carry = exact - occ;
+    let occ = occ as u64;
+    let ws = &cs.warps[w];
+    let reuse = if sorted_overlap(&ws.last_store.1, &st.lines) { ws.last_store.0 + g.store_line_reuse_cycles } else { 0 };
+    let start = cs.mem.global.book(path.free[s].max(reuse), occ, Some(w));
+    path.queued.push_back((start, w));
     let ws = &mut cs.warps[w];
+    ws.last_store = (start, st.lines);
     ws.issue_until = now + g.store_issue_cycles;
     let sent = warp_window(&mut ws.store_inflight, start, st.sectors, g.store_inflight_sectors);
     let end = (start + occ).max(sent);
     ws.store_inflight.extend((0..st.sectors).map(|_| std::cmp::Reverse(end + g.write_ack_cycles)));
     for &r in srcs {
-        ws.read_pending[r as usize] = ws.read_pending[r as usize].max(start);
+        ws.read_pending[r as usize] = ws.read_pending[r as usize].max(start + occ);
     }
     end
+}
+
+/// Whether two ascending lists share an element.
+fn sorted_overlap(a: &[u64], b: &[u64]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
 }
 
 /// The cycle a warp's access of `n` sectors has sent its last one, from `now`: with `limit`
@@ -308,19 +398,31 @@ fn caches_in_l1(ins: &Instr) -> bool {
 pub(super) struct StorePath {
     /// Per warp scheduler: its register-file read takes the next store from this cycle.
     free: Vec<u64>,
-    /// The cycles the queued stores' registers are read (they leave the queue), in issue order.
-    queued: std::collections::VecDeque<u64>,
+    /// The queued stores: the cycle each one's registers are read (it leaves the queue) and its
+    /// warp, in issue order.
+    queued: std::collections::VecDeque<(u64, usize)>,
+    /// The fraction of a cycle the SM's path has taken beyond the whole cycles booked so far.
+    carry: f64,
 }
 
 impl StorePath {
     pub(super) fn new(schedulers: usize) -> StorePath {
-        StorePath { free: vec![0; schedulers.max(1)], queued: Default::default() }
+        StorePath { free: vec![0; schedulers.max(1)], queued: Default::default(), carry: 0.0 }
     }
 
     /// Whether the queue holds `capacity` stores whose registers are not read by `now`.
     pub(super) fn full(&mut self, now: u64, capacity: u64) -> bool {
-        self.queued.retain(|&r| r > now);
+        self.queued.retain(|&(r, _)| r > now);
         self.queued.len() as u64 >= capacity.max(1)
+    }
+
+    /// Warps with stores in the queue at `now`, counting `warp` (whose store is being booked).
+    fn storing_warps(&mut self, now: u64, warp: usize) -> u64 {
+        self.queued.retain(|&(r, _)| r > now);
+        let mut warps: Vec<usize> = self.queued.iter().map(|&(_, w)| w).chain([warp]).collect();
+        warps.sort_unstable();
+        warps.dedup();
+        warps.len() as u64
     }
 }
 
@@ -467,9 +569,7 @@ impl<'p> Engine<'p> {
                 // reads take the round trip. Writes leave the SM slower than reads come in.
                 let store = class == Class::Mem && !inf.load && !inf.atomic;
                 if store {
-                    let data = (places.len() * size) as u64;
-                    let lines = { let mut l: Vec<u64> = sectors.iter().map(|s| s * sb / 128).collect(); l.dedup(); l.len().max(1) as u64 };
-                    let end = store_cost(&cfg, cs, w as usize, now, StoreShape { data, sectors: n, lines }, &inf.srcs);
+                    let end = store_cost(&cfg, cs, w as usize, now, StoreShape::of(&acc, sb), &inf.srcs);
                     return (now + cfg.latency.misc, end + cfg.global.write_ack_cycles, end + cfg.global.write_ack_cycles);
                 }
                 let rate = cfg.global.bytes_per_cycle;
@@ -510,5 +610,50 @@ impl<'p> Engine<'p> {
             Class::Mem => (if inf.load || inf.atomic { ready + scan_tail } else { now + cfg.latency.misc }, done + scan_tail, done + scan_tail),
             Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mbarrier(_) | Class::NamedBarrier | Class::ClusterBarrier => unreachable!("mem_cost times the memory classes only"),
         }
+    }
+}
+
+#[cfg(test)]
+mod store_shape_tests {
+    use super::StoreShape;
+
+    fn lanes(stride: u64, bytes: usize) -> Vec<(u64, usize)> {
+        (0..32).map(|l| (0x1000 + l * stride, bytes)).collect()
+    }
+
+    #[test]
+    fn a_coalesced_store_writes_whole_sectors() {
+        let s = StoreShape::of(&lanes(4, 4), 32);
+        assert_eq!((s.data, s.sectors, s.full_sectors, s.partial_sectors, s.partial_lines), (128, 4, 4, 0, 0));
+        assert_eq!(s.lines, vec![0x1000 / 128]);
+        let v4 = StoreShape::of(&lanes(16, 16), 32);
+        assert_eq!((v4.full_sectors, v4.partial_sectors, v4.lines.len()), (16, 0, 4));
+    }
+
+    #[test]
+    fn a_scattered_store_writes_a_partial_sector_per_lane() {
+        let s = StoreShape::of(&lanes(2048, 8), 32);
+        assert_eq!((s.sectors, s.full_sectors, s.partial_sectors, s.partial_lines, s.partial_chunk), (32, 0, 32, 32, 8));
+        // four lanes' 4 bytes in each sector, 8 bytes apart: partial, the widest run 4 bytes
+        let h = StoreShape::of(&lanes(8, 4), 32);
+        assert_eq!((h.sectors, h.partial_sectors, h.partial_lines, h.partial_chunk), (8, 8, 2, 4));
+        // a lane's 16 bytes across a sector boundary: two runs of 8
+        let x = StoreShape::of(&[(0x1018, 16)], 32);
+        assert_eq!((x.sectors, x.partial_sectors, x.partial_chunk), (2, 2, 8));
+    }
+
+    #[test]
+    fn more_storing_warps_make_partial_sectors_dearer_up_to_the_counted_warps() {
+        let g = crate::config::SmConfig::sm90().global;
+        let s = StoreShape::of(&lanes(2048, 4), 32);
+        let one = s.sm_path_cycles(&g, 1);
+        let four = s.sm_path_cycles(&g, 4);
+        assert!(four > one, "{one} -> {four}");
+        let most = g.store_warps_counted;
+        assert_eq!(s.sm_path_cycles(&g, most), s.sm_path_cycles(&g, most + 8));
+        // whole sectors do not depend on the warps
+        let c = StoreShape::of(&lanes(4, 4), 32);
+        assert_eq!(c.sm_path_cycles(&g, 1), c.sm_path_cycles(&g, 8));
+        assert_eq!(c.sm_path_cycles(&g, 1), 4.0 * g.store_full_sector_cycles);
     }
 }

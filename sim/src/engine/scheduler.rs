@@ -38,6 +38,9 @@ pub(super) struct WarpState {
     /// When each of the warp's plain-store sectors in flight is acknowledged (at most
     /// `global.store_inflight_sectors`; the earliest first).
     pub(super) store_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+    /// The cycle the warp's previous plain store took the SM's store path, and the 128-byte lines
+    /// it wrote (a store to one of them again waits `global.store_line_reuse_cycles` after it).
+    pub(super) last_store: (u64, Vec<u64>),
     /// The warp's next instruction issues no earlier than this: after a plain global store
     /// (`global.store_issue_cycles`), or while ptxas's scan of a warp-aggregated atomic runs
     /// (`latency.atomic_scan`, `timing::aggregates_atomic`).
@@ -98,7 +101,7 @@ pub(super) struct SetAside {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
