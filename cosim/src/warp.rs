@@ -36,7 +36,7 @@ pub struct Warp {
     pub last_arrive: [Option<(u32, u32, u64)>; WARP],
     /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
     pub cluster_arrival: [Option<u64>; WARP],
-    /// Per lane: the calls it is in, outermost first (empty in the entry; [`Warp::frames_mut`]).
+    /// Per lane: the calls it is in, outermost first (empty in the entry; [`Warp::push_frame`], [`Warp::pop_frame`]).
     frames: Vec<Vec<Frame>>,
     /// Convergence barriers of divergent branches whose lanes have not all met at the join yet
     /// ([`Warp::conv_mut`]).
@@ -49,6 +49,13 @@ pub struct Warp {
     /// private so that every change goes through a setter that counts it): a group derived at
     /// one version holds while the version stays ([`Warp::version`]).
     version: u64,
+    /// Lanes whose `lane` is `Ready`, kept by [`Warp::set_lane`] (the schedulers read it every
+    /// cycle; the states themselves are 32 enums of 24 bytes).
+    ready: u32,
+    /// Lanes whose `lane` is not `Done`, kept by [`Warp::set_lane`].
+    live: u32,
+    /// Lanes inside a call (`frames` not empty), kept by [`Warp::push_frame`] / [`Warp::pop_frame`].
+    in_calls: u32,
 }
 
 impl Warp {
@@ -71,6 +78,9 @@ impl Warp {
             conv: Vec::new(),
             run_ahead: None,
             version: 0,
+            ready: launched,
+            live: launched,
+            in_calls: 0,
         }
     }
 
@@ -106,12 +116,25 @@ impl Warp {
         if self.lane[l] != state {
             self.lane[l] = state;
             self.version += 1;
+            let bit = 1u32 << l;
+            self.ready = if state == Lane::Ready { self.ready | bit } else { self.ready & !bit };
+            self.live = if state != Lane::Done { self.live | bit } else { self.live & !bit };
         }
     }
-    /// The lanes' call stacks, to change.
-    pub fn frames_mut(&mut self) -> &mut Vec<Vec<Frame>> {
+    /// Lane `l` enters a call.
+    pub fn push_frame(&mut self, l: usize, frame: Frame) {
+        self.frames[l].push(frame);
+        self.in_calls |= 1 << l;
         self.version += 1;
-        &mut self.frames
+    }
+    /// Lane `l` returns from its innermost call.
+    pub fn pop_frame(&mut self, l: usize) -> Option<Frame> {
+        let frame = self.frames[l].pop();
+        if self.frames[l].is_empty() {
+            self.in_calls &= !(1 << l);
+        }
+        self.version += 1;
+        frame
     }
     /// The convergence barriers, to change.
     pub fn conv_mut(&mut self) -> &mut Vec<ConvBarrier> {
@@ -144,15 +167,15 @@ impl Warp {
 
     /// Lanes not exited.
     pub fn live(&self) -> u32 {
-        (0..WARP).filter(|&l| self.lane[l] != Lane::Done).fold(0, |m, l| m | 1 << l)
+        self.live
     }
     /// Whether every lane is done.
     pub fn exited(&self) -> bool {
-        self.lane.iter().all(|l| *l == Lane::Done)
+        self.live == 0
     }
     /// Lanes that are ready.
     pub fn ready(&self) -> u32 {
-        (0..WARP).filter(|&l| self.lane[l] == Lane::Ready).fold(0, |m, l| m | 1 << l)
+        self.ready
     }
     /// Ready lanes waiting at a join for the rest of their branch ([`crate::reconverge::held`]).
     pub fn held(&self) -> u32 {
@@ -167,16 +190,13 @@ impl Warp {
     /// again where the call returns, as they would after a branch.
     pub fn next_group(&self) -> Option<(u32, u32)> {
         let held = self.held();
-        if self.frames.iter().any(|f| !f.is_empty()) {
+        if self.in_calls != 0 {
             return self.next_group_in_calls(held);
         }
-        // One pass (the schedulers ask every warp every cycle): the lowest pc and its lanes.
+        // One pass over the ready lanes: the lowest pc and its lanes.
         let (mut best, mut mask) = (u32::MAX, 0u32);
-        for l in 0..WARP {
-            if self.lane[l] != Lane::Ready || held >> l & 1 == 1 {
-                continue;
-            }
-            let pc = self.pc[l];
+        for l in crate::exec::lanes(self.ready & !held) {
+            let pc = self.pc[l as usize];
             if pc < best {
                 (best, mask) = (pc, 1 << l);
             } else if pc == best {
@@ -209,8 +229,15 @@ mod tests {
         assert!(w.version() > v);
         assert_eq!(w.next_group(), Some((5, 0b1100)));
         let v = w.version();
-        w.frames_mut();
+        w.push_frame(2, Frame { call_pc: 5, func: hopsync_firmware::ir::FuncId(0), base: 0, saved: Vec::new() });
         assert!(w.version() > v);
+        // lane 2 in a call runs after lanes 3 (pc 5) ... until it returns
+        assert_eq!(w.next_group(), Some((5, 0b1000)));
+        let v = w.version();
+        assert!(w.pop_frame(2).is_some());
+        assert!(w.version() > v);
+        assert_eq!(w.next_group(), Some((5, 0b1100)));
+        assert_eq!((w.ready(), w.live(), w.exited()), (0b1110, 0b1111, false));
         let v = w.version();
         w.conv_mut();
         assert!(w.version() > v);

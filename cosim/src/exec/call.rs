@@ -112,7 +112,7 @@ fn enter(cx: &mut Cx<'_, '_>, l: u32, f: FuncId, args: &[Operand]) -> Result<(),
     local.truncate(base as usize);
     local.resize(end as usize, 0);
     let w = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    w.frames_mut()[l as usize].push(Frame { call_pc: cx.pc, func: f, base, saved });
+    w.push_frame(l as usize, Frame { call_pc: cx.pc, func: f, base, saved });
     w.set_pc(l as usize, func.body.map(|b| b.0).unwrap_or(0));
     for (p, v) in func.params.iter().zip(vals) {
         store_formal(cx, l, p, &v);
@@ -133,7 +133,7 @@ fn leave(cx: &mut Cx<'_, '_>, i: &Instr, l: u32) -> Result<(), Stop> {
     for (k, v) in fr.saved.iter().enumerate() {
         w.regs[(r0 as usize + k) * WARP + l as usize] = *v;
     }
-    w.frames_mut()[l as usize].pop();
+    w.pop_frame(l as usize);
     w.set_pc(l as usize, fr.call_pc + 1);
     let t = cx.warp as usize * WARP + l as usize;
     cx.m.ctas[cx.cta as usize].local[t].truncate(fr.base as usize);
