@@ -10,6 +10,7 @@ pub mod finding;
 pub mod mbarrier;
 pub mod exec;
 pub mod machine;
+pub mod warp;
 pub mod heap;
 pub mod reconverge;
 pub mod race;

@@ -566,7 +566,7 @@ impl<'p> Golden<'p> {
             for (w, warp) in cta.warps.iter().enumerate() {
                 if !warp.exited() {
                     let why = self.m.describe_wait(c, w);
-                    return Err(self.divergence(c as u32, w as u32, warp.pc.iter().copied().min().unwrap_or(0), "exit", format!("warp not done ({why})"), "every warp exited".into()));
+                    return Err(self.divergence(c as u32, w as u32, warp.pc().iter().copied().min().unwrap_or(0), "exit", format!("warp not done ({why})"), "every warp exited".into()));
                 }
             }
         }

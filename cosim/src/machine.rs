@@ -18,7 +18,7 @@
 
 use crate::exec::{self, Flow, Stop};
 use crate::finding::{Finding, FindingKind, Location};
-use crate::reconverge::{self, ConvBarrier};
+use crate::reconverge;
 use crate::retire::{MemSpace, MemWrite, RegWrite, Retire, RetireSink, SyncEvent};
 use hopsync_firmware::ir::{AddrBase, Mod, Module, Operand, RegId, Space, Sreg};
 use hopsync_firmware::limits::Layout;
@@ -38,6 +38,7 @@ pub const PARAM_GENERIC_BASE: u64 = 0x0000_7d00_0000_0000;
 pub const FUNC_ADDR_BASE: u64 = 0x0000_7b00_0000_0000;
 /// The device heap (`malloc`, crate::heap): its address range and live-bytes limit.
 pub use crate::heap::{HEAP_BASE, HEAP_BYTES};
+pub use crate::warp::Warp;
 /// Bytes of printf output a run keeps: CUDA's printf buffer (`cudaLimitPrintfFifoSize`, 1 MiB by
 /// default) is circular, so the latest output survives; older lines are counted only.
 pub const PRINTF_BUFFER_BYTES: u64 = 1 << 20;
@@ -161,44 +162,6 @@ pub struct PartialArrival {
     pub dst: Option<u32>,
 }
 
-/// A warp.
-#[derive(Debug, Clone)]
-pub struct Warp {
-    /// Registers, `reg * 32 + lane`.
-    pub regs: Vec<u64>,
-    /// Per-lane program counters.
-    pub pc: [u32; WARP],
-    /// Per-lane state.
-    pub lane: [Lane; WARP],
-    /// Lanes that exist (threads of the CTA).
-    pub launched: u32,
-    /// Last unsuccessful mbarrier poll, cleared on progress.
-    pub polling: Option<Poll>,
-    /// Per barrier id, lanes that reached a non-aligned barrier while the warp was divergent.
-    pub bar_partial: [u32; 16],
-    /// What each lane of `bar_partial` executed, used when the warp's arrival completes at
-    /// another barrier instruction or because the rest of the warp exited.
-    pub bar_partial_lanes: Vec<PartialArrival>,
-    /// Per lane: the number of the cp.async group now open (copies issued go into it; a commit
-    /// closes it and opens the next).
-    pub cp_open_group: [u64; WARP],
-    /// cp.async copies in flight: (lane, group, ready_at).
-    pub cp_inflight: Vec<(u32, u64, u64)>,
-    /// Per lane: the mbarrier (cta, offset) of its last arrive and that arrive's phase number,
-    /// for the side check of token waits (PTX 9.7.13.15.16: current or preceding phase).
-    pub last_arrive: [Option<(u32, u32, u64)>; WARP],
-    /// Per lane: the cluster-barrier phase it arrived in and has not yet waited for.
-    pub cluster_arrival: [Option<u64>; WARP],
-    /// Per lane: the calls it is in, outermost first (empty in the entry).
-    pub frames: Vec<Vec<Frame>>,
-    /// Convergence barriers of divergent branches whose lanes have not all met at the join yet.
-    pub conv: Vec<ConvBarrier>,
-    /// The aligned `bar.sync` / `barrier.sync.aligned` all the warp's live lanes wait at: until
-    /// it completes they still issue the register-only instructions after it
-    /// ([`crate::exec::runs_ahead_of_barrier`]; ptxas emits `BAR.SYNC.DEFER_BLOCKING`).
-    pub run_ahead: Option<u8>,
-}
-
 /// One activation of a `.func` on a lane's call stack (PTX 9.7.12.5 `call`, 9.7.12.6 `ret`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
@@ -225,75 +188,6 @@ pub struct DeviceOutput {
     pub thread: [u32; 3],
     /// The text, as printf formatted it.
     pub text: String,
-}
-
-impl Warp {
-    /// `next_group` when some lane is inside a call: lanes ordered by (call sites, pc).
-    fn next_group_in_calls(&self, held: u32) -> Option<(u32, u32)> {
-        let key = |l: usize| self.frames[l].iter().map(|f| f.call_pc).chain(std::iter::once(self.pc[l]));
-        let runs = |l: usize| self.lane[l] == Lane::Ready && held >> l & 1 == 0;
-        let mut best: Option<usize> = None;
-        for l in 0..WARP {
-            if !runs(l) {
-                continue;
-            }
-            if best.is_none_or(|b| key(l).cmp(key(b)) == std::cmp::Ordering::Less) {
-                best = Some(l);
-            }
-        }
-        let b = best?;
-        let mask = (0..WARP).filter(|&l| runs(l) && key(l).eq(key(b))).fold(0, |m, l| m | 1 << l);
-        Some((self.pc[b], mask))
-    }
-
-    /// Base of the current frame of a lane's local memory.
-    pub fn frame_base(&self, lane: u32) -> u64 {
-        self.frames.get(lane as usize).and_then(|f| f.last()).map(|f| f.base).unwrap_or(0)
-    }
-
-    /// Lanes not exited.
-    pub fn live(&self) -> u32 {
-        (0..WARP).filter(|&l| self.lane[l] != Lane::Done).fold(0, |m, l| m | 1 << l)
-    }
-    /// Whether every lane is done.
-    pub fn exited(&self) -> bool {
-        self.lane.iter().all(|l| *l == Lane::Done)
-    }
-    /// Lanes that are ready.
-    pub fn ready(&self) -> u32 {
-        (0..WARP).filter(|&l| self.lane[l] == Lane::Ready).fold(0, |m, l| m | 1 << l)
-    }
-    /// Ready lanes waiting at a join for the rest of their branch ([`crate::reconverge::held`]).
-    pub fn held(&self) -> u32 {
-        if self.conv.is_empty() {
-            return 0;
-        }
-        reconverge::held(&self.conv, &self.pc, self.ready(), self.live())
-    }
-    /// The group to run next: lanes that are ready, and not waiting at a join, at the lowest pc.
-    /// A lane inside calls is at its call sites and then its pc (compared in that order): it
-    /// runs before lanes past its outermost call site and after lanes before it, so lanes meet
-    /// again where the call returns, as they would after a branch.
-    pub fn next_group(&self) -> Option<(u32, u32)> {
-        let held = self.held();
-        if self.frames.iter().any(|f| !f.is_empty()) {
-            return self.next_group_in_calls(held);
-        }
-        // One pass (the schedulers ask every warp every cycle): the lowest pc and its lanes.
-        let (mut best, mut mask) = (u32::MAX, 0u32);
-        for l in 0..WARP {
-            if self.lane[l] != Lane::Ready || held >> l & 1 == 1 {
-                continue;
-            }
-            let pc = self.pc[l];
-            if pc < best {
-                (best, mask) = (pc, 1 << l);
-            } else if pc == best {
-                mask |= 1 << l;
-            }
-        }
-        (mask != 0).then_some((best, mask))
-    }
 }
 
 /// One named barrier of a CTA (PTX 9.7.13.1).
@@ -712,30 +606,8 @@ impl<'p> Machine<'p> {
                     cl.ctas[rank as usize] = id;
                     let warps = (0..nwarps)
                         .map(|w| {
-                            let mut lane = [Lane::Done; WARP];
-                            let mut launched = 0;
-                            for (l, st) in lane.iter_mut().enumerate() {
-                                if w * WARP + l < threads {
-                                    *st = Lane::Ready;
-                                    launched |= 1 << l;
-                                }
-                            }
-                            Warp {
-                                regs: vec![0; nregs * WARP],
-                                pc: [entry_pc; WARP],
-                                lane,
-                                launched,
-                                polling: None,
-                                bar_partial: [0; 16],
-                                bar_partial_lanes: Vec::new(),
-                                cp_open_group: [0; WARP],
-                                cp_inflight: Vec::new(),
-                                cluster_arrival: [None; WARP],
-                                last_arrive: [None; WARP],
-                                frames: vec![Vec::new(); WARP],
-                                conv: Vec::new(),
-                                run_ahead: None,
-                            }
+                            let launched = (0..WARP).filter(|l| w * WARP + l < threads).fold(0, |m, l| m | 1 << l);
+                            Warp::new(vec![0; nregs * WARP], entry_pc, launched)
                         })
                         .collect();
                     ctas.push(Cta {
@@ -1061,8 +933,8 @@ impl<'p> Machine<'p> {
                 // A blocked lane's pc already points past the instruction it waits in; a polling
                 // warp is at its wait instruction.
                 let pcs: Vec<u32> = (0..WARP)
-                    .filter(|&l| warp.lane[l] != Lane::Done)
-                    .map(|l| if matches!(warp.lane[l], Lane::Blocked(_)) { warp.pc[l].saturating_sub(1) } else { warp.pc[l] })
+                    .filter(|&l| warp.lane()[l] != Lane::Done)
+                    .map(|l| if matches!(warp.lane()[l], Lane::Blocked(_)) { warp.pc()[l].saturating_sub(1) } else { warp.pc()[l] })
                     .collect();
                 let pc = warp.polling.map(|p| p.pc).unwrap_or_else(|| pcs.iter().copied().min().unwrap_or(0));
                 let what = match self.describe_wait(c, w) {
@@ -1100,7 +972,7 @@ impl<'p> Machine<'p> {
             if let Some(p) = x.polling {
                 return format!("polling the mbarrier at cta {} shared 0x{:x}{}", p.cta, p.offset, self.shared_var_name(p.offset));
             }
-            match (0..WARP).find_map(|l| if let Lane::Blocked(b) = x.lane[l] { Some(b) } else { None }) {
+            match (0..WARP).find_map(|l| if let Lane::Blocked(b) = x.lane()[l] { Some(b) } else { None }) {
                 Some(Wait::NamedBarrier(id, _)) | Some(Wait::NamedBarrierWarp(id)) => format!("blocked in named barrier {id}"),
                 Some(Wait::ClusterBarrier(_)) => "blocked in barrier.cluster.wait".into(),
                 Some(Wait::CpAsyncGroups(n)) => format!("blocked in cp.async.wait_group {n}"),
@@ -1127,7 +999,7 @@ impl<'p> Machine<'p> {
             }
             return out;
         }
-        let blocked = (0..WARP).find_map(|l| if let Lane::Blocked(b) = warp.lane[l] { Some(b) } else { None });
+        let blocked = (0..WARP).find_map(|l| if let Lane::Blocked(b) = warp.lane()[l] { Some(b) } else { None });
         match blocked {
             Some(Wait::NamedBarrier(id, _)) | Some(Wait::NamedBarrierWarp(id)) => {
                 let b = &self.ctas[c].bars[id as usize];
@@ -1142,7 +1014,7 @@ impl<'p> Machine<'p> {
                     .flat_map(|&cc| (0..self.ctas[cc as usize].warps.len()).map(move |x| (cc as usize, x)))
                     .filter(|&(cc, x)| {
                         let y = &self.ctas[cc].warps[x];
-                        !y.exited() && (0..WARP).any(|l| y.lane[l] != Lane::Done && y.cluster_arrival[l].is_none())
+                        !y.exited() && (0..WARP).any(|l| y.lane()[l] != Lane::Done && y.cluster_arrival[l].is_none())
                     })
                     .collect();
                 format!(" <- warps of the cluster not arrived: {}", others(&missing))
@@ -1173,7 +1045,7 @@ impl<'p> Machine<'p> {
         let warp = &self.ctas[c].warps[w];
         let mut parts = Vec::new();
         for l in 0..WARP {
-            if let Lane::Blocked(wt) = warp.lane[l] {
+            if let Lane::Blocked(wt) = warp.lane()[l] {
                 let s = match wt {
                     Wait::NamedBarrier(id, _) | Wait::NamedBarrierWarp(id) => {
                         let b = &self.ctas[c].bars[id as usize];
@@ -1197,7 +1069,7 @@ impl<'p> Machine<'p> {
             }
         }
         let held = warp.held();
-        for b in warp.conv.iter().filter(|b| b.mask & held != 0) {
+        for b in warp.conv().iter().filter(|b| b.mask & held != 0) {
             let line = |pc: u32| self.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
             parts.push(format!(
                 "lanes {:#010x} wait at the join (line {}) of the branch at line {} for lanes {:#010x} to reconverge",
@@ -1269,18 +1141,24 @@ impl<'p> Machine<'p> {
     /// or, while every live lane waits at an aligned `bar.sync` (`run_ahead`), those lanes at the
     /// register-only instruction after it ([`exec::runs_ahead_of_barrier`]).
     pub fn issue_group(&self, c: u32, w: u32) -> Option<(u32, u32)> {
-        let warp = &self.ctas[c as usize].warps[w as usize];
-        if let Some(g) = warp.next_group() {
-            return Some(g);
+        self.issue_group_after(c, w, self.ctas[c as usize].warps[w as usize].next_group())
+    }
+
+    /// [`Machine::issue_group`] given the warp's [`Warp::next_group`] `next` (an engine that
+    /// keeps it across cycles while [`Warp::version`] stays passes its copy).
+    pub fn issue_group_after(&self, c: u32, w: u32, next: Option<(u32, u32)>) -> Option<(u32, u32)> {
+        if next.is_some() {
+            return next;
         }
+        let warp = &self.ctas[c as usize].warps[w as usize];
         let id = warp.run_ahead?;
         let live = warp.live();
         if live == 0 {
             return None;
         }
-        let pc = warp.pc[live.trailing_zeros() as usize];
+        let pc = warp.pc()[live.trailing_zeros() as usize];
         let together = (0..WARP).filter(|&l| live >> l & 1 == 1).all(|l| {
-            warp.pc[l] == pc && warp.frames[l].is_empty() && matches!(warp.lane[l], Lane::Blocked(Wait::NamedBarrier(b, _)) if b == id)
+            warp.pc()[l] == pc && warp.frames()[l].is_empty() && matches!(warp.lane()[l], Lane::Blocked(Wait::NamedBarrier(b, _)) if b == id)
         });
         if !together {
             return None;
@@ -1327,11 +1205,11 @@ impl<'p> Machine<'p> {
         let warp = &mut self.ctas[c as usize].warps[w as usize];
         for l in 0..WARP {
             if group >> l & 1 == 1 {
-                warp.lane[l] = Lane::Done;
+                warp.set_lane(l, Lane::Done);
             }
         }
         let live = warp.live();
-        warp.conv.retain(|b| b.mask & live != 0);
+        warp.conv_mut().retain(|b| b.mask & live != 0);
     }
 
     /// Applies an instruction's control flow to the lanes of `group` at `pc` (`mask`: the lanes
@@ -1350,27 +1228,27 @@ impl<'p> Machine<'p> {
     fn advance_lanes(&mut self, c: u32, w: u32, pc: u32, group: u32, mask: u32, flow: Flow) {
         let join = self.joins.get(pc as usize).copied().flatten();
         let warp = &mut self.ctas[c as usize].warps[w as usize];
-        if !warp.conv.is_empty() {
+        if !warp.conv().is_empty() {
             let live = warp.live() & !if flow == Flow::Exit { mask } else { 0 };
-            reconverge::retire(&mut warp.conv, pc, group, live);
+            reconverge::retire(warp.conv_mut(), pc, group, live);
         }
         if let Flow::Jump(t) = flow {
             if t != pc + 1 {
-                reconverge::diverge(&mut warp.conv, join, pc, group, mask);
+                reconverge::diverge(warp.conv_mut(), join, pc, group, mask);
             }
         }
         match flow {
             Flow::Next => {
                 for l in 0..WARP {
-                    if group >> l & 1 == 1 && warp.pc[l] == pc {
-                        warp.pc[l] = pc + 1;
+                    if group >> l & 1 == 1 && warp.pc()[l] == pc {
+                        warp.set_pc(l, pc + 1);
                     }
                 }
             }
             Flow::Jump(t) => {
                 for l in 0..WARP {
                     if group >> l & 1 == 1 {
-                        warp.pc[l] = if mask >> l & 1 == 1 { t } else { pc + 1 };
+                        warp.set_pc(l, if mask >> l & 1 == 1 { t } else { pc + 1 });
                     }
                 }
             }
@@ -1378,9 +1256,9 @@ impl<'p> Machine<'p> {
                 for l in 0..WARP {
                     if group >> l & 1 == 1 {
                         if mask >> l & 1 == 1 {
-                            warp.lane[l] = Lane::Done;
+                            warp.set_lane(l, Lane::Done);
                         } else {
-                            warp.pc[l] = pc + 1;
+                            warp.set_pc(l, pc + 1);
                         }
                     }
                 }
@@ -1388,7 +1266,7 @@ impl<'p> Machine<'p> {
             Flow::Lanes => {
                 for l in 0..WARP {
                     if group >> l & 1 == 1 && mask >> l & 1 == 0 {
-                        warp.pc[l] = pc + 1;
+                        warp.set_pc(l, pc + 1);
                     }
                 }
             }

@@ -60,9 +60,9 @@ impl<'p> Machine<'p> {
         let warp = &mut self.ctas[c as usize].warps[w as usize];
         let mut mask = 0;
         for l in 0..WARP {
-            if let Lane::Blocked(x) = warp.lane[l] {
+            if let Lane::Blocked(x) = warp.lane()[l] {
                 if released(x) {
-                    warp.lane[l] = Lane::Ready;
+                    warp.set_lane(l, Lane::Ready);
                     mask |= 1 << l;
                 }
             }
@@ -74,7 +74,7 @@ impl<'p> Machine<'p> {
     pub fn block_lanes(&mut self, c: u32, w: u32, mask: u32, wait: Wait) {
         let warp = &mut self.ctas[c as usize].warps[w as usize];
         for l in exec::lanes(mask) {
-            warp.lane[l as usize] = Lane::Blocked(wait);
+            warp.set_lane(l as usize, Lane::Blocked(wait));
         }
     }
 

@@ -46,27 +46,27 @@ struct WarpState {
 impl WarpState {
     fn of(w: &Warp) -> WarpState {
         WarpState {
-            pc: w.pc,
-            lane: w.lane,
+            pc: *w.pc(),
+            lane: *w.lane(),
             polling: w.polling,
             bar_partial: w.bar_partial,
             cp_open_group: w.cp_open_group,
             regs: w.regs.clone(),
-            frames: w.frames.clone(),
-            conv: w.conv.clone(),
+            frames: w.frames().to_vec(),
+            conv: w.conv().to_vec(),
         }
     }
 
     /// Whether `w` is in this state.
     fn is(&self, w: &Warp) -> bool {
-        self.pc == w.pc
-            && self.lane == w.lane
+        self.pc == *w.pc()
+            && self.lane == *w.lane()
             && self.polling == w.polling
             && self.bar_partial == w.bar_partial
             && self.cp_open_group == w.cp_open_group
             && self.regs == w.regs
-            && self.frames == w.frames
-            && self.conv == w.conv
+            && self.frames == w.frames()
+            && self.conv == w.conv()
     }
 }
 
@@ -74,9 +74,9 @@ impl WarpState {
 /// checked against the whole state, so collisions cost time, never a false verdict).
 fn fingerprint(w: &Warp) -> u64 {
     let mix = |h: u64, x: u64| (h.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    let h = w.pc.iter().fold(0, |h, &p| mix(h, p as u64));
+    let h = w.pc().iter().fold(0, |h, &p| mix(h, p as u64));
     let h = w.cp_open_group.iter().fold(h, |h, &g| mix(h, g));
-    let h = w.frames.iter().fold(h, |h, f| mix(h, f.len() as u64));
+    let h = w.frames().iter().fold(h, |h, f| mix(h, f.len() as u64));
     w.regs.iter().fold(h, |h, &r| mix(h, r))
 }
 
@@ -165,25 +165,9 @@ impl SpinWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::Lane;
 
     fn warp(regs: Vec<u64>) -> Warp {
-        Warp {
-            regs,
-            pc: [3; WARP],
-            lane: [Lane::Ready; WARP],
-            launched: u32::MAX,
-            polling: None,
-            bar_partial: [0; 16],
-            bar_partial_lanes: Vec::new(),
-            cp_open_group: [0; WARP],
-            cp_inflight: Vec::new(),
-            last_arrive: [None; WARP],
-            cluster_arrival: [None; WARP],
-            frames: vec![Vec::new(); WARP],
-            conv: Vec::new(),
-            run_ahead: None,
-        }
+        Warp::new(regs, 3, u32::MAX)
     }
 
     #[test]

@@ -489,7 +489,7 @@ impl Timeline {
 /// A golden warp's state and the pc it runs next or waits in.
 fn golden_state(w: &Warp) -> (&'static str, u32) {
     if w.exited() {
-        return ("Exited", w.pc.iter().copied().max().unwrap_or(0));
+        return ("Exited", w.pc().iter().copied().max().unwrap_or(0));
     }
     if let Some((pc, _)) = w.next_group() {
         return match w.polling {
@@ -498,17 +498,17 @@ fn golden_state(w: &Warp) -> (&'static str, u32) {
         };
     }
     for l in 0..WARP {
-        if let Lane::Blocked(b) = w.lane[l] {
+        if let Lane::Blocked(b) = w.lane()[l] {
             let s = match b {
                 Wait::NamedBarrier(..) | Wait::NamedBarrierWarp(_) => "BarrierWait",
                 Wait::ClusterBarrier(_) => "ClusterBarrierWait",
                 Wait::CpAsyncGroups(_) | Wait::BulkGroups(..) => "AsyncWait",
             };
             // A blocked lane's pc points past the instruction it waits in.
-            return (s, w.pc[l].saturating_sub(1));
+            return (s, w.pc()[l].saturating_sub(1));
         }
     }
-    let pc = (0..WARP).filter(|&l| w.lane[l] != Lane::Done).map(|l| w.pc[l]).min().unwrap_or(0);
+    let pc = (0..WARP).filter(|&l| w.lane()[l] != Lane::Done).map(|l| w.pc()[l]).min().unwrap_or(0);
     ("Reconverge", pc)
 }
 

@@ -99,10 +99,10 @@ fn wake_group_waiters(m: &mut Machine<'_>, cta: u32, warp: u32) {
     let w = &m.ctas[cta as usize].warps[warp as usize];
     let mut sets: Vec<(u32, u32, u32)> = Vec::new(); // (resume pc, n, lanes)
     for l in 0..WARP {
-        if let Lane::Blocked(Wait::CpAsyncGroups(n)) = w.lane[l] {
-            match sets.iter_mut().find(|(pc, k, _)| *pc == w.pc[l] && *k == n) {
+        if let Lane::Blocked(Wait::CpAsyncGroups(n)) = w.lane()[l] {
+            match sets.iter_mut().find(|(pc, k, _)| *pc == w.pc()[l] && *k == n) {
                 Some(s) => s.2 |= 1 << l,
-                None => sets.push((w.pc[l], n, 1 << l)),
+                None => sets.push((w.pc()[l], n, 1 << l)),
             }
         }
     }
@@ -110,7 +110,7 @@ fn wake_group_waiters(m: &mut Machine<'_>, cta: u32, warp: u32) {
         if lanes(mask).all(|l| groups_done(m, cta, warp, l, n)) {
             let w = &mut m.ctas[cta as usize].warps[warp as usize];
             for l in lanes(mask) {
-                w.lane[l as usize] = Lane::Ready;
+                w.set_lane(l as usize, Lane::Ready);
             }
             crate::race::cp_acquire(m, cta, warp);
         }

@@ -83,9 +83,9 @@ fn aligned_arrival(cx: &mut Cx<'_, '_>, id: u8, aligned: bool, lane0: u32) -> Re
 /// next or waits in, and whether it waits at a join to reconverge.
 fn where_lane_is(cx: &Cx<'_, '_>, l: u32) -> String {
     let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    let blocked = matches!(w.lane[l as usize], Lane::Blocked(_));
+    let blocked = matches!(w.lane()[l as usize], Lane::Blocked(_));
     // A blocked lane's pc already points past the instruction it waits in.
-    let pc = if blocked { w.pc[l as usize].saturating_sub(1) } else { w.pc[l as usize] };
+    let pc = if blocked { w.pc()[l as usize].saturating_sub(1) } else { w.pc()[l as usize] };
     let line = cx.m.module().kernel.body.get(pc as usize).map(|i| i.loc.line).unwrap_or(0);
     if w.held() >> l & 1 == 1 {
         format!("waiting at the join on line {line}")
@@ -200,9 +200,9 @@ pub fn apply_arrival(m: &mut Machine<'_>, cta: u32, warp: u32, a: &NamedArrival,
     let w = &mut m.ctas[cta as usize].warps[warp as usize];
     for e in &a.lanes {
         if e.sync {
-            w.lane[e.lane as usize] = Lane::Blocked(Wait::NamedBarrier(a.id, generation));
-        } else if w.lane[e.lane as usize] == Lane::Blocked(Wait::NamedBarrierWarp(a.id)) {
-            w.lane[e.lane as usize] = Lane::Ready;
+            w.set_lane(e.lane as usize, Lane::Blocked(Wait::NamedBarrier(a.id, generation)));
+        } else if w.lane()[e.lane as usize] == Lane::Blocked(Wait::NamedBarrierWarp(a.id)) {
+            w.set_lane(e.lane as usize, Lane::Ready);
         }
     }
     // The whole warp waits at an aligned bar.sync (no reduction, whose result the next
@@ -260,8 +260,8 @@ pub fn release_waiters(m: &mut Machine<'_>, cta: u32, id: u8, generation: u64, w
             continue;
         }
         for l in 0..WARP {
-            if warp.lane[l] == Lane::Blocked(Wait::NamedBarrier(id, generation)) {
-                warp.lane[l] = Lane::Ready;
+            if warp.lane()[l] == Lane::Blocked(Wait::NamedBarrier(id, generation)) {
+                warp.set_lane(l, Lane::Ready);
                 woken |= 1 << w;
             }
         }
@@ -483,7 +483,7 @@ impl Exec for op::BarrierClusterWait {
                     warp.cluster_arrival[l as usize] = None;
                     passed = true;
                 }
-                Some(p) => warp.lane[l as usize] = Lane::Blocked(Wait::ClusterBarrier(p)),
+                Some(p) => warp.set_lane(l as usize, Lane::Blocked(Wait::ClusterBarrier(p))),
             }
         }
         if passed {
@@ -505,8 +505,8 @@ fn try_release_cluster(m: &mut Machine<'_>, cl: u32) {
     for cta in ctas {
         for (k, w) in m.ctas[cta as usize].warps.iter_mut().enumerate() {
             for l in 0..WARP {
-                if w.lane[l] == Lane::Blocked(Wait::ClusterBarrier(phase)) {
-                    w.lane[l] = Lane::Ready;
+                if w.lane()[l] == Lane::Blocked(Wait::ClusterBarrier(phase)) {
+                    w.set_lane(l, Lane::Ready);
                     w.cluster_arrival[l] = None;
                     if woken.last() != Some(&(cta, k as u32)) {
                         woken.push((cta, k as u32));
@@ -538,7 +538,7 @@ pub fn on_lanes_exit(m: &mut Machine<'_>, cta: u32, warp: u32, _mask: u32) -> Re
     try_release_cluster(m, cl);
     let w = &m.ctas[cta as usize].warps[warp as usize];
     if w.exited() {
-        let pc = (0..WARP).filter(|&l| w.launched >> l & 1 == 1).map(|l| w.pc[l]).max().unwrap_or(0);
+        let pc = (0..WARP).filter(|&l| w.launched >> l & 1 == 1).map(|l| w.pc()[l]).max().unwrap_or(0);
         crate::race::warp_exit(m, cta, warp, pc)?;
     }
     Ok(())

@@ -56,7 +56,7 @@ impl Exec for op::Call {
             let func = &module.funcs[f.0 as usize];
             if func.body.is_none() {
                 builtin(cx, i, l, &func.name, rets, args)?;
-                cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].pc[l as usize] = cx.pc + 1;
+                cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].set_pc(l as usize, cx.pc + 1);
                 continue;
             }
             enter(cx, l, f, args)?;
@@ -91,7 +91,7 @@ fn enter(cx: &mut Cx<'_, '_>, l: u32, f: FuncId, args: &[Operand]) -> Result<(),
     let base = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].frame_base(l) + cx.m.frame_bytes[caller.0 as usize];
     let end = base + cx.m.frame_bytes[f.0 as usize];
     if end > STACK_BYTES {
-        let depth = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].frames[l as usize].len();
+        let depth = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].frames()[l as usize].len();
         cx.finding(FindingKind::CallStackOverflow, l, format!("calling `{}` at depth {depth} needs {end} bytes of stack; a thread has {STACK_BYTES}", func.name))?;
         return Err(Stop::Finding);
     }
@@ -106,14 +106,14 @@ fn enter(cx: &mut Cx<'_, '_>, l: u32, f: FuncId, args: &[Operand]) -> Result<(),
     }
     let (r0, r1) = func.regs;
     let warp = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    let recursive = warp.frames[l as usize].iter().any(|fr| fr.func == f) || caller == f;
+    let recursive = warp.frames()[l as usize].iter().any(|fr| fr.func == f) || caller == f;
     let saved = if recursive { (r0..r1).map(|r| warp.regs[r as usize * WARP + l as usize]).collect() } else { Vec::new() };
     let local = &mut cx.m.ctas[cx.cta as usize].local[t];
     local.truncate(base as usize);
     local.resize(end as usize, 0);
     let w = &mut cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-    w.frames[l as usize].push(Frame { call_pc: cx.pc, func: f, base, saved });
-    w.pc[l as usize] = func.body.map(|b| b.0).unwrap_or(0);
+    w.push_frame(l as usize, Frame { call_pc: cx.pc, func: f, base, saved });
+    w.set_pc(l as usize, func.body.map(|b| b.0).unwrap_or(0));
     for (p, v) in func.params.iter().zip(vals) {
         store_formal(cx, l, p, &v);
     }
@@ -123,7 +123,7 @@ fn enter(cx: &mut Cx<'_, '_>, l: u32, f: FuncId, args: &[Operand]) -> Result<(),
 /// Pops lane `l`'s frame: return values out, registers back, the lane after its call.
 fn leave(cx: &mut Cx<'_, '_>, i: &Instr, l: u32) -> Result<(), Stop> {
     let module = cx.m.module();
-    let Some(fr) = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].frames[l as usize].last().cloned() else {
+    let Some(fr) = cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].frames()[l as usize].last().cloned() else {
         return Err(Stop::Unsupported(format!("unsupported: `ret` outside a call ({}:{})", cx.m.prog.path, i.loc)));
     };
     let func = &module.funcs[fr.func.0 as usize];
@@ -133,8 +133,8 @@ fn leave(cx: &mut Cx<'_, '_>, i: &Instr, l: u32) -> Result<(), Stop> {
     for (k, v) in fr.saved.iter().enumerate() {
         w.regs[(r0 as usize + k) * WARP + l as usize] = *v;
     }
-    w.frames[l as usize].pop();
-    w.pc[l as usize] = fr.call_pc + 1;
+    w.pop_frame(l as usize);
+    w.set_pc(l as usize, fr.call_pc + 1);
     let t = cx.warp as usize * WARP + l as usize;
     cx.m.ctas[cx.cta as usize].local[t].truncate(fr.base as usize);
     let call = &module.kernel.body[fr.call_pc as usize];
@@ -296,7 +296,7 @@ fn builtin(cx: &mut Cx<'_, '_>, i: &Instr, l: u32, name: &str, rets: &[Operand],
             push_output(cx, l, text);
             cx.finding(FindingKind::AssertionFailed, l, format!("assertion `{msg}` failed in {func} ({file}:{line}), block [{},{},{}], thread [{},{},{}]", block[0], block[1], block[2], thread[0], thread[1], thread[2]))?;
             // --ub warn: the thread ends, as the kernel would (__assertfail traps).
-            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].lane[l as usize] = crate::machine::Lane::Done;
+            cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].set_lane(l as usize, crate::machine::Lane::Done);
             Ok(())
         }
         "malloc" => {

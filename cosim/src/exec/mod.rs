@@ -293,7 +293,7 @@ impl<'a, 'p> Cx<'a, 'p> {
     pub fn block(&mut self, mask: u32, w: Wait) {
         let warp = &mut self.m.ctas[self.cta as usize].warps[self.warp as usize];
         for l in lanes(mask) {
-            warp.lane[l as usize] = Lane::Blocked(w);
+            warp.set_lane(l as usize, Lane::Blocked(w));
         }
     }
 

@@ -675,10 +675,10 @@ fn wake_bulk_waiters(m: &mut Machine<'_>, c: u32, w: u32) {
     let warp = &m.ctas[c as usize].warps[w as usize];
     let mut sets: Vec<(u32, u32, bool, u32)> = Vec::new(); // (resume pc, n, read, lanes)
     for l in 0..WARP {
-        if let Lane::Blocked(Wait::BulkGroups(n, read)) = warp.lane[l] {
-            match sets.iter_mut().find(|s| s.0 == warp.pc[l] && s.1 == n && s.2 == read) {
+        if let Lane::Blocked(Wait::BulkGroups(n, read)) = warp.lane()[l] {
+            match sets.iter_mut().find(|s| s.0 == warp.pc()[l] && s.1 == n && s.2 == read) {
                 Some(s) => s.3 |= 1 << l,
-                None => sets.push((warp.pc[l], n, read, 1 << l)),
+                None => sets.push((warp.pc()[l], n, read, 1 << l)),
             }
         }
     }
@@ -686,7 +686,7 @@ fn wake_bulk_waiters(m: &mut Machine<'_>, c: u32, w: u32) {
         if lanes(mask).all(|l| bulk_done(m, c, w, l, n, read)) {
             let warp = &mut m.ctas[c as usize].warps[w as usize];
             for l in lanes(mask) {
-                warp.lane[l as usize] = Lane::Ready;
+                warp.set_lane(l as usize, Lane::Ready);
             }
             crate::race::bulk_acquire(m, c, w, read);
         }

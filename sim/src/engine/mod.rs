@@ -254,10 +254,6 @@ pub struct Engine<'p> {
     views: Vec<WarpView>,
     launched_at: u64,
     active_this_cycle: bool,
-    /// Bumped wherever lane states may change between two looks at a warp's issue group (the
-    /// schedulers' turn after the units and completions, a warp's issue, a deadlock report): a
-    /// group memoized in an older epoch is stale ([`Engine::group`]).
-    epoch: u64,
     /// The tensor cores and wgmma groups (wgmma.rs).
     wgmma: crate::wgmma::WgmmaTiming,
     /// Which lines of host-copied buffers are still far in L2 (memory.rs).
@@ -339,7 +335,6 @@ impl<'p> Engine<'p> {
             views: Vec::new(),
             launched_at: launch_cycles + 1,
             active_this_cycle: false,
-            epoch: 0,
         };
         for c in &mut e.ctas {
             for w in &mut c.warps {
@@ -453,7 +448,6 @@ impl<'p> Engine<'p> {
         let spinning = self.asyncs.is_empty() && self.cycle - self.m.last_progress() > self.cfg.run.deadlock_spin_cycles;
         if spinning && self.m.spins_forever(|c, w| self.ctas[c].warps[w].op.is_some()) {
             self.mirror_named_barriers();
-            self.epoch += 1;
             self.m.deadlock(true)?;
         }
         let quiet_units = self.asyncs.is_empty()
@@ -466,12 +460,18 @@ impl<'p> Engine<'p> {
         }
         // A warp running ahead of a barrier does not count: its register-only instructions
         // release no one.
-        let any_can_run = self.ctas.iter().enumerate().any(|(ci, c)| {
-            c.warps.iter().enumerate().any(|(wi, w)| !w.exited && w.op.is_none() && self.m.warp(ci as u32, wi as u32).next_group().is_some())
-        });
+        let mut any_can_run = false;
+        'ctas: for ci in 0..self.ctas.len() {
+            for wi in 0..self.ctas[ci].warps.len() {
+                let w = &self.ctas[ci].warps[wi];
+                if !w.exited && w.op.is_none() && self.next_group(ci, wi).is_some() {
+                    any_can_run = true;
+                    break 'ctas;
+                }
+            }
+        }
         if !any_can_run {
             self.mirror_named_barriers();
-            self.epoch += 1;
             self.m.deadlock(false)?;
         }
         Ok(())

@@ -13,18 +13,18 @@ impl<'p> Engine<'p> {
         for (ci, c) in self.ctas.iter().enumerate() {
             for (wi, w) in c.warps.iter().enumerate() {
                 let mw = self.m.warp(ci as u32, wi as u32);
-                let pc = mw.next_group().map(|g| g.0).unwrap_or_else(|| (0..WARP).filter(|&l| mw.lane[l] != Lane::Done).map(|l| mw.pc[l]).min().unwrap_or(0));
-                let live = (0..WARP).filter(|&l| mw.lane[l] != Lane::Done).fold(0u32, |m, l| m | 1 << l);
+                let pc = mw.next_group().map(|g| g.0).unwrap_or_else(|| (0..WARP).filter(|&l| mw.lane()[l] != Lane::Done).map(|l| mw.pc()[l]).min().unwrap_or(0));
+                let live = (0..WARP).filter(|&l| mw.lane()[l] != Lane::Done).fold(0u32, |m, l| m | 1 << l);
                 let state = if self.cycle < self.launched_at {
                     WarpActivity::NotLaunched
                 } else if w.exited && w.op.is_none() {
                     WarpActivity::Exited
                 } else if w.op.is_some() {
                     WarpActivity::InSync
-                } else if mw.lane.contains(&Lane::Ready) {
+                } else if mw.lane().contains(&Lane::Ready) {
                     WarpActivity::Runnable
                 } else {
-                    match mw.lane.iter().find_map(|l| if let Lane::Blocked(b) = l { Some(*b) } else { None }) {
+                    match mw.lane().iter().find_map(|l| if let Lane::Blocked(b) = l { Some(*b) } else { None }) {
                         Some(Wait::NamedBarrier(..) | Wait::NamedBarrierWarp(_)) => WarpActivity::NamedBarrier,
                         Some(Wait::ClusterBarrier(_)) => WarpActivity::ClusterBarrier,
                         Some(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => WarpActivity::AsyncGroups,

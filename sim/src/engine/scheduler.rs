@@ -59,9 +59,10 @@ pub(super) struct WarpState {
     /// The cycle the unit took the warp's latest named-barrier arrival: a release finds it asleep
     /// at the barrier for long when it has waited `sync.named_barrier_sleep_cycles` since.
     pub(super) barrier_arrival: u64,
-    /// The warp's issue group ([`Machine::issue_group`]) and the [`Engine::epoch`] it was
-    /// computed in: eligibility, the idle skip and the issue itself ask for it in one cycle.
-    pub(super) group: (u64, Option<(u32, u32)>),
+    /// The golden warp's [`hopsync_cosim::warp::Warp::next_group`] and the [`hopsync_cosim::warp::Warp::version`] it was derived at: it
+    /// holds while the version stays (eligibility, the idle skip, the deadlock check and the
+    /// issue ask for it every cycle; most cycles change no lane of most warps).
+    pub(super) next_group: (u64, Option<(u32, u32)>),
     /// The warp's next instruction waits on the scoreboard until this cycle. Set only while
     /// none of its lanes is blocked and it has no operation in a unit: then nothing but its own
     /// issue changes its lanes (so its group) or its registers' ready cycles, and it cannot issue
@@ -101,7 +102,7 @@ pub(super) struct SetAside {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -186,8 +187,6 @@ pub(super) struct SyncOp {
 
 impl<'p> Engine<'p> {
     pub(super) fn issue(&mut self) -> Result<(), Stop> {
-        // the units and completions of this cycle may have changed lane states
-        self.epoch += 1;
         if self.cycle < self.launched_at {
             return Ok(());
         }
@@ -282,8 +281,6 @@ impl<'p> Engine<'p> {
             let aside = self.front_sets_aside(c, w);
             let issued_ok = if aside { self.set_aside_front(c as u32, w as u32) } else { self.issue_warp(c as u32, w as u32) };
             slot |= !aside;
-            // its instruction changed lane states (its own, or others' it released)
-            self.epoch += 1;
             issued_ok?;
             let ws = &self.ctas[c].warps[w];
             if ws.exited || ws.op.is_some() {
@@ -414,16 +411,24 @@ impl<'p> Engine<'p> {
         Ok(())
     }
 
-    /// [`Machine::issue_group`] of warp (c, w), memoized for the current [`Engine::epoch`].
-    pub(super) fn group(&mut self, c: usize, w: usize) -> Option<(u32, u32)> {
-        let epoch = self.epoch;
-        let (at, g) = self.ctas[c].warps[w].group;
-        if at == epoch {
+    /// [`hopsync_cosim::warp::Warp::next_group`] of warp (c, w), kept while its [`hopsync_cosim::warp::Warp::version`] stays.
+    pub(super) fn next_group(&mut self, c: usize, w: usize) -> Option<(u32, u32)> {
+        let mw = self.m.warp(c as u32, w as u32);
+        let version = mw.version();
+        let (at, g) = self.ctas[c].warps[w].next_group;
+        if at == version {
+            debug_assert_eq!(g, mw.next_group(), "warp ({c}, {w})'s group kept at version {version} is stale: a change of its lanes went uncounted");
             return g;
         }
-        let g = self.m.issue_group(c as u32, w as u32);
-        self.ctas[c].warps[w].group = (epoch, g);
+        let g = mw.next_group();
+        self.ctas[c].warps[w].next_group = (version, g);
         g
+    }
+
+    /// [`Machine::issue_group`] of warp (c, w) (from its kept [`Engine::next_group`]).
+    pub(super) fn group(&mut self, c: usize, w: usize) -> Option<(u32, u32)> {
+        let next = self.next_group(c, w);
+        self.m.issue_group_after(c as u32, w as u32, next)
     }
 
     /// Why warp (c, w) cannot issue now, or `Ready`.
@@ -465,7 +470,7 @@ impl<'p> Engine<'p> {
         let mw = self.m.warp(c as u32, w as u32);
         let Some((pc, _)) = group else {
             for l in 0..WARP {
-                match mw.lane[l] {
+                match mw.lane()[l] {
                     Lane::Blocked(Wait::ClusterBarrier(_)) => return Stall::ClusterBarrierWait,
                     Lane::Blocked(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => return Stall::AsyncWait,
                     _ => {}
@@ -489,7 +494,7 @@ impl<'p> Engine<'p> {
             if !drain && ws.sets_aside(inf, self.cfg.issue.lookahead_instructions) && ws.fixed_at(inf) <= self.cycle {
                 return Stall::Ready;
             }
-            if !mw.lane.iter().any(|l| matches!(l, Lane::Blocked(_))) {
+            if !mw.lane().iter().any(|l| matches!(l, Lane::Blocked(_))) {
                 let until = if drain { u64::MAX } else { until }.min(ws.earliest_set_aside());
                 self.ctas[c].warps[w].scoreboard_until = until;
             }
