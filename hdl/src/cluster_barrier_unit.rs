@@ -6,7 +6,10 @@
 //! yet (`armed`). The phase completes at the edge after which every non-exited warp of every CTA
 //! has arrived (the last arrival, or the exit of the last missing warp, completes the phase at
 //! once): the `done` output pulses with the new phase count in the cycle after that edge. The
-//! completion is found from the registered masks (`phase_done`, off the request path), and
+//! completion is found from registered flags per CTA (`missing_keep` / `missing_clear`: a
+//! non-exited warp has not arrived; `some_arrived`), computed with the masks at each edge, so it
+//! reduces 16-CTA flags
+//! instead of 1024 mask bits (`phase_done`, off the request path), and
 //! the reinitialization of `arrived` is applied in that cycle: every op of that cycle sees the
 //! cleared masks, and the next edge stores them (so `done` is one edge after the completing op,
 //! as if the masks had cleared at once). Completion is broadcast: a warp told
@@ -169,6 +172,17 @@ pub struct ClusterBarrierUnit {
     arrived: [DFF<Bits<32>>; CLUSTER_CTAS],
     /// warps whose last arrive no wait has consumed yet, per CTA
     armed: [DFF<Bits<32>>; CLUSTER_CTAS],
+    /// some non-exited warp of the CTA has not arrived (`live & !arrived != 0`), kept with the
+    /// masks so the completion check reduces 16 flags, not 512 bits: its value were the phase
+    /// not to complete at the edge that stored it ...
+    missing_keep: [DFF<bool>; CLUSTER_CTAS],
+    /// ... and were it to complete (`completed` picks one: the 32-bit reductions do not wait
+    /// for the completion)
+    missing_clear: [DFF<bool>; CLUSTER_CTAS],
+    /// the phase completed at the last edge
+    completed: DFF<bool>,
+    /// some warp of the CTA arrived (`arrived != 0`, kept with the masks)
+    some_arrived: [DFF<bool>; CLUSTER_CTAS],
     /// completed phases, mod 256 (the completion found in this cycle not yet counted)
     phase: DFF<Bits<8>>,
     /// response register (`blocked` before the completion check of the next cycle)
@@ -198,12 +212,16 @@ pub struct ClusterBarrierUnit {
     cur_armed: Signal<Local, Bits<32>>,
     /// the finding of this op
     finding: Signal<Local, ClusterBarrierFinding>,
-    /// a legal arrive
-    arrive_ok: Signal<Local, bool>,
     /// a legal wait
     wait_ok: Signal<Local, bool>,
     /// arrived masks after the reinitialization of a completed phase
     arr_eff: [Signal<Local, Bits<32>>; CLUSTER_CTAS],
+    /// the op is an arrive of this CTA (legal or not: a second arrive's bit is already set)
+    arrive_sel: [Signal<Local, bool>; CLUSTER_CTAS],
+    /// the exit is of this CTA
+    exit_sel: [Signal<Local, bool>; CLUSTER_CTAS],
+    /// the warps this cycle's exit and arrive take off the CTA's missing warps
+    gone: [Signal<Local, Bits<32>>; CLUSTER_CTAS],
 }
 
 impl Default for ClusterBarrierUnit {
@@ -221,6 +239,10 @@ impl Default for ClusterBarrierUnit {
             live: std::array::from_fn(|_| Default::default()),
             arrived: std::array::from_fn(|_| Default::default()),
             armed: std::array::from_fn(|_| Default::default()),
+            missing_keep: std::array::from_fn(|_| Default::default()),
+            missing_clear: std::array::from_fn(|_| Default::default()),
+            completed: Default::default(),
+            some_arrived: std::array::from_fn(|_| Default::default()),
             phase: Default::default(),
             resp_q: Default::default(),
             fault_q: Default::default(),
@@ -235,9 +257,11 @@ impl Default for ClusterBarrierUnit {
             arrived_bit: Default::default(),
             cur_armed: Default::default(),
             finding: Default::default(),
-            arrive_ok: Default::default(),
             wait_ok: Default::default(),
             arr_eff: std::array::from_fn(|_| Default::default()),
+            arrive_sel: std::array::from_fn(|_| Default::default()),
+            exit_sel: std::array::from_fn(|_| Default::default()),
+            gone: std::array::from_fn(|_| Default::default()),
         }
     }
 }
@@ -245,17 +269,19 @@ impl Default for ClusterBarrierUnit {
 impl Logic for ClusterBarrierUnit {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, phase, resp_q, fault_q);
+        dff_setup!(self, clock, phase, resp_q, fault_q, completed);
 
         // ---- completion, from the registered masks: every non-exited warp of every CTA
         // arrived (PTX 9.7.13.3); the phase then reinitializes (arrived clears) in this cycle.
         self.all_in.next = true;
         self.some_in.next = false;
         for i in 0..CLUSTER_CTAS {
-            if (self.live[i].q.val() & !self.arrived[i].q.val()) != 0 {
+            if (self.completed.q.val() && self.missing_clear[i].q.val())
+                || (!self.completed.q.val() && self.missing_keep[i].q.val())
+            {
                 self.all_in.next = false;
             }
-            if self.arrived[i].q.val() != 0 {
+            if self.some_arrived[i].q.val() {
                 self.some_in.next = true;
             }
         }
@@ -269,6 +295,7 @@ impl Logic for ClusterBarrierUnit {
         if self.phase_done.val() {
             self.phase.d.next = self.phase.q.val() + 1;
         }
+        self.completed.d.next = self.phase_done.val();
         self.done.next.valid = self.phase_done.val();
         self.done.next.phase = self.phase.q.val() + 1;
 
@@ -298,39 +325,65 @@ impl Logic for ClusterBarrierUnit {
         if !self.is_arrive.val() && ((self.cur_armed.val() & self.wbit.val()) == 0) {
             self.finding.next = ClusterBarrierFinding::ClusterBarrierWaitWithoutArrive;
         }
-        self.arrive_ok.next = self.take.val()
-            && self.is_arrive.val()
-            && (self.finding.val() == ClusterBarrierFinding::NoFinding);
         self.wait_ok.next = self.take.val()
             && !self.is_arrive.val()
             && (self.finding.val() == ClusterBarrierFinding::NoFinding);
 
-        // ---- next-state masks (the completion check on them runs in the next cycle).
+        // ---- next-state masks, bit-local so the op's finding (a 512-bit selection) is off
+        // the state path: an arrive sets its warp's `arrived` bit (a second arrive finds it set
+        // already) and sets `armed` only where `arrived` was clear (else the arrive faults); a
+        // wait clears its warp's `armed` bit (a wait without arrive finds it clear already).
         for i in 0..CLUSTER_CTAS {
             self.live[i].clock.next = self.clock.val();
             self.arrived[i].clock.next = self.clock.val();
             self.armed[i].clock.next = self.clock.val();
+            self.missing_keep[i].clock.next = self.clock.val();
+            self.missing_clear[i].clock.next = self.clock.val();
+            self.some_arrived[i].clock.next = self.clock.val();
+            self.arrive_sel[i].next =
+                self.take.val() && self.is_arrive.val() && (self.req.val().cta.index() == i);
+            self.exit_sel[i].next = self.exit.val().valid && (self.exit.val().cta.index() == i);
             self.live[i].d.next = self.live[i].q.val();
-            if self.exit.val().valid && (self.exit.val().cta.index() == i) {
+            if self.exit_sel[i].val() {
                 self.live[i].d.next = self.live[i].q.val() & !self.xbit.val();
             }
             self.arrived[i].d.next = self.arr_eff[i].val();
-            if self.arrive_ok.val() && (self.req.val().cta.index() == i) {
+            if self.arrive_sel[i].val() {
                 self.arrived[i].d.next = self.arr_eff[i].val() | self.wbit.val();
             }
             self.armed[i].d.next = self.armed[i].q.val();
-            if self.req.val().cta.index() == i {
-                if self.arrive_ok.val() {
-                    self.armed[i].d.next = self.armed[i].q.val() | self.wbit.val();
-                }
-                if self.wait_ok.val() {
+            if self.take.val() && (self.req.val().cta.index() == i) {
+                if self.is_arrive.val() {
+                    self.armed[i].d.next =
+                        self.armed[i].q.val() | (self.wbit.val() & !self.arr_eff[i].val());
+                } else {
                     self.armed[i].d.next = self.armed[i].q.val() & !self.wbit.val();
                 }
+            }
+            // the flags of the next-state masks, both completion cases (from the registered
+            // masks and this cycle's inputs: the completion is not on their path)
+            self.gone[i].next = 0.into();
+            if self.exit_sel[i].val() && self.arrive_sel[i].val() {
+                self.gone[i].next = self.xbit.val() | self.wbit.val();
+            } else if self.exit_sel[i].val() {
+                self.gone[i].next = self.xbit.val();
+            } else if self.arrive_sel[i].val() {
+                self.gone[i].next = self.wbit.val();
+            }
+            self.missing_keep[i].d.next =
+                (self.live[i].q.val() & !self.arrived[i].q.val() & !self.gone[i].val()) != 0;
+            self.missing_clear[i].d.next = (self.live[i].q.val() & !self.gone[i].val()) != 0;
+            self.some_arrived[i].d.next = self.some_arrived[i].q.val() || self.arrive_sel[i].val();
+            if self.phase_done.val() {
+                self.some_arrived[i].d.next = self.arrive_sel[i].val();
             }
             if self.launch.val().valid && (self.launch.val().cta.index() == i) {
                 self.live[i].d.next = self.launch.val().warps;
                 self.arrived[i].d.next = 0.into();
                 self.armed[i].d.next = 0.into();
+                self.missing_keep[i].d.next = self.launch.val().warps != 0;
+                self.missing_clear[i].d.next = self.launch.val().warps != 0;
+                self.some_arrived[i].d.next = false;
             }
         }
         self.resp_q.d.next.valid = self.take.val() && !self.is_arrive.val();

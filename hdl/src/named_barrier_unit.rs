@@ -211,9 +211,6 @@ pub struct NamedBarrierIssue {
     pub has_count: bool,
     /// `b / 32`
     pub exp_w: Bits<6>,
-    /// `b / 32 - 1`: the arrivals before the completing one (the comparison does not wait for
-    /// an adder)
-    pub exp_w_m1: Bits<6>,
     /// the finding that depends on the request alone (checked first, PTX 9.7.13.1)
     pub req_finding: NamedBarrierFinding,
     /// the warp's popc contribution
@@ -226,15 +223,29 @@ pub struct NamedBarrierIssue {
     pub live: Bits<32>,
 }
 
+/// The count comparisons the update stage asks of the op's record, found in the read stage
+/// from the record the op reads (in `bars`, the write stage's or the update stage's: the same
+/// bypass as `rec_q`), so their carry chains are off the read-modify-write loop. (The warp-mask
+/// checks stay in the update stage: in the read stage they would follow the 16-way record mux.)
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct NamedBarrierFlags {
+    /// the op is the expected count's last arrival (`arrived_warps == b / 32 - 1`)
+    pub last_counted: bool,
+    /// the op's `b` differs from the active generation's (or one of them has none)
+    pub count_mismatch: bool,
+}
+
 /// The named-barrier unit of one CTA.
 ///
 /// Three stages, one operation per cycle: the read stage selects the addressed record (16-way
-/// mux, with a bypass of the two younger records not yet in `bars`) and decodes the request
-/// into `issue_q` / `rec_q`; the update stage applies the arrival to `rec_q` and drives
-/// `done` / `fault` from these registers; the write stage (`wr_q`) stores the new record in
-/// `bars`. The outputs show the op one edge after it was accepted, as in a one-stage unit; the
-/// stages only take the record mux, the request decode and the fan-out to the 16 records off
-/// the read-modify-write loop (docs/FPGA.md).
+/// mux, with a bypass of the two younger records not yet in `bars`), decodes the request
+/// into `issue_q` / `rec_q` and finds the update's count comparisons on that record (`flags_q`:
+/// last counted arrival, count mismatch; for the update stage's own record both outcomes are
+/// found and its write / completion picks one last); the update stage applies the arrival to
+/// `rec_q` and drives `done` / `fault` from these registers; the write stage (`wr_q`) stores
+/// the new record in `bars`. The outputs show the op one edge after it was accepted, as in a
+/// one-stage unit; the stages only take the record mux, the request decode, the count
+/// comparisons and the fan-out to the 16 records off the read-modify-write loop (docs/FPGA.md).
 #[derive(LogicBlock)]
 pub struct NamedBarrierUnit {
     /// the SM clock
@@ -269,6 +280,8 @@ pub struct NamedBarrierUnit {
     issue_q: DFF<NamedBarrierIssue>,
     /// update stage: the record of its barrier
     rec_q: DFF<NamedBarrierState>,
+    /// update stage: the op's checks on that record
+    flags_q: DFF<NamedBarrierFlags>,
     /// write stage: a record to store
     wr_q: DFF<bool>,
     /// write stage: its barrier
@@ -286,16 +299,14 @@ pub struct NamedBarrierUnit {
     count_odd: Signal<Local, bool>,
     /// read stage: participating true predicates
     p0: Signal<Local, Bits<32>>,
-    /// popcount SWAR step 1: 2-bit counts
+    /// popcount step 1: the 2-bit count of each bit pair (bitwise, no carry chain)
     p1: Signal<Local, Bits<32>>,
-    /// popcount SWAR step 2: 4-bit counts
+    /// popcount step 2: the 3-bit count of each nibble in its 4-bit field (bitwise)
     p2: Signal<Local, Bits<32>>,
-    /// popcount SWAR step 3: byte counts
-    p3: Signal<Local, Bits<32>>,
-    /// popcount SWAR step 4: 16-bit sums
-    p4: Signal<Local, Bits<32>>,
-    /// popcount SWAR step 5: the total in the low bits
-    p5: Signal<Local, Bits<32>>,
+    /// popcount step 3: the count of each byte (one 4-bit adder each)
+    p3: [Signal<Local, Bits<4>>; 4],
+    /// popcount step 4: the count of each 16-bit half (one 5-bit adder each)
+    p4: [Signal<Local, Bits<5>>; 2],
     /// update stage: arrivals after this one
     n: Signal<Local, Bits<6>>,
     /// update stage: arrived warps after this one
@@ -318,6 +329,16 @@ pub struct NamedBarrierUnit {
     wr_idx: Signal<Local, Bits<4>>,
     /// read stage: `b / 32`
     exp_w: Signal<Local, Bits<6>>,
+    /// read stage: `b / 32 - 1`
+    exp_w_m1: Signal<Local, Bits<6>>,
+    /// read stage: the record in `bars` or the write stage's
+    older: Signal<Local, NamedBarrierState>,
+    /// read stage: the flags on `older`
+    flags_older: Signal<Local, NamedBarrierFlags>,
+    /// read stage: the flags on the update stage's record, were it written without completing
+    flags_upd: Signal<Local, NamedBarrierFlags>,
+    /// read stage: the flags on a reset record (the update stage's, were it to complete)
+    flags_idle: Signal<Local, NamedBarrierFlags>,
 }
 
 impl Default for NamedBarrierUnit {
@@ -338,6 +359,7 @@ impl Default for NamedBarrierUnit {
             sweep_idx: Default::default(),
             issue_q: Default::default(),
             rec_q: Default::default(),
+            flags_q: Default::default(),
             wr_q: Default::default(),
             wr_sel_q: Default::default(),
             wr_data_q: Default::default(),
@@ -348,9 +370,8 @@ impl Default for NamedBarrierUnit {
             p0: Default::default(),
             p1: Default::default(),
             p2: Default::default(),
-            p3: Default::default(),
-            p4: Default::default(),
-            p5: Default::default(),
+            p3: std::array::from_fn(|_| Default::default()),
+            p4: std::array::from_fn(|_| Default::default()),
             n: Default::default(),
             amask: Default::default(),
             done_arrive: Default::default(),
@@ -362,6 +383,11 @@ impl Default for NamedBarrierUnit {
             wsel: Default::default(),
             wr_idx: Default::default(),
             exp_w: Default::default(),
+            exp_w_m1: Default::default(),
+            older: Default::default(),
+            flags_older: Default::default(),
+            flags_upd: Default::default(),
+            flags_idle: Default::default(),
         }
     }
 }
@@ -377,6 +403,7 @@ impl Logic for NamedBarrierUnit {
             sweep_idx,
             issue_q,
             rec_q,
+            flags_q,
             wr_q,
             wr_sel_q,
             wr_data_q
@@ -391,8 +418,7 @@ impl Logic for NamedBarrierUnit {
         self.amask.next = self.rec_q.q.val().arrived_mask | self.issue_q.q.val().wbit;
         self.done_arrive.next = (self.issue_q.q.val().live & !self.amask.val()) == 0;
         if self.issue_q.q.val().has_count {
-            self.done_arrive.next =
-                self.rec_q.q.val().arrived_warps == self.issue_q.q.val().exp_w_m1;
+            self.done_arrive.next = self.flags_q.q.val().last_counted;
         }
         self.done_sweep.next = self.rec_q.q.val().active
             && !self.rec_q.q.val().has_count
@@ -402,20 +428,15 @@ impl Logic for NamedBarrierUnit {
         if self.issue_q.q.val().req_finding == NamedBarrierFinding::NoFinding {
             if (self.rec_q.q.val().arrived_mask & self.issue_q.q.val().wbit) != 0 {
                 self.finding.next = NamedBarrierFinding::BarrierWarpArrivedTwice;
-            } else if self.rec_q.q.val().active
-                && ((self.rec_q.q.val().has_count != self.issue_q.q.val().has_count)
-                    || (self.issue_q.q.val().has_count
-                        && (self.rec_q.q.val().expected_warps != self.issue_q.q.val().exp_w)))
-            {
+            } else if self.flags_q.q.val().count_mismatch {
                 self.finding.next = NamedBarrierFinding::BarrierCountMismatch;
             } else if self.rec_q.q.val().active
                 && (self.rec_q.q.val().red != self.issue_q.q.val().is_red)
             {
                 self.finding.next = NamedBarrierFinding::BarrierRedMixed;
-            } else if self.issue_q.q.val().has_count
-                && (self.rec_q.q.val().arrived_warps >= self.issue_q.q.val().exp_w)
-            {
-                // arrivals + 1 > b / 32; only b = 0 gets here: a larger b was set by the first arrival and checked above
+            } else if self.issue_q.q.val().has_count && (self.issue_q.q.val().exp_w == 0) {
+                // arrivals + 1 > b / 32: only b = 0 gets here (an active generation's b was set by
+                // its first arrival, checked above, and its arrivals stay below b / 32)
                 self.finding.next = NamedBarrierFinding::BarrierCountTooSmall;
             }
         }
@@ -505,23 +526,62 @@ impl Logic for NamedBarrierUnit {
                 self.cur_q.next = self.bars[i].q.val();
             }
         }
-        // the records of the write stage and of the update stage are not in `bars` yet
-        self.rec_q.d.next = self.cur_q.val();
+        // the records of the write stage and of the update stage are not in `bars` yet; the
+        // flags are found on each candidate record and the update stage's outcome (write,
+        // complete) picks among them last
+        self.older.next = self.cur_q.val();
         if self.wr_q.q.val() && (self.wr_sel_q.q.val() == self.sel.val()) {
-            self.rec_q.d.next = self.wr_data_q.q.val();
+            self.older.next = self.wr_data_q.q.val();
         }
+        self.exp_w.next = bit_cast::<6, 32>(self.req.val().count >> 5);
+        self.exp_w_m1.next = self.exp_w.val() - 1;
+        self.flags_older.next.last_counted = self.older.val().arrived_warps == self.exp_w_m1.val();
+        self.flags_older.next.count_mismatch = self.older.val().active
+            && ((self.older.val().has_count != self.req.val().has_count)
+                || (self.req.val().has_count && (self.older.val().expected_warps != self.exp_w.val())));
+        // the update stage's record if written without completing: `upd`, from its registers
+        self.flags_upd.next.last_counted = self.n.val() == self.exp_w_m1.val();
+        self.flags_upd.next.count_mismatch = (self.issue_q.q.val().has_count
+            != self.req.val().has_count)
+            || (self.req.val().has_count && (self.issue_q.q.val().exp_w != self.exp_w.val()));
+        // ... and if it completes: the reset record (inactive, nobody arrived)
+        self.flags_idle.next.last_counted = self.exp_w_m1.val() == 0;
+        self.flags_idle.next.count_mismatch = false;
+        self.rec_q.d.next = self.older.val();
+        self.flags_q.d.next = self.flags_older.val();
         if self.write.val() && (self.wsel.val() == self.sel.val()) {
             self.rec_q.d.next = self.new_d.val();
+            self.flags_q.d.next = self.flags_upd.val();
+            if self.done.val().valid {
+                self.flags_q.d.next = self.flags_idle.val();
+            }
         }
 
         // ---- decode, the request's own findings and its reduction contribution.
         self.count_odd.next = (self.req.val().count & 31) != 0;
         self.p0.next = self.req.val().pred & self.req.val().lanes;
-        self.p1.next = self.p0.val() - ((self.p0.val() >> 1) & 0x5555_5555);
-        self.p2.next = (self.p1.val() & 0x3333_3333) + ((self.p1.val() >> 2) & 0x3333_3333);
-        self.p3.next = (self.p2.val() + (self.p2.val() >> 4)) & 0x0F0F_0F0F;
-        self.p4.next = self.p3.val() + (self.p3.val() >> 8);
-        self.p5.next = self.p4.val() + (self.p4.val() >> 16);
+        // The popcount is on the request path: its first two steps are bitwise (a pair's count
+        // is {a & b, a ^ b}; a nibble's is the sum of two pair counts of at most 2, written per
+        // bit), the rest narrow adders, so no carry chain runs across the 32 bits (docs/FPGA.md).
+        self.p1.next = ((self.p0.val() ^ (self.p0.val() >> 1)) & 0x5555_5555)
+            | ((self.p0.val() & (self.p0.val() >> 1) & 0x5555_5555) << 1);
+        self.p2.next = (((self.p1.val() ^ (self.p1.val() >> 2)) & 0x1111_1111)
+            | (((self.p1.val() >> 1) ^ (self.p1.val() >> 3) ^ (self.p1.val() & (self.p1.val() >> 2)))
+                & 0x1111_1111)
+                << 1)
+            | (((self.p1.val() >> 1) & (self.p1.val() >> 3) & 0x1111_1111) << 2);
+        self.p3[0].next = bit_cast::<4, 32>(self.p2.val() & 7)
+            + bit_cast::<4, 32>((self.p2.val() >> 4) & 7);
+        self.p3[1].next = bit_cast::<4, 32>((self.p2.val() >> 8) & 7)
+            + bit_cast::<4, 32>((self.p2.val() >> 12) & 7);
+        self.p3[2].next = bit_cast::<4, 32>((self.p2.val() >> 16) & 7)
+            + bit_cast::<4, 32>((self.p2.val() >> 20) & 7);
+        self.p3[3].next = bit_cast::<4, 32>((self.p2.val() >> 24) & 7)
+            + bit_cast::<4, 32>((self.p2.val() >> 28) & 7);
+        self.p4[0].next =
+            bit_cast::<5, 4>(self.p3[0].val()) + bit_cast::<5, 4>(self.p3[1].val());
+        self.p4[1].next =
+            bit_cast::<5, 4>(self.p3[2].val()) + bit_cast::<5, 4>(self.p3[3].val());
         self.issue_q.d.next.take = self.take.val();
         // (a sweep step in a launch cycle still reports, as the launch only clears the records)
         self.issue_q.d.next.sweep = self.sweep_active.q.val();
@@ -532,9 +592,7 @@ impl Logic for NamedBarrierUnit {
         self.issue_q.d.next.is_red = (self.req.val().op != NamedBarrierOp::Arrive)
             && (self.req.val().op != NamedBarrierOp::Sync);
         self.issue_q.d.next.has_count = self.req.val().has_count;
-        self.exp_w.next = bit_cast::<6, 32>(self.req.val().count >> 5);
         self.issue_q.d.next.exp_w = self.exp_w.val();
-        self.issue_q.d.next.exp_w_m1 = self.exp_w.val() - 1;
         self.issue_q.d.next.req_finding = NamedBarrierFinding::NoFinding;
         if self.req.val().has_count && self.count_odd.val() {
             self.issue_q.d.next.req_finding = NamedBarrierFinding::BarrierCountNotMultipleOfWarp;
@@ -543,7 +601,8 @@ impl Logic for NamedBarrierUnit {
         } else if !self.req.val().has_count && (self.req.val().op == NamedBarrierOp::Arrive) {
             self.issue_q.d.next.req_finding = NamedBarrierFinding::UnsupportedArriveWithoutCount;
         }
-        self.issue_q.d.next.contrib = bit_cast::<11, 32>(self.p5.val() & 0x3F);
+        self.issue_q.d.next.contrib =
+            bit_cast::<11, 5>(self.p4[0].val()) + bit_cast::<11, 5>(self.p4[1].val());
         self.issue_q.d.next.some_false = self.p0.val() != self.req.val().lanes;
         self.issue_q.d.next.some_true = self.p0.val() != 0;
         self.issue_q.d.next.live = self.live.q.val();
