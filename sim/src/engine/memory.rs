@@ -255,8 +255,9 @@ impl StoreShape {
     /// stores in the SM's store queue: each whole sector `store_full_sector_cycles`; each line
     /// with partial sectors `store_partial_line_cycles`; each partial sector
     /// `store_partial_sector_cycles` plus `store_partial_sector_warp_cycles` per other storing
-    /// warp (up to `store_warps_counted` warps in all), or, where a lane writes more than 4 bytes into it, that run at
-    /// `store_chunk_bytes_per_cycle`, whichever is more. See sm90.toml for the silicon figures.
+    /// warp (up to `store_warps_counted` warps in all), or, where a lane writes more than 4 bytes
+    /// into it, that run at `store_chunk_bytes_per_cycle`, whichever is more. See sm90.toml for
+    /// the silicon figures.
     fn sm_path_cycles(&self, g: &crate::config::Global, warps: u64) -> f64 {
         let per_partial = g.store_partial_sector_cycles + g.store_partial_sector_warp_cycles * warps.clamp(1, g.store_warps_counted.max(1)).saturating_sub(1) as f64;
         let chunk = if self.partial_chunk > 4 { self.partial_chunk as f64 / g.store_chunk_bytes_per_cycle } else { 0.0 };
