@@ -399,8 +399,8 @@ impl SmConfig {
     /// Parses a configuration.
     pub fn parse(text: &str) -> Result<SmConfig, String> {
         let c: SmConfig = toml::from_str(text).map_err(|e| e.to_string())?;
-        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(c.tma.write_bytes_per_cycle > 0.0) || !(c.tma.reduce_bytes_per_cycle > 0.0) || !(c.global.store_chunk_bytes_per_cycle > 0.0) || !(c.global.store_full_sector_cycles >= 0.0 && c.global.store_partial_line_cycles >= 0.0 && c.global.store_partial_sector_cycles >= 0.0 && c.global.store_partial_sector_warp_cycles >= 0.0) || c.global.sector_bytes > 64 || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
-            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.write_bytes_per_cycle, tma.reduce_bytes_per_cycle, global.store_chunk_bytes_per_cycle and mhz must be positive, the store path cycles not negative, global.sector_bytes at most 64, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
+        if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(c.tma.write_bytes_per_cycle > 0.0) || !(c.tma.reduce_bytes_per_cycle > 0.0) || !(0.01..=1e6).contains(&c.global.store_chunk_bytes_per_cycle) || ![c.global.store_full_sector_cycles, c.global.store_partial_line_cycles, c.global.store_partial_sector_cycles, c.global.store_partial_sector_warp_cycles].iter().all(|v| (0.0..=1e6).contains(v)) || c.global.sector_bytes > 64 || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
+            return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.write_bytes_per_cycle, tma.reduce_bytes_per_cycle and mhz must be positive, global.store_chunk_bytes_per_cycle in 0.01..=1e6, the store path cycles in 0..=1e6, global.sector_bytes at most 64, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
         }
         Ok(c)
     }
@@ -427,6 +427,19 @@ mod tests {
         assert_eq!((c.smem.banks, c.smem.bank_bytes), (32, 4));
         assert_eq!(c.ns_to_cycles(1000.0), 1980);
         assert_eq!(c.period_ps(), 505);
+    }
+
+    #[test]
+    fn store_path_cycles_out_of_range_are_errors() {
+        for bad in ["-1.0", "1e30", "inf", "nan"] {
+            let t = SM90_TOML.replace("store_partial_line_cycles = 0.8", &format!("store_partial_line_cycles = {bad}"));
+            assert_ne!(t, SM90_TOML);
+            assert!(SmConfig::parse(&t).is_err(), "{bad} accepted");
+        }
+        for bad in ["0", "1e-300"] {
+            let t = SM90_TOML.replace("store_chunk_bytes_per_cycle = 11", &format!("store_chunk_bytes_per_cycle = {bad}"));
+            assert!(SmConfig::parse(&t).is_err(), "{bad} accepted");
+        }
     }
 
     #[test]
