@@ -204,8 +204,8 @@ pub struct Global {
     /// Bytes per cycle a scheduler's memory-instruction path takes of a store's data (the
     /// register-file read before the SM's store path).
     pub store_operand_bytes_per_cycle: u64,
-    /// Plain stores the SM's store queue holds before their registers are read (the next store of
-    /// any warp stalls with MemoryThrottle while it is full).
+    /// Plain stores the SM's store queue holds before the SM's store path takes them (the next
+    /// store of any warp stalls with MemoryThrottle while it is full).
     pub store_queue: u64,
     /// Sectors of plain stores one warp may have unacknowledged: a store beyond them is sent when
     /// the warp's earliest one is acknowledged.

@@ -390,8 +390,8 @@ fn caches_in_l1(ins: &Instr) -> bool {
 }
 
 /// The SM's path for plain global stores: each warp scheduler's register-file read of a store's
-/// data and its requests (`global.store_operand_bytes_per_cycle`), and the SM's store
-/// queue, from a store's issue until the SM's path reads its registers. Measured by
+/// data (`global.store_operand_bytes_per_cycle`), and the SM's store queue, from a store's issue
+/// until the SM's path takes it. Measured by
 /// calibration/gmem_stores.ptx: one warp issues 16 stores of 32 sectors each in 74 cycles (the
 /// queue takes them), then one per store's time on the SM's path; with 4..16 warps storing, a
 /// warp's last store issues when all but about a queue's worth of every warp's stores have left.
