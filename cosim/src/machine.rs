@@ -466,6 +466,9 @@ pub struct Machine<'p> {
     pub(crate) smem_bytes: u32,
     /// Per instruction index: the join of the conditional branch there ([`reconverge::joins`]).
     pub(crate) joins: Vec<Option<u32>>,
+    /// Per instruction index: a branch that waits for an aligned `bar.sync` it would otherwise
+    /// run ahead of ([`Machine::set_branches_waiting_for_barrier`]); empty: none.
+    pub(crate) waits_for_barrier: Vec<bool>,
     /// Asynchronous operations in flight.
     pub(crate) pending: Vec<Pending>,
     /// Scheduler step.
@@ -667,6 +670,7 @@ impl<'p> Machine<'p> {
             static_regions,
             smem_bytes,
             joins: reconverge::joins(&m.kernel),
+            waits_for_barrier: Vec::new(),
             pending: Vec::new(),
             step: 0,
             instructions: 0,
@@ -1167,12 +1171,22 @@ impl<'p> Machine<'p> {
         match exec::runs_ahead_of_barrier(ins.op) {
             exec::RunAhead::No => None,
             exec::RunAhead::Yes => Some((pc, live)),
-            // a branch that would split the warp waits for the barrier
+            // a branch that would split the warp waits for the barrier, and so does one the
+            // timing model says silicon waits at
             exec::RunAhead::IfUniform => {
                 let taken = self.guard_mask(c, w, pc, live);
-                (taken == 0 || taken == live).then_some((pc, live))
+                let waits = self.waits_for_barrier.get(pc as usize).copied().unwrap_or(false);
+                (!waits && (taken == 0 || taken == live)).then_some((pc, live))
             }
         }
+    }
+
+    /// Marks the branches (by instruction index) that wait for an aligned `bar.sync` before them
+    /// even when the warp would take them together: a timing model's choice (the RTL engine's:
+    /// the branches ptxas compiles as possibly divergent, `timing::divergent_branches`). Results
+    /// do not change: a branch only waits longer.
+    pub fn set_branches_waiting_for_barrier(&mut self, waits: Vec<bool>) {
+        self.waits_for_barrier = waits;
     }
 
     /// Executes the next group of warp `w` of CTA `c` ([`Machine::issue_group`]), as one

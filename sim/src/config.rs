@@ -23,6 +23,8 @@ pub struct Issue {
     pub schedulers: u32,
     /// Cycles after a taken branch before the warp issues again.
     pub branch_cycles: u64,
+    /// What a taken branch costs beyond `branch_cycles` (the fetch redirect).
+    pub branch_taken_cycles: u64,
     /// Cycles between two issues of one warp.
     pub warp_issue_cycles: u64,
     /// Cycles an integer mul / mad occupies its scheduler's IMAD pipe (16 lanes a cycle on sm_90:
@@ -74,6 +76,9 @@ pub enum IssuePolicy {
 pub struct Latency {
     /// Integer / logic / move / compare / select / convert.
     pub alu: u64,
+    /// What a branch waits for its guard predicate beyond an ALU consumer, when a fixed-latency
+    /// instruction (setp, ...) wrote it.
+    pub predicate_branch: u64,
     /// Integer multiply, multiply-add.
     pub mul: u64,
     /// f32 arithmetic.
@@ -242,6 +247,8 @@ pub struct Sync {
     pub mbarrier_response_cycles: u64,
     /// What a wake (a suspended try_wait whose phase completed) takes beyond a response.
     pub mbarrier_wake_cycles: u64,
+    /// What the answer of a phase check (test_wait / try_wait) takes beyond a response.
+    pub mbarrier_phase_check_cycles: u64,
     /// Cycles after an mbarrier instruction (other than test_wait) before the warp's next memory
     /// or mbarrier instruction issues.
     pub mbarrier_issue_cycles: u64,
@@ -293,6 +300,12 @@ pub struct Sync {
     /// try_wait time limit when the instruction gives a suspendTimeHint, ns: silicon's, whatever
     /// the hint.
     pub try_wait_hint_limit_ns: f64,
+    /// try_wait time limit without suspendTimeHint when the warp's previous try_wait on the same
+    /// object answered false (a retry), ns.
+    pub try_wait_retry_limit_ns: f64,
+    /// A try_wait is a retry when it issues at most this many cycles after the warp's previous
+    /// try_wait on the same object answered false.
+    pub try_wait_retry_window_cycles: u64,
     /// Upper bound of one nanosleep, ns.
     pub nanosleep_max_ns: f64,
     /// nanosleep's timer tick, ns: `nanosleep t` sleeps the largest power of two not above t,

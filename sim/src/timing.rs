@@ -78,6 +78,14 @@ pub struct InstrInfo {
     /// Where the warp may issue it relative to older instructions still waiting for their
     /// operands ([`Lookahead`]).
     pub lookahead: Lookahead,
+    /// A guarded `bra` whose guard a fixed-latency instruction of its basic block wrote (a
+    /// compare, ...): silicon's BRA reads the predicate `latency.alu + latency.predicate_branch`
+    /// cycles after the ISETP, a wait ptxas writes as stall counts on the instructions between
+    /// them, so the part left for the instruction just before the BRA holds after that
+    /// instruction's issue, however late it came (calibration/branch_shapes.ptx; the SASS of
+    /// val_mem_loops.ptx: ISETP, then an add that waits for a load with a stall count of 12, then
+    /// the BRA). The guard and that total wait (`WarpState::operands_at`).
+    pub branch_guard: Option<(u32, u64)>,
 }
 
 impl InstrInfo {
@@ -531,7 +539,102 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
         info[pc].unroll = u;
     }
+    for (pc, g) in branch_guards(module, c).into_iter().enumerate() {
+        info[pc].branch_guard = g;
+    }
     info
+}
+
+/// Per instruction index: a guarded `bra` whose predicate ptxas cannot prove the same in every
+/// lane, so that it compiles the branch with a convergence barrier (BSSY / BSYNC) rather than as
+/// a uniform one. Such a branch waits for an aligned `bar.sync` before it, which the warp
+/// otherwise runs ahead of (`BAR.SYNC.DEFER_BLOCKING`): silicon (H100, 2026-11-27,
+/// calibration/mbar_wake_regaddr.ptx) takes a `%clock64` read behind `bar.sync; @p bra` with `p`
+/// from `%tid` after the barrier completes (the arrive 0 cycles after it wakes the waiter in 121
+/// cycles, as 300 cycles after), while a counted loop's branch runs ahead (bar_warps.ptx).
+/// A flow-insensitive taint: values from `%tid`, `%laneid`, the lane masks, loads, atomics,
+/// shuffles, `elect` / `match` and the mbarrier waits' answers are per lane, and so is anything
+/// computed from one (or written under a per-lane guard).
+pub fn divergent_branches(module: &Module) -> Vec<bool> {
+    let body = &module.kernel.body;
+    let mut lane = vec![false; module.kernel.regs.len()];
+    let per_lane_op = |i: &Instr| {
+        matches!(i.op, Opcode::Ld | Opcode::Atom | Opcode::ShflSync | Opcode::Elect | Opcode::Match | Opcode::Ldmatrix | Opcode::MbarrierTestWait | Opcode::MbarrierTryWait)
+            && !(i.op == Opcode::Ld && i.has(Mod::Param))
+    };
+    let per_lane_sreg = |o: &Operand| {
+        matches!(o, Operand::Special(Sreg::Tid(_) | Sreg::Laneid | Sreg::LanemaskEq | Sreg::LanemaskLe | Sreg::LanemaskLt | Sreg::LanemaskGe | Sreg::LanemaskGt))
+    };
+    let split: Vec<(Vec<u32>, Vec<u32>, bool)> = body
+        .iter()
+        .map(|i| {
+            let (mut dsts, mut srcs) = (Vec::new(), Vec::new());
+            for (k, o) in i.operands.iter().enumerate() {
+                regs_of(o, if k == 0 && first_is_dest(i) { &mut dsts } else { &mut srcs });
+            }
+            srcs.extend(i.guard.map(|g| g.reg.0));
+            (dsts, srcs, per_lane_op(i) || i.operands.iter().any(per_lane_sreg))
+        })
+        .collect();
+    // a worklist over the registers (linear in the operands): who reads each register
+    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); lane.len()];
+    let mut work: Vec<u32> = Vec::new();
+    for (pc, (dsts, srcs, seed)) in split.iter().enumerate() {
+        for &r in srcs {
+            readers[r as usize].push(pc as u32);
+        }
+        if *seed {
+            work.extend(dsts);
+        }
+    }
+    while let Some(r) = work.pop() {
+        if std::mem::replace(&mut lane[r as usize], true) {
+            continue;
+        }
+        for &pc in &readers[r as usize] {
+            work.extend(split[pc as usize].0.iter().filter(|&&d| !lane[d as usize]));
+        }
+    }
+    body.iter().map(|i| i.op == Opcode::Bra && i.guard.is_some_and(|g| lane[g.reg.0 as usize])).collect()
+}
+
+/// [`InstrInfo::branch_guard`] of every instruction: for a guarded `bra`, the nearest earlier
+/// writer of its guard in its basic block (no label or control transfer between), when that is
+/// a fixed-latency instruction.
+fn branch_guards(module: &Module, c: &SmConfig) -> Vec<Option<(u32, u64)>> {
+    let k = &module.kernel;
+    let mut target = vec![false; k.body.len() + 1];
+    for &p in &k.label_pc {
+        if let Some(t) = target.get_mut(p as usize) {
+            *t = true;
+        }
+    }
+    let total = c.latency.alu + c.latency.predicate_branch;
+    (0..k.body.len())
+        .map(|pc| {
+            let i = &k.body[pc];
+            let g = i.guard.filter(|_| i.op == Opcode::Bra)?.reg.0;
+            let mut p = pc;
+            while p > 0 && !target[p] {
+                p -= 1;
+                let w = &k.body[p];
+                if matches!(w.op, Opcode::Bra | Opcode::Ret | Opcode::Exit | Opcode::Call) {
+                    return None;
+                }
+                let mut dsts = Vec::new();
+                if first_is_dest(w) {
+                    if let Some(o) = w.operands.first() {
+                        regs_of(o, &mut dsts);
+                    }
+                }
+                if dsts.contains(&g) {
+                    let fixed = matches!(class_of(w.op), Class::Compute);
+                    return fixed.then_some((g, total));
+                }
+            }
+            None
+        })
+        .collect()
 }
 
 fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
@@ -579,6 +682,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 pipe: issue_pipe(i, &mut adds),
                 rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
                 unroll: Unroll::Kept,
+                branch_guard: None,
             }
         })
         .collect()
@@ -1084,5 +1188,42 @@ mod unroll_tests {
     fn the_store_address_is_not_folded_when_the_body_reads_it_as_a_value() {
         let value = LOOP16.replace("st.global.u32 [%rd0], %r1", "st.global.u64 [%rd0], %rd0");
         assert_eq!(removed(&value, ""), vec![5, 6, 7]);
+    }
+}
+
+#[cfg(test)]
+mod branch_tests {
+    use super::*;
+
+    /// The kernel with this body (registers %p0..3, %r0..7; %rd0 holds a global address).
+    fn module(body: &str) -> Module {
+        let src = format!(
+            "//! [launch]\n//! grid = [1, 1, 1]\n//! block = [32, 1, 1]\n//! [[buffer]]\n//! name = \"b\"\n//! bytes = 4096\n//! [[param]]\n//! name = \"p\"\n//! buffer = \"b\"\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\t.reg .pred %p<4>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd0, [p];\n\tcvta.to.global.u64 %rd0, %rd0;\n{body}\n\tret;\n}}\n"
+        );
+        hopsync_firmware::Program::parse("t.ptx", &src).expect("parses").module
+    }
+
+    #[test]
+    fn branches_on_lane_values_are_divergent_and_counted_loops_are_not() {
+        // pcs: 2 mov tid, 3 setp (from tid), 4 bra (divergent), 5 mov, 6 add, 7 setp, 8 bra
+        // (counter: uniform), 9 ld, 10 add (from the load), 11 setp, 12 bra (divergent)
+        let m = module(
+            "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tld.global.u32 %r3, [%rd0];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\nY:",
+        );
+        let d = divergent_branches(&m);
+        let at: Vec<usize> = d.iter().enumerate().filter(|(_, &v)| v).map(|(pc, _)| pc).collect();
+        assert_eq!(at, vec![4, 12]);
+    }
+
+    #[test]
+    fn a_branch_on_a_compare_of_its_block_waits_for_it() {
+        let c = SmConfig::sm90();
+        let total = c.latency.alu + c.latency.predicate_branch;
+        // pcs: 2 setp, 3 add, 4 bra on the setp; 6 bra on a predicate set in another block
+        let m = module("\tsetp.eq.u32 %p1, %r1, 0;\n\tadd.u32 %r2, %r2, 1;\n\t@%p1 bra X;\nX:\n\tadd.u32 %r2, %r2, 1;\n\t@%p1 bra Y;\nY:");
+        let info = analyze(&m, &c);
+        assert_eq!(info[4].branch_guard, Some((info[2].dsts[0], total)));
+        assert_eq!(info[6].branch_guard, None, "the compare is in another basic block");
+        assert_eq!(info[3].branch_guard, None);
     }
 }

@@ -237,8 +237,13 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   store holds its registers until the path has sent it: the next write to one of them waits (the
   SASS read barrier), which is what makes `hopsync gpu pack`'s trace code, and so every
   whole-program figure, run at the store path's pace on silicon.
-- Branches: every `bra`, taken or not, costs about 18 cycles (an empty counted loop takes 27 an
-  iteration); integer `mad.lo` issues every 2 cycles (the IMAD pipe), `fma.f32` every cycle.
+- Branches cost what ptxas's stall counts say plus a redirect when taken: a `bra` not taken on a
+  predicate set long before adds 5 cycles (`issue.branch_cycles`), a taken one 5 more
+  (`issue.branch_taken_cycles`), and a branch on a compare of its own basic block issues 13
+  cycles after the compare (`latency.predicate_branch`) even when a load-dependent instruction
+  came between them (calibration/branch_shapes.ptx: an empty counted loop 27 cycles an
+  iteration, 33 on the uniform datapath); integer `mad.lo` issues every 2 cycles (the IMAD
+  pipe), `fma.f32` every cycle.
   Warps of 64 independent `fma` each run their window in 65 cycles even 16 at a time: the
   schedulers are greedy-then-oldest (`issue.policy`).
 - TMA: silicon moves a 200 KiB bulk copy at ~83 B/cycle and lands a multicast in 16 CTAs in about
@@ -247,8 +252,15 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   is up to 5x slow.
 - `try_wait` whose phase is not complete answers `false` after 41 cycles without a hint
   (`sync.default_suspend_ns` = 0) and after 7855 cycles with any hint from 100 to 20000 ns
-  (`sync.try_wait_hint_limit_ns`; docs/SILICON_DISAGREEMENTS.md section 4); a suspended waiter is
-  woken 143..181 cycles after the arrive that completes its phase (`sync.mbarrier_wake_cycles`).
+  (`sync.try_wait_hint_limit_ns`; docs/SILICON_DISAGREEMENTS.md section 4). In a try_wait loop
+  the retry is suspended: an arrive 0..1000 cycles into the loop wakes the waiter in a fixed
+  time, 121 cycles with the addresses in registers and 145 with bare shared symbols, which
+  ptxas materializes in the timed block (S2UR SR_CgaCtaId; calibration/mbar_wake_delay.ptx,
+  mbar_wake_regaddr.ptx), while a test_wait loop polls (132..223 by the delay). The engine
+  suspends a try_wait issued within `sync.try_wait_retry_window_cycles` of the warp's false
+  answer on the same object and charges a woken waiter `sync.mbarrier_wake_cycles`; the S2UR
+  is not modelled. A phase check answers `sync.mbarrier_phase_check_cycles` later than an
+  arrive (42..44 cycles with its use, against 31..35).
 - Error statistics leave out the figures the RTL engine cannot run.
 
 ";

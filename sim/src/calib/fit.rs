@@ -35,8 +35,10 @@ const fn fp(key: &'static str, min: f64, max: f64) -> FitParam {
 /// try_wait without a hint answers as fast as a complete one, calibration/mbarrier.ptx).
 pub const FIT_PARAMS: &[FitParam] = &[
     fp("issue.branch_cycles", 1.0, 50.0),
+    fp("issue.branch_taken_cycles", 0.0, 50.0),
     fp("issue.warp_issue_cycles", 1.0, 8.0),
     fp("latency.alu", 1.0, 40.0),
+    fp("latency.predicate_branch", 0.0, 100.0),
     fp("latency.mul", 1.0, 40.0),
     fp("latency.fp32", 1.0, 40.0),
     fp("latency.fp64", 1.0, 80.0),
@@ -91,6 +93,7 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("sync.cluster_barrier_cycles", 1.0, 1000.0),
     fp("sync.cluster_release_cycles", 1.0, 1000.0),
     fp("sync.mbarrier_wake_cycles", 0.0, 1000.0),
+    fp("sync.mbarrier_phase_check_cycles", 0.0, 1000.0),
     fp("sync.fence_cta_cycles", 1.0, 200.0),
     fp("sync.fence_proxy_cycles", 1.0, 200.0),
     fp("sync.release_drain_cycles", 1.0, 4000.0),

@@ -98,7 +98,8 @@ impl Part {
 
 /// The unit requests of one step of warp `w`'s instruction (`several`: the instruction has more
 /// than one step).
-fn unit_requests(st: &MbarStep, w: u32, several: bool, cfg: &SmConfig) -> Vec<MbarrierReq> {
+/// `retry`: the warp's previous try_wait on this object answered false.
+fn unit_requests(st: &MbarStep, w: u32, several: bool, retry: bool, cfg: &SmConfig) -> Vec<MbarrierReq> {
     let req = |op: MbarrierOp| MbarrierReq { op, word: ((st.obj.off / 8) as u64).into(), warp: (w as u64).into(), ..Default::default() };
     match st.op {
         MbarStepOp::Init { count } => vec![MbarrierReq { count: count.min(u32::MAX as u64).into(), ..req(MbarrierOp::Init) }],
@@ -149,6 +150,13 @@ fn unit_requests(st: &MbarStep, w: u32, several: bool, cfg: &SmConfig) -> Vec<Mb
                 // calibration/val_try_wait_hint.ptx, hints 100..20000 ns, H100 and H200), so the
                 // limit is the configuration's, not the instruction's.
                 r.suspend_time_hint = cfg.ns_to_cycles(cfg.sync.try_wait_hint_limit_ns).min(u32::MAX as u64 - 4).into();
+                r.has_suspend_time_hint = true;
+            } else if try_wait && retry {
+                // A retry is suspended, its first try is not (calibration/mbar_wake_delay.ptx: an
+                // arrive 0..1000 cycles into a try_wait loop wakes the waiter in 145 cycles
+                // whatever the delay, while one try_wait alone answers false in 41; a test_wait
+                // loop polls, 145..223 by the delay).
+                r.suspend_time_hint = cfg.ns_to_cycles(cfg.sync.try_wait_retry_limit_ns).min(u32::MAX as u64 - 4).into();
                 r.has_suspend_time_hint = true;
             }
             vec![r]
@@ -391,8 +399,11 @@ impl<'p> Engine<'p> {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
             let steps = exec::mbar_plan(&mut cx, ins, family)?;
             let several = steps.len() > 1;
+            let failed = self.ctas[c as usize].warps[w as usize].failed_try_wait;
+            let window = self.cfg.sync.try_wait_retry_window_cycles;
             for st in steps {
-                let reqs = unit_requests(&st, w, several, &self.cfg);
+                let retry = matches!(failed, Some((fc, fo, at)) if (fc, fo) == (st.obj.cta, st.obj.off) && self.cycle <= at + window);
+                let reqs = unit_requests(&st, w, several, retry, &self.cfg);
                 let mut p = Part::new(st, reqs, st.obj.cta != c);
                 if matches!(st.op, MbarStepOp::CpAsyncArrive { .. }) {
                     p.first_state = Some(0);
@@ -456,8 +467,17 @@ impl<'p> Engine<'p> {
             self.emit(Event::Retire { cycle: cy, rec: r });
         }
         let woken = op.parts.iter().any(|p| p.woken);
-        let back = self.cycle + self.cfg.sync.mbarrier_response_cycles + if woken { self.cfg.sync.mbarrier_wake_cycles } else { 0 };
+        let sync = &self.cfg.sync;
+        let check = if matches!(family, MbarFamily::TestWait | MbarFamily::TryWait) { sync.mbarrier_phase_check_cycles } else { 0 };
+        let back = self.cycle + sync.mbarrier_response_cycles + check + if woken { sync.mbarrier_wake_cycles } else { 0 };
         let ws = &mut self.ctas[c as usize].warps[w as usize];
+        if family == MbarFamily::TryWait {
+            for p in &op.parts {
+                if let (MbarStepOp::Wait { suspend_hint_ns: None, .. }, Some(answer)) = (p.step.op, p.wait) {
+                    ws.failed_try_wait = (!answer).then_some((p.step.obj.cta, p.step.obj.off, back));
+                }
+            }
+        }
         for &d in &self.info[op.pc as usize].dsts {
             ws.write_ready(d, back, true);
         }

@@ -276,7 +276,8 @@ impl<'p> Engine<'p> {
         // The machine's step limit (`--max-steps`) bounds this engine's cycles, so a run is cut
         // short at the same count whichever limit the caller set.
         cfg.run.max_cycles = cfg.run.max_cycles.min(mcfg.max_steps);
-        let m = Machine::new(prog, Config { seed: None, race: hopsync_cosim::race::RaceMode::Off, ..mcfg });
+        let mut m = Machine::new(prog, Config { seed: None, race: hopsync_cosim::race::RaceMode::Off, ..mcfg });
+        m.set_branches_waiting_for_barrier(timing::divergent_branches(&prog.module));
         let info = timing::analyze(&prog.module, &cfg);
         let nregs = prog.module.kernel.regs.len();
         let suspend = cfg.ns_to_cycles(cfg.sync.default_suspend_ns).min(u32::MAX as u64) as u32;

@@ -59,6 +59,17 @@ pub(super) struct WarpState {
     /// The cycle the unit took the warp's latest named-barrier arrival: a release finds it asleep
     /// at the barrier for long when it has waited `sync.named_barrier_sleep_cycles` since.
     pub(super) barrier_arrival: u64,
+    /// The mbarrier object (CTA, shared offset) whose try_wait without suspendTimeHint last
+    /// answered false for this warp, and the cycle the answer was readable: a try_wait there
+    /// within `sync.try_wait_retry_window_cycles` of it is a retry, which the unit suspends
+    /// (`sync.try_wait_retry_limit_ns`).
+    pub(super) failed_try_wait: Option<(u32, u32, u64)>,
+    /// The cycle the warp last issued an instruction, and how many it has issued
+    /// (`timing::InstrInfo::branch_guard` counts from them).
+    pub(super) last_issue: u64,
+    pub(super) issued: u64,
+    /// Per register, the cycle and [`Self::issued`] count of its latest fixed-latency writer.
+    pub(super) fixed_write: Vec<(u64, u64)>,
     /// The golden warp's [`hopsync_cosim::warp::Warp::next_group`] and the [`hopsync_cosim::warp::Warp::version`] it was derived at: it
     /// holds while the version stays (eligibility, the idle skip, the deadlock check and the
     /// issue ask for it every cycle; most cycles change no lane of most warps).
@@ -102,7 +113,7 @@ pub(super) struct SetAside {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, failed_try_wait: None, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -121,7 +132,14 @@ impl WarpState {
     pub(super) fn operands_at(&self, inf: &InstrInfo) -> u64 {
         let src = |r: u32| if inf.rename && self.set_aside_writer[r as usize] == 0 { 0 } else { self.ready[r as usize] };
         let read = inf.dsts.iter().map(|&r| self.read_pending[r as usize]);
-        inf.reads().map(src).chain(read).max().unwrap_or(0)
+        // a branch on a compare: `total` after the compare, and whatever of it the instructions
+        // issued in between do not cover after the last of them
+        let guard = inf.branch_guard.map(|(g, total)| {
+            let (at, n) = self.fixed_write[g as usize];
+            let between = self.issued.saturating_sub(n + 1);
+            (at + total).max(self.last_issue + total.saturating_sub(between))
+        });
+        inf.reads().map(src).chain(read).chain(guard).max().unwrap_or(0)
     }
 
     /// A SASS sequence (`timing::InstrInfo::sequence`) whose result is ready at `done` holds the
@@ -338,8 +356,22 @@ impl<'p> Engine<'p> {
 
     /// Instruction set aside `k` of warp (c, w) takes its issue slot: its pipe, and its results
     /// from its latency on (for the instructions, set aside or not, that read them).
+    /// The warp issues instruction `pc` now (`timing::InstrInfo::branch_guard`).
+    fn count_issue(&mut self, c: usize, w: usize, pc: u32) {
+        let inf = &self.info[pc as usize];
+        let ws = &mut self.ctas[c].warps[w];
+        ws.last_issue = self.cycle;
+        ws.issued += 1;
+        if inf.class == Class::Compute {
+            for &r in &inf.dsts {
+                ws.fixed_write[r as usize] = (self.cycle, ws.issued);
+            }
+        }
+    }
+
     fn issue_set_aside(&mut self, c: usize, w: usize, k: usize) {
         let d = self.ctas[c].warps[w].set_aside.remove(k);
+        self.count_issue(c, w, d.pc);
         let s = w % self.cfg.issue.schedulers.max(1) as usize;
         if d.active {
             self.book_pipe(c, s, self.info[d.pc as usize].pipe);
@@ -571,6 +603,7 @@ impl<'p> Engine<'p> {
             return self.on_exit(c, w);
         };
         let class = self.info[pc as usize].class;
+        self.count_issue(c as usize, w as usize, pc);
         match class {
             Class::Mbarrier(family) => self.issue_mbarrier(c, w, pc, group, ins, family),
             Class::NamedBarrier => self.issue_named(c, w, pc, group, ins),
@@ -684,14 +717,14 @@ impl<'p> Engine<'p> {
         }
         match flow {
             Flow::Jump(_) | Flow::Lanes => {
-                ws.next_issue = self.cycle + cfg.issue.branch_cycles;
+                ws.next_issue = self.cycle + cfg.issue.branch_cycles + cfg.issue.branch_taken_cycles;
                 ws.wait_why = Stall::Branch;
             }
             Flow::Exit => {
                 self.m.progress();
                 return self.on_exit(c, w);
             }
-            // a branch costs its redirect whether taken or not (calibration/branch_loop.ptx)
+            // a branch not taken costs its stall count (calibration/branch_shapes.ptx)
             Flow::Next if ins.op == Opcode::Bra => {
                 ws.next_issue = self.cycle + cfg.issue.branch_cycles;
                 ws.wait_why = Stall::Branch;
