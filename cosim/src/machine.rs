@@ -1253,37 +1253,20 @@ impl<'p> Machine<'p> {
         }
         match flow {
             Flow::Next => {
-                for l in 0..WARP {
-                    if group >> l & 1 == 1 && warp.pc()[l] == pc {
-                        warp.set_pc(l, pc + 1);
-                    }
-                }
+                let at = (0..WARP).fold(0u32, |m, l| m | ((warp.pc()[l] == pc) as u32) << l);
+                warp.set_pcs(group & at, pc + 1);
             }
             Flow::Jump(t) => {
-                for l in 0..WARP {
-                    if group >> l & 1 == 1 {
-                        warp.set_pc(l, if mask >> l & 1 == 1 { t } else { pc + 1 });
-                    }
-                }
+                warp.set_pcs(group & mask, t);
+                warp.set_pcs(group & !mask, pc + 1);
             }
             Flow::Exit => {
-                for l in 0..WARP {
-                    if group >> l & 1 == 1 {
-                        if mask >> l & 1 == 1 {
-                            warp.set_lane(l, Lane::Done);
-                        } else {
-                            warp.set_pc(l, pc + 1);
-                        }
-                    }
+                for l in exec::lanes(group & mask) {
+                    warp.set_lane(l as usize, Lane::Done);
                 }
+                warp.set_pcs(group & !mask, pc + 1);
             }
-            Flow::Lanes => {
-                for l in 0..WARP {
-                    if group >> l & 1 == 1 && mask >> l & 1 == 0 {
-                        warp.set_pc(l, pc + 1);
-                    }
-                }
-            }
+            Flow::Lanes => warp.set_pcs(group & !mask, pc + 1),
         }
     }
 

@@ -111,6 +111,17 @@ impl Warp {
             self.version += 1;
         }
     }
+    /// The lanes in `mask` go to `pc` (a whole-warp [`Warp::set_pc`]).
+    pub fn set_pcs(&mut self, mask: u32, pc: u32) {
+        let mut changed = false;
+        for (l, p) in self.pc.iter_mut().enumerate() {
+            if mask >> l & 1 == 1 && *p != pc {
+                *p = pc;
+                changed = true;
+            }
+        }
+        self.version += changed as u64;
+    }
     /// Lane `l` is now `state`.
     pub fn set_lane(&mut self, l: usize, state: Lane) {
         if self.lane[l] != state {
@@ -193,17 +204,15 @@ impl Warp {
         if self.in_calls != 0 {
             return self.next_group_in_calls(held);
         }
-        // One pass over the ready lanes: the lowest pc and its lanes.
-        let (mut best, mut mask) = (u32::MAX, 0u32);
-        for l in crate::exec::lanes(self.ready & !held) {
-            let pc = self.pc[l as usize];
-            if pc < best {
-                (best, mask) = (pc, 1 << l);
-            } else if pc == best {
-                mask |= 1 << l;
-            }
+        // The lowest pc of the ready lanes, then its lanes: two passes over the 32 pcs without
+        // branches (they vectorize; most groups are the whole warp).
+        let candidates = self.ready & !held;
+        if candidates == 0 {
+            return None;
         }
-        (mask != 0).then_some((best, mask))
+        let best = (0..WARP).map(|l| if candidates >> l & 1 == 1 { self.pc[l] } else { u32::MAX }).min().unwrap_or(u32::MAX);
+        let at = (0..WARP).fold(0u32, |m, l| m | ((self.pc[l] == best) as u32) << l);
+        Some((best, at & candidates))
     }
 }
 

@@ -3,7 +3,7 @@
 //! signed types) and writes N bits.
 
 use super::float::{self, Arith};
-use super::{bits, lanes, sext, trunc, unsupported, Cx, Exec, Flow, R};
+use super::{bits, lanes, per_lane, sext, trunc, unsupported, Cx, Exec, Flow, R};
 use crate::finding::FindingKind;
 use hopsync_firmware::ir::{Instr, Mod, Operand};
 use hopsync_firmware::ops::op;
@@ -12,15 +12,13 @@ fn is_f(t: Mod) -> bool {
     float::is_float(t)
 }
 
-/// d = f(a, b) over the executing lanes, in type `t`.
+/// d = f(a, b) over the executing lanes, in type `t` (whole-warp: each operand decoded once).
 fn binop(cx: &mut Cx<'_, '_>, i: &Instr, f: impl Fn(u64, u64) -> u64) -> R {
     let t = cx.ty(i);
     let w = bits(t);
-    for l in lanes(cx.mask) {
-        let a = trunc(cx.src(i, 1, l), w);
-        let b = trunc(cx.src(i, 2, l), w);
-        cx.dst(i, 0, l, trunc(f(a, b), w));
-    }
+    let (a, b) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2));
+    let d = per_lane(cx.mask, |l| trunc(f(trunc(a[l], w), trunc(b[l], w)), w));
+    cx.dst_lanes(i, 0, &d);
     Ok(Flow::Next)
 }
 
@@ -32,6 +30,11 @@ impl Exec for op::Mov {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let t = cx.ty(i);
         let w = bits(t);
+        if !matches!((&i.operands[0], &i.operands[1]), (Operand::Vector(_), _) | (_, Operand::Vector(_))) {
+            let v = cx.src_lanes(i, 1);
+            cx.dst_lanes(i, 0, &v.map(|x| trunc(x, w)));
+            return Ok(Flow::Next);
+        }
         for l in lanes(cx.mask) {
             match (&i.operands[0], &i.operands[1]) {
                 // Pack: mov.b64 d, {lo, hi}.
@@ -58,10 +61,7 @@ impl Exec for op::Mov {
                         }
                     }
                 }
-                _ => {
-                    let v = cx.src(i, 1, l);
-                    cx.dst(i, 0, l, trunc(v, w));
-                }
+                _ => unreachable!("the scalar mov ran whole-warp above"),
             }
         }
         Ok(Flow::Next)
@@ -139,10 +139,9 @@ impl Exec for op::Mul {
         }
         let mode = mul_mode(i);
         let w = bits(t);
-        for l in lanes(cx.mask) {
-            let v = imul(t, mode, trunc(cx.src(i, 1, l), w), trunc(cx.src(i, 2, l), w));
-            cx.dst(i, 0, l, v);
-        }
+        let (a, b) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2));
+        let d = per_lane(cx.mask, |l| imul(t, mode, trunc(a[l], w), trunc(b[l], w)));
+        cx.dst_lanes(i, 0, &d);
         Ok(Flow::Next)
     }
 }
@@ -157,12 +156,10 @@ impl Exec for op::Mad {
         }
         let w = bits(t);
         let mode = mul_mode(i);
-        for l in lanes(cx.mask) {
-            let (a, b, c) = (cx.src(i, 1, l), cx.src(i, 2, l), cx.src(i, 3, l));
-            let p = imul(t, mode, trunc(a, w), trunc(b, w));
-            let dw = if mode == Some(Mod::Wide) { 2 * w } else { w };
-            cx.dst(i, 0, l, trunc(p.wrapping_add(c), dw));
-        }
+        let dw = if mode == Some(Mod::Wide) { 2 * w } else { w };
+        let (a, b, c) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2), cx.src_lanes(i, 3));
+        let d = per_lane(cx.mask, |l| trunc(imul(t, mode, trunc(a[l], w), trunc(b[l], w)).wrapping_add(c[l]), dw));
+        cx.dst_lanes(i, 0, &d);
         Ok(Flow::Next)
     }
 }
@@ -220,10 +217,9 @@ impl Exec for op::Rem {
 
 fn unop(cx: &mut Cx<'_, '_>, i: &Instr, f: impl Fn(u64) -> u64) -> R {
     let w = bits(cx.ty(i));
-    for l in lanes(cx.mask) {
-        let a = trunc(cx.src(i, 1, l), w);
-        cx.dst(i, 0, l, trunc(f(a), w));
-    }
+    let a = cx.src_lanes(i, 1);
+    let d = per_lane(cx.mask, |l| trunc(f(trunc(a[l], w)), w));
+    cx.dst_lanes(i, 0, &d);
     Ok(Flow::Next)
 }
 
@@ -327,11 +323,16 @@ impl Exec for op::Cnot {
 impl Exec for op::Shl {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let w = bits(cx.ty(i));
-        for l in lanes(cx.mask) {
-            let a = trunc(cx.src(i, 1, l), w);
-            let s = trunc(cx.src(i, 2, l), 32);
-            cx.dst(i, 0, l, if s >= w as u64 { 0 } else { trunc(a << s, w) });
-        }
+        let (a, s) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2));
+        let d = per_lane(cx.mask, |l| {
+            let (a, s) = (trunc(a[l], w), trunc(s[l], 32));
+            if s >= w as u64 {
+                0
+            } else {
+                trunc(a << s, w)
+            }
+        });
+        cx.dst_lanes(i, 0, &d);
         Ok(Flow::Next)
     }
 }
@@ -339,9 +340,10 @@ impl Exec for op::Shr {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let t = cx.ty(i);
         let w = bits(t);
-        for l in lanes(cx.mask) {
-            let a = trunc(cx.src(i, 1, l), w);
-            let s = trunc(cx.src(i, 2, l), 32).min(w as u64 - 1 + t.is_signed() as u64);
+        let (a, s) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2));
+        let d = per_lane(cx.mask, |l| {
+            let a = trunc(a[l], w);
+            let s = trunc(s[l], 32).min(w as u64 - 1 + t.is_signed() as u64);
             let v = if t.is_signed() {
                 (sext(a, w) >> s.min(63)) as u64
             } else if s >= w as u64 {
@@ -349,8 +351,9 @@ impl Exec for op::Shr {
             } else {
                 a >> s
             };
-            cx.dst(i, 0, l, trunc(v, w));
-        }
+            trunc(v, w)
+        });
+        cx.dst_lanes(i, 0, &d);
         Ok(Flow::Next)
     }
 }
@@ -495,17 +498,16 @@ impl Exec for op::Setp {
         let cmp = compare_op(i);
         let boolop = [Mod::And, Mod::Or, Mod::Xor].into_iter().find(|m| i.has(*m));
         let ftz = i.has(Mod::Ftz) && is_f(t);
-        for l in lanes(cx.mask) {
-            let (mut a, mut b) = (cx.src(i, 1, l), cx.src(i, 2, l));
-            if ftz {
-                a = flush_bits(t, a);
-                b = flush_bits(t, b);
-            }
+        let (a, b) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2));
+        let c = if boolop.is_some() { cx.src_lanes(i, 3) } else { [0; super::WARP] };
+        // Bit 0: p, bit 1: q, of each lane.
+        let pq = per_lane(cx.mask, |l| {
+            let (a, b) = if ftz { (flush_bits(t, a[l]), flush_bits(t, b[l])) } else { (a[l], b[l]) };
             let r = compare(cmp, t, a, b, 0);
             let r2 = if packed { compare(cmp, t, a, b, 1) } else { !r };
             let (p, q) = match boolop {
                 Some(op) => {
-                    let c = cx.src(i, 3, l) & 1 == 1;
+                    let c = c[l] & 1 == 1;
                     let comb = |x: bool| match op {
                         Mod::And => x && c,
                         Mod::Or => x || c,
@@ -515,15 +517,16 @@ impl Exec for op::Setp {
                 }
                 None => (r, r2),
             };
-            match &i.operands[0] {
-                Operand::Pair(d, e) => {
-                    if d.0 != u32::MAX {
-                        cx.set_reg(*d, l, p as u64);
-                    }
-                    cx.set_reg(*e, l, q as u64);
+            p as u64 | (q as u64) << 1
+        });
+        match &i.operands[0] {
+            Operand::Pair(d, e) => {
+                if d.0 != u32::MAX {
+                    cx.set_reg_lanes(*d, &pq.map(|v| v & 1));
                 }
-                _ => cx.dst(i, 0, l, p as u64),
+                cx.set_reg_lanes(*e, &pq.map(|v| v >> 1));
             }
+            _ => cx.dst_lanes(i, 0, &pq.map(|v| v & 1)),
         }
         Ok(Flow::Next)
     }
@@ -593,10 +596,9 @@ impl Exec for op::Set {
 impl Exec for op::Selp {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
         let w = bits(cx.ty(i));
-        for l in lanes(cx.mask) {
-            let v = if cx.src(i, 3, l) & 1 == 1 { cx.src(i, 1, l) } else { cx.src(i, 2, l) };
-            cx.dst(i, 0, l, trunc(v, w));
-        }
+        let (a, b, c) = (cx.src_lanes(i, 1), cx.src_lanes(i, 2), cx.src_lanes(i, 3));
+        let d = per_lane(cx.mask, |l| trunc(if c[l] & 1 == 1 { a[l] } else { b[l] }, w));
+        cx.dst_lanes(i, 0, &d);
         Ok(Flow::Next)
     }
 }
@@ -615,11 +617,9 @@ impl Exec for op::Cvta {
             0
         };
         let w = bits(cx.ty(i));
-        for l in lanes(cx.mask) {
-            let a = cx.src(i, 1, l);
-            let v = if to { a.wrapping_sub(base) } else { a.wrapping_add(base) };
-            cx.dst(i, 0, l, trunc(v, w));
-        }
+        let a = cx.src_lanes(i, 1);
+        let d = per_lane(cx.mask, |l| trunc(if to { a[l].wrapping_sub(base) } else { a[l].wrapping_add(base) }, w));
+        cx.dst_lanes(i, 0, &d);
         Ok(Flow::Next)
     }
 }

@@ -13,7 +13,7 @@
 
 use super::{lanes, Cx, Exec, Flow, Stop, R};
 use crate::finding::FindingKind;
-use crate::machine::{AsyncOp, Machine, MbarShadow, Pending, Place, Poll};
+use crate::machine::{AsyncOp, Machine, MbarShadow, Pending, Place, Poll, WARP};
 use crate::mbarrier::{self as mb, Arrive, MbarrierState};
 use crate::retire::{Retire, SyncEvent};
 use hopsync_firmware::ir::{Instr, Mod, Operand};
@@ -33,12 +33,17 @@ pub struct Obj {
 
 /// Resolves address operand `k` to an mbarrier object (PTX 9.7.13.15.1: 8-byte aligned, shared).
 pub fn locate(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<Obj, Stop> {
-    let a = cx.addr(i, k, lane);
+    let (a, sp) = (cx.addr(i, k, lane), cx.space(i, k));
+    locate_at(cx, lane, a, sp)
+}
+
+/// [`locate`] of a lane's address `a` in state space `sp` (a whole-warp body decodes the
+/// operand once: [`Cx::addr_lanes`], [`Cx::space`]).
+fn locate_at(cx: &mut Cx<'_, '_>, lane: u32, a: u64, sp: Option<Mod>) -> Result<Obj, Stop> {
     if a % 8 != 0 {
         cx.finding(FindingKind::MbarrierMisaligned, lane, format!("mbarrier address 0x{a:x} is not 8-byte aligned"))?;
         return Err(Stop::Finding);
     }
-    let sp = cx.space(i, k);
     match cx.m.resolve(cx.cta, cx.warp, lane, sp, a, 8) {
         Ok(Place::Shared(c, o)) => Ok(Obj { cta: c, off: o as u32, remote: c != cx.cta }),
         Ok(_) => {
@@ -289,8 +294,9 @@ fn plan_arrive(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> Result<Vec<MbarSte
     let expect_tx = i.has(Mod::ExpectTx);
     let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
     let mut reqs: Vec<(u32, Obj, u64, u64)> = Vec::with_capacity(cx.mask.count_ones() as usize);
+    let (addrs, sp) = (cx.addr_lanes(i, 1), cx.space(i, 1));
     for l in lanes(cx.mask) {
-        let o = locate(cx, i, 1, l)?;
+        let o = locate_at(cx, l, addrs[l as usize], sp)?;
         let Some((count, tx)) = arrive_operands(cx, i, o, l)? else { continue };
         reqs.push((l, o, count, tx));
     }
@@ -338,10 +344,11 @@ fn plan_wait(cx: &mut Cx<'_, '_>, i: &Instr, try_wait: bool) -> Result<Vec<MbarS
     let parity = i.has(Mod::Parity);
     let mut steps: Vec<MbarStep> = Vec::new();
     let mut keys: Vec<(u32, u32, u64)> = Vec::new();
+    let (addrs, sp, args) = (cx.addr_lanes(i, 1), cx.space(i, 1), cx.src_lanes(i, 2));
     for l in lanes(cx.mask) {
-        let o = locate(cx, i, 1, l)?;
+        let o = locate_at(cx, l, addrs[l as usize], sp)?;
         require_local(cx, i, o, l)?;
-        let arg = cx.src(i, 2, l);
+        let arg = args[l as usize];
         if !parity && cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {
             wait_phase_check(cx, o, l, arg)?;
         }
@@ -496,17 +503,16 @@ pub fn apply(cx: &mut Cx<'_, '_>, i: &Instr, steps: &[MbarStep], outcomes: &[Opt
                 let token = mb::token_of(out.old);
                 // The phase the token belongs to: the one before a completion this arrive caused.
                 let token_phase = if out.completed { out.phase_after.saturating_sub(1) } else { out.phase_after };
+                let mut tokens = [token; WARP];
                 for (k, l) in lanes(s.lanes).enumerate() {
-                    let t = if no_complete {
+                    if no_complete {
                         let t = (token + ((k as u64 * per) << 43)) | s.lanes as u64;
                         cx.m.nocomplete_tokens.insert(t);
-                        t
-                    } else {
-                        token
-                    };
-                    cx.dst(i, 0, l, t);
+                        tokens[l as usize] = t;
+                    }
                     cx.m.ctas[cx.cta as usize].warps[cx.warp as usize].last_arrive[l as usize] = Some((s.obj.cta, s.obj.off, token_phase));
                 }
+                cx.dst_lanes_in(i, 0, s.lanes, &tokens);
                 crate::race::mbar_arrive(cx.m, cx.cta, cx.warp, s.obj.cta, s.obj.off, out.completed, i.has(Mod::Relaxed));
                 cx.m.note_arrival(s.obj.cta, s.obj.off, cx.cta, cx.warp, false);
             }
@@ -524,14 +530,10 @@ pub fn apply(cx: &mut Cx<'_, '_>, i: &Instr, steps: &[MbarStep], outcomes: &[Opt
                 } else {
                     polled_false = Some(s.obj);
                 }
-                for l in lanes(s.lanes) {
-                    cx.dst(i, 0, l, out.wait as u64);
-                }
+                cx.dst_lanes_in(i, 0, s.lanes, &[out.wait as u64; WARP]);
             }
             MbarStepOp::PendingCount { .. } => {
-                for l in lanes(s.lanes) {
-                    cx.dst(i, 0, l, out.pending_count);
-                }
+                cx.dst_lanes_in(i, 0, s.lanes, &[out.pending_count; WARP]);
             }
             MbarStepOp::Init { .. } | MbarStepOp::Inval | MbarStepOp::Tx { .. } | MbarStepOp::CpAsyncArrive { .. } => {}
         }

@@ -47,29 +47,39 @@ impl Exec for op::Ld {
         let t = cx.ty(i);
         let eb = t.type_bytes().unwrap_or(8) as usize;
         let n = vec_len(i);
-        for l in lanes(cx.mask) {
-            let p = cx.place(i, 1, l, eb * n)?;
-            check_not_mbarrier(cx, p, eb * n, l)?;
-            super::tma::on_generic_access(cx, p, eb * n, l, false)?;
-            crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb * n, crate::race::Access::of(i, false, false))?;
-            let raw: Vec<u64> = (0..n).map(|k| {
-                let pk = offset(p, k * eb);
-                cx.m.read_u64(pk, eb)
-            }).collect();
-            // Signed loads sign-extend into wider registers.
-            let fix = |v: u64| if t.is_signed() { sext(v, bits(t)) as u64 } else { v };
-            match &i.operands[0] {
-                Operand::Vector(v) => {
-                    for (k, o) in v.iter().enumerate() {
-                        if let Operand::Reg(r) = o {
-                            cx.set_reg(*r, l, fix(raw[k]));
+        // Signed loads sign-extend into wider registers.
+        let fix = |v: u64| if t.is_signed() { sext(v, bits(t)) as u64 } else { v };
+        // Decoded once for the warp: the space, every lane's address, the race access kind.
+        let (sp, addrs, access) = (cx.space(i, 1), cx.addr_lanes(i, 1), crate::race::Access::of(i, false, false));
+        // A scalar load's values, written for the whole warp after the lanes (`loaded`: the lanes
+        // that loaded, also when a later lane stops the instruction).
+        let (mut values, mut loaded) = ([0u64; super::WARP], 0u32);
+        let mut each_lane = || -> Result<(), super::Stop> {
+            for l in lanes(cx.mask) {
+                let p = cx.place_at(l, addrs[l as usize], eb * n, sp)?;
+                check_not_mbarrier(cx, p, eb * n, l)?;
+                super::tma::on_generic_access(cx, p, eb * n, l, false)?;
+                crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb * n, access)?;
+                match &i.operands[0] {
+                    Operand::Vector(v) => {
+                        for (k, o) in v.iter().enumerate() {
+                            let x = fix(cx.m.read_u64(offset(p, k * eb), eb));
+                            if let Operand::Reg(r) = o {
+                                cx.set_reg(*r, l, x);
+                            }
                         }
                     }
+                    _ => {
+                        values[l as usize] = fix(cx.m.read_u64(p, eb));
+                        loaded |= 1 << l;
+                    }
                 }
-                _ => cx.dst(i, 0, l, fix(raw[0])),
             }
-        }
-        Ok(Flow::Next)
+            Ok(())
+        };
+        let done = each_lane();
+        cx.dst_lanes_in(i, 0, loaded, &values);
+        done.map(|_| Flow::Next)
     }
 }
 
@@ -88,27 +98,31 @@ impl Exec for op::St {
         let t = cx.ty(i);
         let eb = t.type_bytes().unwrap_or(8) as usize;
         let n = vec_len(i);
+        // Decoded once for the warp: the space, every lane's address and (scalar store) value.
+        let (sp, addrs, access) = (cx.space(i, 0), cx.addr_lanes(i, 0), crate::race::Access::of(i, true, false));
+        let scalar = if matches!(i.operands[1], Operand::Vector(_)) { None } else { Some(cx.src_lanes(i, 1)) };
         for l in lanes(cx.mask) {
-            let p = cx.place(i, 0, l, eb * n)?;
+            let p = cx.place_at(l, addrs[l as usize], eb * n, sp)?;
             check_not_mbarrier(cx, p, eb * n, l)?;
             super::tma::on_generic_access(cx, p, eb * n, l, true)?;
-            crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb * n, crate::race::Access::of(i, true, false))?;
-            let vals: Vec<u64> = match &i.operands[1] {
-                Operand::Vector(v) => v
-                    .iter()
-                    .map(|o| match o {
-                        Operand::Reg(r) => cx.reg(*r, l),
-                        Operand::Imm(x) => *x as u64,
-                        _ => 0,
-                    })
-                    .collect(),
-                _ => vec![cx.src(i, 1, l)],
-            };
-            let mut bytes = Vec::with_capacity(eb * n);
-            for v in vals {
-                bytes.extend_from_slice(&v.to_le_bytes()[..eb]);
+            crate::race::thread_access(cx.m, cx.cta, cx.warp, l, cx.pc, p, eb * n, access)?;
+            // At most 8 elements (`.v8`) of at most 16 bytes (`.b128`).
+            let mut bytes = [0u8; 128];
+            let mut put = |k: usize, v: u64| bytes[k * eb..(k + 1) * eb].copy_from_slice(&v.to_le_bytes()[..eb]);
+            match (&i.operands[1], scalar) {
+                (_, Some(v)) => put(0, v[l as usize]),
+                (Operand::Vector(v), None) => {
+                    for (k, o) in v.iter().enumerate() {
+                        put(k, match o {
+                            Operand::Reg(r) => cx.reg(*r, l),
+                            Operand::Imm(x) => *x as u64,
+                            _ => 0,
+                        });
+                    }
+                }
+                (_, None) => unreachable!("a non-vector store operand was read whole-warp above"),
             }
-            cx.m.write(p, &bytes);
+            cx.m.write(p, &bytes[..eb * n]);
         }
         Ok(Flow::Next)
     }

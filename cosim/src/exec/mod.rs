@@ -122,6 +122,24 @@ pub fn lanes(mask: u32) -> impl Iterator<Item = u32> {
     })
 }
 
+/// One operand or result of a warp-instruction: a value per lane.
+pub type Lanes = [u64; WARP];
+
+/// `f` of each lane in `mask` (the other lanes 0): a plain loop over the 32 lanes when every lane
+/// executes, so a whole-warp body compiles to straight-line code.
+#[inline]
+pub fn per_lane(mask: u32, mut f: impl FnMut(usize) -> u64) -> Lanes {
+    if mask == u32::MAX {
+        std::array::from_fn(f)
+    } else {
+        let mut out = [0; WARP];
+        for l in lanes(mask) {
+            out[l as usize] = f(l as usize);
+        }
+        out
+    }
+}
+
 /// Width in bits of a type modifier.
 #[inline]
 pub fn bits(ty: Mod) -> u32 {
@@ -190,6 +208,81 @@ impl<'a, 'p> Cx<'a, 'p> {
             Operand::Sym(s) => self.m.symbol_address_of(*s, self.cta, self.warp, lane),
             Operand::Func(f) => crate::machine::FUNC_ADDR_BASE + 16 * f.0 as u64,
             _ => 0,
+        }
+    }
+
+    /// The warp's register file (register `r`'s lanes at `r * 32 ..`).
+    #[inline]
+    fn regs(&self) -> &[u64] {
+        &self.m.ctas[self.cta as usize].warps[self.warp as usize].regs
+    }
+
+    /// Register `r` of every lane, bounds-checked once.
+    #[inline]
+    pub fn reg_lanes(&self, r: RegId) -> Lanes {
+        let b = r.0 as usize * WARP;
+        self.regs()[b..b + WARP].try_into().expect("a register is 32 lanes")
+    }
+
+    /// Operand `k` of every lane of the executing mask, decoded once per warp-instruction: a
+    /// register's 32 lanes as one slice, a lane-independent operand (immediate, float literal,
+    /// function, variable outside a call frame) once; special registers and frame variables lane
+    /// by lane. Lanes outside the mask read unspecified values: a body must not act on them.
+    #[inline]
+    pub fn src_lanes(&self, i: &Instr, k: usize) -> Lanes {
+        match &i.operands[k] {
+            Operand::Reg(r) => self.reg_lanes(*r),
+            Operand::NotReg(r) => self.reg_lanes(*r).map(|v| (v & 1) ^ 1),
+            Operand::Imm(v) => [*v as u64; WARP],
+            Operand::Special(_) => per_lane(self.mask, |l| self.src(i, k, l as u32)),
+            Operand::Sym(s) if self.m.sym_in_frame[s.0 as usize] => per_lane(self.mask, |l| self.src(i, k, l as u32)),
+            _ => [self.src(i, k, self.first_lane()); WARP],
+        }
+    }
+
+    /// Writes register `r` of the lanes in the executing mask, each truncated to the register's
+    /// declared width (the lane-by-lane [`Self::set_reg`] over the mask).
+    #[inline]
+    pub fn set_reg_lanes(&mut self, r: RegId, v: &Lanes) {
+        self.set_reg_lanes_in(r, self.mask, v)
+    }
+
+    /// [`Self::set_reg_lanes`] for the lanes in `mask` (a subset of the executing mask).
+    #[inline]
+    pub fn set_reg_lanes_in(&mut self, r: RegId, mask: u32, v: &Lanes) {
+        let width = self.m.reg_mask[r.0 as usize];
+        let b = r.0 as usize * WARP;
+        let dst: &mut [u64; WARP] = (&mut self.m.ctas[self.cta as usize].warps[self.warp as usize].regs[b..b + WARP]).try_into().expect("a register is 32 lanes");
+        if mask == u32::MAX {
+            for (d, x) in dst.iter_mut().zip(v) {
+                *d = x & width;
+            }
+        } else {
+            for l in lanes(mask) {
+                dst[l as usize] = v[l as usize] & width;
+            }
+        }
+        if self.m.rec.is_some() {
+            for l in lanes(mask) {
+                self.m.log_reg(r, l, v[l as usize] & width);
+            }
+        }
+    }
+
+    /// Writes destination operand `k` (register) of the lanes in the executing mask; `_` discards
+    /// (the lane-by-lane [`Self::dst`] over the mask).
+    #[inline]
+    pub fn dst_lanes(&mut self, i: &Instr, k: usize, v: &Lanes) {
+        self.dst_lanes_in(i, k, self.mask, v)
+    }
+
+    /// [`Self::dst_lanes`] for the lanes in `mask` (a subset of the executing mask).
+    #[inline]
+    pub fn dst_lanes_in(&mut self, i: &Instr, k: usize, mask: u32, v: &Lanes) {
+        match &i.operands[k] {
+            Operand::Reg(r) => self.set_reg_lanes_in(*r, mask, v),
+            Operand::Pair(d, _) if d.0 != u32::MAX => self.set_reg_lanes_in(*d, mask, v),
+            _ => {}
         }
     }
 
@@ -266,10 +359,28 @@ impl<'a, 'p> Cx<'a, 'p> {
         self.place_in(i, k, lane, size, sp)
     }
 
+    /// Address operand `k` of every lane of the executing mask, decoded once per
+    /// warp-instruction (lanes outside the mask: unspecified, as [`Self::src_lanes`]).
+    #[inline]
+    pub fn addr_lanes(&self, i: &Instr, k: usize) -> Lanes {
+        match &i.operands[k] {
+            Operand::Addr { base: AddrBase::Reg(r), offset } => self.reg_lanes(*r).map(|b| b.wrapping_add(*offset as u64)),
+            Operand::Addr { base: AddrBase::Sym(s), .. } if self.m.sym_in_frame[s.0 as usize] => per_lane(self.mask, |l| self.addr(i, k, l as u32)),
+            _ => [self.addr(i, k, self.first_lane()); WARP],
+        }
+    }
+
     /// [`Self::place`] in state space `sp` (None: generic), for instructions whose operands are
     /// in different spaces (`tensormap.cp_fenceproxy.global.shared::cta [dst], [src]`).
     pub fn place_in(&mut self, i: &Instr, k: usize, lane: u32, size: usize, sp: Option<Mod>) -> Result<Place, Stop> {
         let a = self.addr(i, k, lane);
+        self.place_at(lane, a, size, sp)
+    }
+
+    /// Resolves address `a` of a lane in state space `sp` (None: generic) to a place, reporting a
+    /// finding when it is bad ([`Self::place_in`] with the address already decoded).
+    #[inline]
+    pub fn place_at(&mut self, lane: u32, a: u64, size: usize, sp: Option<Mod>) -> Result<Place, Stop> {
         match self.m.resolve(self.cta, self.warp, lane, sp, a, size) {
             Ok(p) => Ok(p),
             Err(b) => {

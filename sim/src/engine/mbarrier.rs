@@ -438,13 +438,17 @@ impl<'p> Engine<'p> {
         let OpKind::Mbar(family) = op.kind else { unreachable!() };
         let ins = &self.m.module().kernel.body[op.pc as usize];
         self.m.count_retired(op.mask);
-        // One word change per part (a merged .expect_tx arrive takes two unit operations).
-        let sync: Vec<SyncEvent> = op
-            .parts
-            .iter()
-            .filter_map(|p| p.change().filter(|e| matches!(e, SyncEvent::Mbarrier { old, new, .. } if old != new)))
-            .collect();
-        self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, sync, ..Default::default() });
+        // The retire record (only while events are recorded: the golden bodies log register
+        // writes into it lane by lane). One word change per part (a merged .expect_tx arrive
+        // takes two unit operations).
+        if self.recording() {
+            let sync: Vec<SyncEvent> = op
+                .parts
+                .iter()
+                .filter_map(|p| p.change().filter(|e| matches!(e, SyncEvent::Mbarrier { old, new, .. } if old != new)))
+                .collect();
+            self.m.start_record(Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, sync, ..Default::default() });
+        }
         {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc: op.pc, mask: op.mask, group: op.group };
             let steps: Vec<MbarStep> = op.parts.iter().map(|p| p.step).collect();

@@ -487,7 +487,10 @@ impl<'p> Engine<'p> {
     /// st.async arrival).
     pub(super) fn mem_cost(&mut self, c: u32, w: u32, pc: u32, mask: u32, ins: &'p Instr, class: Class) -> (u64, u64, u64) {
         let now = self.cycle;
-        let inf = self.info[pc as usize].clone();
+        // The instruction's facts used here (no clone of its `InstrInfo` or of the config: this
+        // runs for every memory instruction).
+        let i = &self.info[pc as usize];
+        let inf = MemFacts { addr: i.addr, load: i.load, atomic: i.atomic };
         let Some(k) = inf.addr else { return (now + self.cfg.latency.alu, now, now) };
         let (size, global_k, space) = match ins.op {
             // cp.async [dst], [src], cp-size: the source is global.
@@ -518,7 +521,7 @@ impl<'p> Engine<'p> {
             0
         };
         let pipe = if class == Class::CpAsync { Pipe::Global } else { self.pipe_of(c, places.first().copied()) };
-        let cfg = self.cfg.clone();
+        let cfg = &self.cfg;
         let sched = Some(w as usize);
         let cs = &mut self.ctas[c as usize];
         let (ready, done) = match pipe {
@@ -570,7 +573,7 @@ impl<'p> Engine<'p> {
                 // reads take the round trip. Writes leave the SM slower than reads come in.
                 let store = class == Class::Mem && !inf.load && !inf.atomic;
                 if store {
-                    let end = store_cost(&cfg, cs, w as usize, now, StoreShape::of(&acc, sb), &inf.srcs);
+                    let end = store_cost(&cfg, cs, w as usize, now, StoreShape::of(&acc, sb), &self.info[pc as usize].srcs);
                     return (now + cfg.latency.misc, end + cfg.global.write_ack_cycles, end + cfg.global.write_ack_cycles);
                 }
                 let rate = cfg.global.bytes_per_cycle;
@@ -612,6 +615,17 @@ impl<'p> Engine<'p> {
             Class::Compute | Class::Tma | Class::Branch | Class::Sleep | Class::Mbarrier(_) | Class::NamedBarrier | Class::ClusterBarrier => unreachable!("mem_cost times the memory classes only"),
         }
     }
+}
+
+/// What [`Engine::mem_cost`] reads of an instruction's [`InstrInfo`].
+#[derive(Clone, Copy)]
+struct MemFacts {
+    /// The address operand's index.
+    addr: Option<usize>,
+    /// A load.
+    load: bool,
+    /// An atomic or reduction.
+    atomic: bool,
 }
 
 #[cfg(test)]
