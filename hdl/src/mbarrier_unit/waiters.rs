@@ -4,14 +4,22 @@
 //! # Ports
 //!
 //! - `suspend` / `susp_warp` / `susp_tag` / `susp_hint` (in): stage 1 suspends a warp this
-//!   cycle, awaiting the phase {parity, word} `susp_tag`, for at most `susp_hint` cycles.
+//!   cycle, awaiting the phase {parity, word} `susp_tag`, for at most `susp_hint` cycles; it is
+//!   registered (with its deadline) and entered into the table the next cycle.
 //! - `complete` / `cpl_tag` (in): stage 1 completes a phase this cycle; it is registered and
 //!   applied to the table the next cycle.
 //! - `wake`: at most one wake event per cycle (registered), lowest warp first.
 //!
 //! # Behaviour
 //!
-//! Entry (state, {awaited phase parity, word}, deadline). A completion of the awaited phase
+//! Entry (state, {awaited phase parity, word}, deadline). The suspension is entered one edge
+//! after stage 1 decided it (`ins_*` registers), so that stage 1's word operation and finding
+//! do not drive the 32 entries' clock enables in the same cycle (the ECP5 critical path,
+//! docs/FPGA.md). No behaviour moves with it: in the cycle in between no completion can name
+//! the entry (the completion registered then is the try_wait's own stage-1 cycle's, and a
+//! try_wait completes nothing), a time limit of 0 cycles, whose deadline falls in that cycle,
+//! enters the entry already timed out, and a warp has at most one try_wait outstanding, so no
+//! wake of the same warp is pending. A completion of the awaited phase
 //! wakes it (and wins over a timeout in the same cycle); the free-running cycle counter reaching
 //! `now + hint + 1` of its suspension times it out. A timed-out entry whose phase completes
 //! before it leaves (in the table, or last cycle's completion that is not in it yet) leaves as
@@ -51,6 +59,16 @@ pub struct MbarWaiters {
     cpl_q: DFF<Bits<17>>,
     /// free-running cycle counter (deadlines)
     now: DFF<Bits<32>>,
+    /// stage 1 suspended a warp last cycle (entered into the table now)
+    ins_valid: DFF<bool>,
+    /// that warp
+    ins_warp: DFF<Bits<5>>,
+    /// {awaited phase parity, word index} of that suspension
+    ins_tag: DFF<Bits<17>>,
+    /// its deadline (`now + hint + 1` of the suspending cycle)
+    ins_deadline: DFF<Bits<32>>,
+    /// its time limit was 0 cycles: the deadline is this cycle's `now`, so it enters timed out
+    ins_expired: DFF<bool>,
     /// wake-event register
     wake_q: DFF<MbarrierWake>,
     /// entry state, per warp
@@ -59,8 +77,6 @@ pub struct MbarWaiters {
     waiter_tag: [DFF<Bits<17>>; MBARRIER_WAITERS],
     /// cycle at which the suspend-time limit expires, per warp
     waiter_deadline: [DFF<Bits<32>>; MBARRIER_WAITERS],
-    /// deadline of a new entry
-    ins_deadline: Signal<Local, Bits<32>>,
     /// some entry has a wake event pending
     wake_any: Signal<Local, bool>,
     /// lowest such warp
@@ -72,11 +88,27 @@ pub struct MbarWaiters {
 impl Logic for MbarWaiters {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, cpl_valid, cpl_q, now, wake_q);
+        dff_setup!(
+            self,
+            clock,
+            cpl_valid,
+            cpl_q,
+            now,
+            wake_q,
+            ins_valid,
+            ins_warp,
+            ins_tag,
+            ins_deadline,
+            ins_expired
+        );
         self.now.d.next = self.now.q.val() + 1;
         self.cpl_valid.d.next = self.complete.val();
         self.cpl_q.d.next = self.cpl_tag.val();
-        self.ins_deadline.next = self.now.q.val() + self.susp_hint.val() + 1;
+        self.ins_valid.d.next = self.suspend.val();
+        self.ins_warp.d.next = self.susp_warp.val();
+        self.ins_tag.d.next = self.susp_tag.val();
+        self.ins_deadline.d.next = self.now.q.val() + self.susp_hint.val() + 1;
+        self.ins_expired.d.next = self.susp_hint.val() == 0;
         // one wake event per cycle, lowest warp first: the loop visits warps 31..0
         // (31 = MBARRIER_WAITERS - 1) and the last match wins
         self.wake_any.next = false;
@@ -124,10 +156,13 @@ impl Logic for MbarWaiters {
             if self.wake_any.val() && (self.wake_warp.val().index() == i) {
                 self.waiter_state[i].d.next = WaiterState::Idle;
             }
-            if self.suspend.val() && (self.susp_warp.val().index() == i) {
+            if self.ins_valid.q.val() && (self.ins_warp.q.val().index() == i) {
                 self.waiter_state[i].d.next = WaiterState::Waiting;
-                self.waiter_tag[i].d.next = self.susp_tag.val();
-                self.waiter_deadline[i].d.next = self.ins_deadline.val();
+                if self.ins_expired.q.val() {
+                    self.waiter_state[i].d.next = WaiterState::WokenByTimeout;
+                }
+                self.waiter_tag[i].d.next = self.ins_tag.q.val();
+                self.waiter_deadline[i].d.next = self.ins_deadline.q.val();
             }
         }
         self.wake.next = self.wake_q.q.val();
