@@ -77,6 +77,13 @@ pub struct MbarWaiters {
     waiter_tag: [DFF<Bits<17>>; MBARRIER_WAITERS],
     /// cycle at which the suspend-time limit expires, per warp
     waiter_deadline: [DFF<Bits<32>>; MBARRIER_WAITERS],
+    /// per group of 8 warps (0..=7, 8..=15, ...): some entry of the group has a wake event
+    /// pending
+    grp_any: [Signal<Local, bool>; 4],
+    /// the group's lowest such warp
+    grp_warp: [Signal<Local, Bits<5>>; 4],
+    /// its event is a completion wake
+    grp_cpl: [Signal<Local, bool>; 4],
     /// some entry has a wake event pending
     wake_any: Signal<Local, bool>,
     /// lowest such warp
@@ -109,22 +116,36 @@ impl Logic for MbarWaiters {
         self.ins_tag.d.next = self.susp_tag.val();
         self.ins_deadline.d.next = self.now.q.val() + self.susp_hint.val() + 1;
         self.ins_expired.d.next = self.susp_hint.val() == 0;
-        // one wake event per cycle, lowest warp first: the loop visits warps 31..0
-        // (31 = MBARRIER_WAITERS - 1) and the last match wins
+        // one wake event per cycle, lowest warp first, in two levels (one 32-deep priority
+        // chain was the unit's ECP5 critical path): the lowest pending warp of each group of 8
+        // (4 groups x 8 = MBARRIER_WAITERS), then the lowest group. Each loop visits from the
+        // highest warp down and the last match wins.
+        for g in 0..4 {
+            self.grp_any[g].next = false;
+            self.grp_warp[g].next = 0.into();
+            self.grp_cpl[g].next = false;
+            for j in 0..8 {
+                if self.waiter_state[8 * g + 7 - j].q.val() == WaiterState::WokenByCompletion {
+                    self.grp_any[g].next = true;
+                    self.grp_warp[g].next = (8 * g + 7 - j).to_bits();
+                    self.grp_cpl[g].next = true;
+                }
+                if self.waiter_state[8 * g + 7 - j].q.val() == WaiterState::WokenByTimeout {
+                    self.grp_any[g].next = true;
+                    self.grp_warp[g].next = (8 * g + 7 - j).to_bits();
+                    self.grp_cpl[g].next = self.cpl_valid.q.val()
+                        && (self.waiter_tag[8 * g + 7 - j].q.val() == self.cpl_q.q.val());
+                }
+            }
+        }
         self.wake_any.next = false;
         self.wake_warp.next = 0.into();
         self.wake_cpl.next = false;
-        for i in 0..MBARRIER_WAITERS {
-            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByCompletion {
+        for g in 0..4 {
+            if self.grp_any[3 - g].val() {
                 self.wake_any.next = true;
-                self.wake_warp.next = (31 - i).to_bits();
-                self.wake_cpl.next = true;
-            }
-            if self.waiter_state[31 - i].q.val() == WaiterState::WokenByTimeout {
-                self.wake_any.next = true;
-                self.wake_warp.next = (31 - i).to_bits();
-                self.wake_cpl.next = self.cpl_valid.q.val()
-                    && (self.waiter_tag[31 - i].q.val() == self.cpl_q.q.val());
+                self.wake_warp.next = self.grp_warp[3 - g].val();
+                self.wake_cpl.next = self.grp_cpl[3 - g].val();
             }
         }
         self.wake_q.d.next.valid = self.wake_any.val();
