@@ -248,6 +248,8 @@ impl<const A: usize> Tap<A> {
 /// Why skipping such an edge is exact (hdl/src/mbarrier_unit.rs): with no request valid, stage 0
 /// accepts nothing (`rr` keeps its value) and stage 1 receives nothing. When in addition stage 1
 /// is empty (`s1_valid`), no completion is pending (`cpl_valid`), no registered output is valid
+/// (a suspension waiting to enter the table, `ins_valid`, always comes with its try_wait's
+/// response in `resp_q`)
 /// and every waiter-table entry is `Idle` or `Waiting`, the edge writes no RAM word and raises no
 /// response, wake or finding; `now` is read only by the deadline compare (`deadline == now`, of
 /// `Waiting` entries) and by the deadline of a new waiter (which needs a request). So an edge at

@@ -115,7 +115,7 @@ use waiters::MbarWaiters;
 
 /// Warps per CTA (1024 threads / 32): one waiter entry per warp.
 pub const MBARRIER_WAITERS: usize = 32;
-// The wake priority loop of `waiters::MbarWaiters` names the last entry as the literal 31.
+// The wake priority loops of `waiters::MbarWaiters` take the entries as 4 groups of 8.
 const _: () = assert!(MBARRIER_WAITERS == 32);
 
 /// One mbarrier object in sm_90's encoding (docs/MBARRIER_ENCODING.md), packed LSB-first: the

@@ -67,6 +67,16 @@ pub struct MbarWordOp {
     drop_c: Signal<Local, Bits<20>>,
     /// complement
     f_delta: Signal<Local, Bits<23>>,
+    /// the `P` for which `P` after the op is 0: -arrive_c mod 2^20 (1 for the pending
+    /// increment of cp.async.mbarrier.arrive), from the request alone
+    p_zero_at: Signal<Local, Bits<20>>,
+    /// the sign-extended `F` for which `F` after the op is 0: -f_delta mod 2^23
+    f_zero_at: Signal<Local, Bits<23>>,
+    /// `F` before the op, sign-extended to 23 bits
+    f_sext: Signal<Local, Bits<23>>,
+    /// no finding (every finding condition below false): the word, the response and the
+    /// waiter-table decisions take it instead of comparing the priority-ordered `finding`
+    ok: Signal<Local, bool>,
     /// arrive-on family (arrive, arrive_drop and their forms)
     is_arrive: Signal<Local, bool>,
     /// the op's count operand must lie in 1..=2^20-1
@@ -251,12 +261,19 @@ impl Logic for MbarWordOp {
 
         // ---- level 2: new fields in widened arithmetic (sized Locals, so the Rust
         // simulation and the Verilog agree on every compare below), token, pending_count.
-        self.f23.next = bit_cast::<23, 21>(self.cur.val().tx_negated) + self.f_delta.val();
+        self.f_sext.next = bit_cast::<23, 21>(self.cur.val().tx_negated);
         if self.cur.val().tx_negated >= 0x10_0000 {
             // sign-extend the 21-bit F
-            self.f23.next =
-                bit_cast::<23, 21>(self.cur.val().tx_negated) + self.f_delta.val() + 0x60_0000;
+            self.f_sext.next = bit_cast::<23, 21>(self.cur.val().tx_negated) | 0x60_0000;
         }
+        self.f23.next = self.f_sext.val() + self.f_delta.val();
+        // the zero tests of level 4 as equalities with request-only values (no carry chain
+        // after the word arrives: the word read is the unit's critical path, docs/FPGA.md)
+        self.p_zero_at.next = bits::<20>(0) - self.arrive_c.val();
+        if self.is_cp_inc.val() {
+            self.p_zero_at.next = 1.into();
+        }
+        self.f_zero_at.next = bits::<23>(0) - self.f_delta.val();
         self.p21.next = bit_cast::<21, 20>(self.cur.val().pending_complement)
             + bit_cast::<21, 20>(self.arrive_c.val());
         self.e21.next = bit_cast::<21, 20>(self.cur.val().expected_complement)
@@ -289,7 +306,9 @@ impl Logic for MbarWordOp {
         self.tok_word.next.tx_negated = self.tok_f.val();
 
         // ---- level 4: findings in the golden model's order, waitComplete.
-        self.reaches_zero.next = (self.p_next.val() == 0) && (self.f23.val() == 0);
+        // `P` after the op is 0 and `F` after the op is 0 (p_zero_at, f_zero_at: level 2)
+        self.reaches_zero.next = (self.cur.val().pending_complement == self.p_zero_at.val())
+            && (self.f_sext.val() == self.f_zero_at.val());
         self.finding.next = MbarrierFinding::NoFinding;
         if self.touches_word.val() && self.word_oob.val() {
             self.finding.next = MbarrierFinding::MbarrierNotShared;
@@ -313,6 +332,15 @@ impl Logic for MbarWordOp {
         } else if self.no_complete.val() && self.reaches_zero.val() {
             self.finding.next = MbarrierFinding::MbarrierNoCompleteCompleted;
         }
+        self.ok.next = !((self.touches_word.val() && self.word_oob.val())
+            || ((self.src.val() != MbarrierSource::Local) && !self.remote_ok.val())
+            || (self.touches_word.val() && !self.is_init.val() && !self.cur_valid.val())
+            || (self.is_init.val() && self.cur_valid.val())
+            || (self.uses_count.val() && !self.count_ok.val())
+            || (self.uses_tx.val() && (self.tx_big.val() || !self.tx_range_ok.val()))
+            || (self.is_arrive.val() && (self.pend_under.val() || self.drop_bad.val()))
+            || (self.is_cp_inc.val() && (self.cur.val().pending_complement == 1))
+            || (self.no_complete.val() && self.reaches_zero.val()));
         self.wait_complete.next = false;
         if self.is_wait_token.val() {
             // silicon compares the token's bit 63 with the current parity, nothing else
@@ -328,7 +356,7 @@ impl Logic for MbarWordOp {
         // ---- level 5: the next word.
         self.word_d.next = self.cur.val();
         self.valid_d.next = self.cur_valid.val();
-        if self.finding.val() == MbarrierFinding::NoFinding {
+        if self.ok.val() {
             if self.is_init.val() {
                 // silicon: lo32 = (2^20-c) << 1, hi32 = (2^20-c) << 11
                 self.word_d.next.bit0 = false;
@@ -355,12 +383,12 @@ impl Logic for MbarWordOp {
             }
         }
         self.resp_wait.next =
-            self.wait_complete.val() && (self.finding.val() == MbarrierFinding::NoFinding);
+            self.wait_complete.val() && self.ok.val();
         self.suspends.next = self.is_try.val()
             && (self.src.val() == MbarrierSource::Local)
-            && (self.finding.val() == MbarrierFinding::NoFinding)
+            && self.ok.val()
             && !self.wait_complete.val();
         self.completes.next =
-            self.complete.val() && (self.finding.val() == MbarrierFinding::NoFinding);
+            self.complete.val() && self.ok.val();
     }
 }
