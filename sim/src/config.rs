@@ -295,6 +295,9 @@ pub struct Sync {
     pub release_drain_cycles: u64,
     /// From the last prior cp.async of a thread to its cp.async.mbarrier.arrive's arrive-on.
     pub cp_async_arrive_cycles: u64,
+    /// From the completion that releases a `cp.async.wait_group` / `wait_all` to the warp's next
+    /// issue.
+    pub cp_async_wait_cycles: u64,
     /// try_wait time limit without suspendTimeHint, ns.
     pub default_suspend_ns: f64,
     /// try_wait time limit when the instruction gives a suspendTimeHint, ns: silicon's, whatever

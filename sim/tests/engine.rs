@@ -560,3 +560,21 @@ fn a_branch_on_tid_after_bar_sync_waits_for_the_barrier() {
     let first = |k: usize| t[k * 8 + 3];
     assert!(first(0) <= first(2), "{t:?}");
 }
+
+#[test]
+fn a_warp_released_from_cp_async_wait_all_issues_the_configured_time_later() {
+    // calibration/gmem_cold.ptx: cp.async + wait_all is ~50 cycles slower than a load of the
+    // same line (ptxas's DEPBAR), `sync.cp_async_wait_cycles`
+    let p = timed_program(
+        "cp_async_wait",
+        "\t.shared .align 16 .b8 buf[16];\n",
+        "",
+        "\t@%p0 cp.async.cg.shared.global [buf], [%rd2], 16;\n\tcp.async.wait_all;\n\tld.shared.u32 %r1, [buf];\n\tcvt.u64.u32 %rd7, %r1;\n",
+    );
+    let with = |cycles: u64| {
+        let mut cfg = SmConfig::sm90();
+        cfg.sync.cp_async_wait_cycles = cycles;
+        stored_ts_with(&p, cfg)[0]
+    };
+    assert_eq!(with(55), with(0) + 55);
+}

@@ -98,6 +98,7 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("sync.fence_proxy_cycles", 1.0, 200.0),
     fp("sync.release_drain_cycles", 1.0, 4000.0),
     fp("sync.cp_async_arrive_cycles", 1.0, 500.0),
+    fp("sync.cp_async_wait_cycles", 0.0, 500.0),
     fp("tma.issue_cycles", 1.0, 400.0),
     fp("tma.command_cycles", 0.0, 400.0),
     fp("tma.complete_tx_cycles", 1.0, 400.0),

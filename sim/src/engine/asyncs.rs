@@ -97,7 +97,21 @@ impl<'p> Engine<'p> {
                         }
                     }
                     self.m.progress();
+                    let waiter = match &op {
+                        AsyncOp::CpAsync { cta, warp, .. } => Some((*cta, *warp)),
+                        _ => None,
+                    };
+                    let waiting = |m: &Machine<'_>, (c, w): (u32, u32)| m.warp(c, w).lane().iter().filter(|l| matches!(l, Lane::Blocked(Wait::CpAsyncGroups(_)))).count();
+                    let before = waiter.map_or(0, |cw| waiting(&self.m, cw));
                     exec::complete_async(&mut self.m, op)?;
+                    if let Some((c, w)) = waiter.filter(|&cw| waiting(&self.m, cw) < before) {
+                        // the wait_group's lanes were released: silicon's DEPBAR lets the warp
+                        // issue `sync.cp_async_wait_cycles` later
+                        let ws = &mut self.ctas[c as usize].warps[w as usize];
+                        ws.next_issue = ws.next_issue.max(now + self.cfg.sync.cp_async_wait_cycles);
+                        ws.wait_why = Stall::AsyncWait;
+                        ws.scoreboard_until = 0;
+                    }
                     let cy = self.cycle;
                     self.emit(Event::Complete { cycle: cy, seq });
                     continue;
