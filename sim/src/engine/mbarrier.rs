@@ -98,7 +98,8 @@ impl Part {
 
 /// The unit requests of one step of warp `w`'s instruction (`several`: the instruction has more
 /// than one step).
-/// `retry`: the warp's previous try_wait on this object answered false.
+/// `retry`: the warp's previous try_wait on this object answered false at most
+/// `sync.try_wait_retry_window_cycles` ago.
 fn unit_requests(st: &MbarStep, w: u32, several: bool, retry: bool, cfg: &SmConfig) -> Vec<MbarrierReq> {
     let req = |op: MbarrierOp| MbarrierReq { op, word: ((st.obj.off / 8) as u64).into(), warp: (w as u64).into(), ..Default::default() };
     match st.op {

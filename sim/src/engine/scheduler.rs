@@ -354,8 +354,6 @@ impl<'p> Engine<'p> {
         !self.unrolled_away(c, w, pc) && ws.sets_aside(inf, self.cfg.issue.lookahead_instructions) && ws.operands_at(inf) > self.cycle && ws.fixed_at(inf) <= self.cycle
     }
 
-    /// Instruction set aside `k` of warp (c, w) takes its issue slot: its pipe, and its results
-    /// from its latency on (for the instructions, set aside or not, that read them).
     /// The warp issues instruction `pc` now (`timing::InstrInfo::branch_guard`).
     fn count_issue(&mut self, c: usize, w: usize, pc: u32) {
         let inf = &self.info[pc as usize];
@@ -369,6 +367,8 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Instruction set aside `k` of warp (c, w) takes its issue slot: its pipe, and its results
+    /// from its latency on (for the instructions, set aside or not, that read them).
     fn issue_set_aside(&mut self, c: usize, w: usize, k: usize) {
         let d = self.ctas[c].warps[w].set_aside.remove(k);
         self.count_issue(c, w, d.pc);
