@@ -539,7 +539,8 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
         info[pc].unroll = u;
     }
-    for (pc, g) in branch_guards(module, c).into_iter().enumerate() {
+    let guards = branch_guards(module, &info, c);
+    for (pc, g) in guards.into_iter().enumerate() {
         info[pc].branch_guard = g;
     }
     info
@@ -555,7 +556,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
 /// A flow-insensitive taint: values from `%tid`, `%laneid`, the lane masks, loads, atomics,
 /// shuffles, `elect` / `match` and the mbarrier waits' answers are per lane, and so is anything
 /// computed from one (or written under a per-lane guard).
-pub fn divergent_branches(module: &Module) -> Vec<bool> {
+pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     let body = &module.kernel.body;
     let mut lane = vec![false; module.kernel.regs.len()];
     let per_lane_op = |i: &Instr| {
@@ -565,25 +566,16 @@ pub fn divergent_branches(module: &Module) -> Vec<bool> {
     let per_lane_sreg = |o: &Operand| {
         matches!(o, Operand::Special(Sreg::Tid(_) | Sreg::Laneid | Sreg::LanemaskEq | Sreg::LanemaskLe | Sreg::LanemaskLt | Sreg::LanemaskGe | Sreg::LanemaskGt))
     };
-    let split: Vec<(Vec<u32>, Vec<u32>, bool)> = body
-        .iter()
-        .map(|i| {
-            let (mut dsts, mut srcs) = (Vec::new(), Vec::new());
-            for (k, o) in i.operands.iter().enumerate() {
-                regs_of(o, if k == 0 && first_is_dest(i) { &mut dsts } else { &mut srcs });
-            }
-            srcs.extend(i.guard.map(|g| g.reg.0));
-            (dsts, srcs, per_lane_op(i) || i.operands.iter().any(per_lane_sreg))
-        })
-        .collect();
+    // what each instruction reads (its guard included) and writes: [`analyze`]'s
+    let split: Vec<(&[u32], &[u32], bool)> = body.iter().zip(info).map(|(i, f)| (&f.dsts[..], &f.srcs[..], per_lane_op(i) || i.operands.iter().any(per_lane_sreg))).collect();
     // a worklist over the registers (linear in the operands): who reads each register
     let mut readers: Vec<Vec<u32>> = vec![Vec::new(); lane.len()];
     let mut work: Vec<u32> = Vec::new();
-    for (pc, (dsts, srcs, seed)) in split.iter().enumerate() {
+    for (pc, &(dsts, srcs, seed)) in split.iter().enumerate() {
         for &r in srcs {
             readers[r as usize].push(pc as u32);
         }
-        if *seed {
+        if seed {
             work.extend(dsts);
         }
     }
@@ -601,7 +593,7 @@ pub fn divergent_branches(module: &Module) -> Vec<bool> {
 /// [`InstrInfo::branch_guard`] of every instruction: for a guarded `bra`, the nearest earlier
 /// writer of its guard in its basic block (no label or control transfer between), when that is
 /// a fixed-latency instruction.
-fn branch_guards(module: &Module, c: &SmConfig) -> Vec<Option<(u32, u64)>> {
+fn branch_guards(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<Option<(u32, u64)>> {
     let k = &module.kernel;
     let mut target = vec![false; k.body.len() + 1];
     for &p in &k.label_pc {
@@ -621,15 +613,8 @@ fn branch_guards(module: &Module, c: &SmConfig) -> Vec<Option<(u32, u64)>> {
                 if matches!(w.op, Opcode::Bra | Opcode::Ret | Opcode::Exit | Opcode::Call) {
                     return None;
                 }
-                let mut dsts = Vec::new();
-                if first_is_dest(w) {
-                    if let Some(o) = w.operands.first() {
-                        regs_of(o, &mut dsts);
-                    }
-                }
-                if dsts.contains(&g) {
-                    let fixed = matches!(class_of(w.op), Class::Compute);
-                    return fixed.then_some((g, total));
+                if info[p].dsts.contains(&g) {
+                    return (info[p].class == Class::Compute).then_some((g, total));
                 }
             }
             None
@@ -1210,7 +1195,7 @@ mod branch_tests {
         let m = module(
             "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tld.global.u32 %r3, [%rd0];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\nY:",
         );
-        let d = divergent_branches(&m);
+        let d = divergent_branches(&m, &analyze(&m, &SmConfig::sm90()));
         let at: Vec<usize> = d.iter().enumerate().filter(|(_, &v)| v).map(|(pc, _)| pc).collect();
         assert_eq!(at, vec![4, 12]);
     }
