@@ -79,6 +79,10 @@ pub struct Latency {
     /// What a branch waits for its guard predicate beyond an ALU consumer, when a fixed-latency
     /// instruction (setp, ...) wrote it.
     pub predicate_branch: u64,
+    /// An instruction that names a `.shared` variable waits this long after the warp's previous
+    /// issue when ptxas rematerialized the shared window base for it (S2UR SR_CgaCtaId, ULEA;
+    /// `timing::InstrInfo::window_base`).
+    pub window_base: u64,
     /// Integer multiply, multiply-add.
     pub mul: u64,
     /// f32 arithmetic.
@@ -293,6 +297,14 @@ pub struct Sync {
     /// prior writes drain to the point of coherence first: the instruction issues this long after
     /// its turn, or when the warp's last outstanding write completes if that is later.
     pub release_drain_cycles: u64,
+    /// Releases of one SM's warps drain together in rounds (`engine::scheduler`'s
+    /// `ReleaseRounds`): one issued within this long of a round's first joins that round...
+    pub release_gather_cycles: u64,
+    /// ... while fewer than this many releases have joined it.
+    pub release_round_size: u64,
+    /// A release that comes later, while a round is in flight, waits for the next round, which
+    /// completes this long after the round in flight (or `release_drain_cycles` after it, if later).
+    pub release_round_gap_cycles: u64,
     /// From the last prior cp.async of a thread to its cp.async.mbarrier.arrive's arrive-on.
     pub cp_async_arrive_cycles: u64,
     /// From the completion that releases a `cp.async.wait_group` / `wait_all` to the warp's next

@@ -2,7 +2,7 @@
 //! memory cost models (shared-memory bank conflicts, global sectors).
 
 use crate::config::SmConfig;
-use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand, Sreg};
+use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand, Space, Sreg};
 use hopsync_cosim::exec::{self, MbarFamily};
 use hopsync_firmware::Opcode;
 
@@ -86,6 +86,13 @@ pub struct InstrInfo {
     /// val_mem_loops.ptx: ISETP, then an add that waits for a load with a stall count of 12, then
     /// the BRA). The guard and that total wait (`WarpState::operands_at`).
     pub branch_guard: Option<(u32, u64)>,
+    /// It names a `.shared` variable (`[bar]`, `[buf+16]`, `mov.u32 %r, buf`) where ptxas reads
+    /// the CTA's shared window base right before it: how long after the warp's previous issue it
+    /// waits for that (`latency.window_base`; 0: no wait). On sm_90 a shared variable's address
+    /// is the window base (SR_CgaCtaId) plus its offset, and ptxas rematerializes the base
+    /// (S2UR / S2R SR_CgaCtaId, then ULEA) near its uses rather than keeping it in a register
+    /// ([`window_bases`]).
+    pub window_base: u64,
 }
 
 impl InstrInfo {
@@ -543,7 +550,66 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     for (pc, g) in guards.into_iter().enumerate() {
         info[pc].branch_guard = g;
     }
+    for (pc, w) in window_bases(module, &info).into_iter().enumerate() {
+        if w {
+            info[pc].window_base = c.latency.window_base;
+        }
+    }
     info
+}
+
+/// Per instruction: whether it waits for ptxas's read of the shared window base
+/// ([`InstrInfo::window_base`]). With a `.loc` per PTX line, 365 of the 478 SR_CgaCtaId reads in
+/// the SASS of the calibration programs sit at an instruction naming a shared variable; where
+/// they go follows the loops: out of an innermost loop ptxas hoists the read to the preheader
+/// (mbar_ops.ptx's timed loops, a loop whose inner loop it unrolls fully), and at the top level
+/// one read serves the straight-line code; in a loop that keeps an inner loop (a round with a
+/// spin or try_wait loop in it: mbar_wake.ptx, bar_release.ptx, val_mbar_pipeline.ptx) it reads
+/// the base again right before the first use after a join (a forward branch's target), and what
+/// it read serves the uses after it up to the next join (mbar_wake.ptx's waiter loads the stamp
+/// after its try_wait loop with the base read for the try_wait).
+pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
+    let k = &module.kernel;
+    let n = k.body.len();
+    let target_of = |i: &Instr| match (i.op, i.operands.first()) {
+        (Opcode::Bra, Some(Operand::Label(l))) => k.label_pc.get(l.0 as usize).map(|&t| t as usize),
+        _ => None,
+    };
+    // loops: [header, back edge] of each backward branch, those ptxas unrolls away left out
+    let loops: Vec<(usize, usize)> =
+        k.body.iter().enumerate().filter_map(|(pc, i)| target_of(i).filter(|&t| t <= pc).map(|t| (t, pc))).filter(|&(_, j)| info[j].unroll != Unroll::Gone).collect();
+    let nests = |&(h, j): &(usize, usize)| loops.iter().any(|&(h2, j2)| (h2, j2) != (h, j) && h <= h2 && j2 <= j);
+    // joins: the targets of forward branches (a loop's exit and its header keep what was read)
+    let mut joins = vec![false; n + 1];
+    for (pc, i) in k.body.iter().enumerate() {
+        if let Some(t) = target_of(i).filter(|&t| t > pc) {
+            joins[t.min(n)] = true;
+        }
+    }
+    let mut out = vec![false; n];
+    let mut read = false;
+    for (pc, i) in k.body.iter().enumerate() {
+        read &= !joins[pc];
+        if !i.operands.iter().any(|o| names_shared_variable(module, o)) {
+            continue;
+        }
+        // the innermost loop around it, if that loop keeps another loop inside
+        let innermost = loops.iter().filter(|&&(h, j)| h <= pc && pc <= j).min_by_key(|&&(h, j)| j - h);
+        out[pc] = innermost.is_some_and(nests) && !read;
+        read = true;
+    }
+    out
+}
+
+/// Whether operand `o` is a `.shared` variable's address (`[bar]`, `[buf+16]`, `buf`):
+/// [`InstrInfo::window_base`].
+fn names_shared_variable(module: &Module, o: &Operand) -> bool {
+    let sym = match o {
+        Operand::Sym(s) | Operand::Addr { base: AddrBase::Sym(s), .. } => *s,
+        Operand::Vector(v) => return v.iter().any(|o| names_shared_variable(module, o)),
+        _ => return false,
+    };
+    module.symbols.get(sym.0 as usize).is_some_and(|s| s.space == Space::Shared)
 }
 
 /// Per instruction index: a guarded `bra` whose predicate ptxas cannot prove the same in every
@@ -668,6 +734,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 rename: i.op == Opcode::Mov && i.guard.is_none() && i.operands.len() == 2 && i.operands.iter().all(reg_only),
                 unroll: Unroll::Kept,
                 branch_guard: None,
+                window_base: 0,
             }
         })
         .collect()
@@ -1210,5 +1277,18 @@ mod branch_tests {
         assert_eq!(info[4].branch_guard, Some((info[2].dsts[0], total)));
         assert_eq!(info[6].branch_guard, None, "the compare is in another basic block");
         assert_eq!(info[3].branch_guard, None);
+    }
+
+    #[test]
+    fn a_shared_variable_named_in_a_loop_with_an_inner_loop_waits_for_the_window_base() {
+        let c = SmConfig::sm90();
+        // pcs: 2 ld [s] (top level), 3 bra J (forward), 4 add at J (round R), 5 add (spin S),
+        // 6 bra S, 7 st [s] (round body after the spin, after the join: waits), 8 ld [s+4] and
+        // 9 mov %r1, s (the same read), 10 bra R; 11 ld [s] in loop T (innermost: hoisted), 12 bra T
+        let m = module("\t.shared .align 4 .b32 s[4];\n\tld.shared.u32 %r2, [s];\n\t@%p0 bra J;\nJ:\nR:\n\tadd.u32 %r3, %r3, 1;\nS:\n\tadd.u32 %r4, %r4, 1;\n\t@%p1 bra S;\n\tst.shared.u32 [s], %r2;\n\tld.shared.u32 %r5, [s+4];\n\tmov.u32 %r1, s;\n\t@%p2 bra R;\nT:\n\tld.shared.u32 %r6, [s];\n\t@%p3 bra T;");
+        let info = analyze(&m, &c);
+        let waits: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.window_base > 0).map(|(pc, _)| pc).collect();
+        assert_eq!(waits, vec![7]);
+        assert_eq!(info[7].window_base, c.latency.window_base);
     }
 }

@@ -578,3 +578,28 @@ fn a_warp_released_from_cp_async_wait_all_issues_the_configured_time_later() {
     };
     assert_eq!(with(55), with(0) + 55);
 }
+
+#[test]
+fn a_shared_variable_named_in_a_round_with_an_inner_loop_waits_for_ptxas_window_base() {
+    // calibration/mbar_wake.ptx against mbar_wake_regaddr.ptx (H100): the arriver's stamp store
+    // and arrive through bare shared symbols, after a spin loop in a round loop, come ~24 cycles
+    // later than through a register holding the address (ptxas reads SR_CgaCtaId again right
+    // before them), once after each join
+    let decls = "\t.shared .align 8 .b64 buf[4];\n";
+    let setup = "\tmov.u32 %r5, buf;\n";
+    let round = |uses: &str| format!("\tmov.u32 %r6, 0;\nR1:\n\tbra.uni J1;\nJ1:\n\tmov.u32 %r7, 0;\nS1:\n\t.pragma \"nounroll\";\n\tadd.u32 %r7, %r7, 1;\n\tsetp.lt.u32 %p1, %r7, 2;\n\t@%p1 bra S1;\n{uses}\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, 2;\n\t@%p1 bra R1;\n");
+    let by_symbol = timed_program("sym", decls, setup, &round("\tst.shared.u64 [buf], %rd7;\n"));
+    let by_register = timed_program("reg", decls, setup, &round("\tst.shared.u64 [%r5], %rd7;\n"));
+    let twice = timed_program("sym2", decls, setup, &round("\tst.shared.u64 [buf], %rd7;\n\tst.shared.u64 [buf+8], %rd7;\n"));
+    let with = |p: &Program, cycles: u64| {
+        let mut cfg = SmConfig::sm90();
+        cfg.latency.window_base = cycles;
+        stored_ts_with(p, cfg)[0]
+    };
+    let w = 40;
+    assert_eq!(with(&by_register, w), with(&by_register, 0), "a register address needs no base");
+    // two rounds, each counted from the warp's previous issue (the spin loop's branch)
+    assert!(with(&by_symbol, w) >= with(&by_symbol, 0) + w, "{} vs {}", with(&by_symbol, w), with(&by_symbol, 0));
+    // the second store of the block uses the read the first one waited for
+    assert_eq!(with(&twice, w) - with(&twice, 0), with(&by_symbol, w) - with(&by_symbol, 0));
+}

@@ -263,7 +263,8 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   mbar_wake_regaddr.ptx), while a test_wait loop polls (132..223 by the delay). The engine
   suspends a try_wait issued within `sync.try_wait_retry_window_cycles` of the warp's false
   answer on the same object and charges a woken waiter `sync.mbarrier_wake_cycles`; the S2UR
-  is not modelled. A phase check answers `sync.mbarrier_phase_check_cycles` later than an
+  is `latency.window_base`, paid where ptxas reads the base again (the first use of a shared
+  variable after a join, in a loop that keeps an inner loop). A phase check answers `sync.mbarrier_phase_check_cycles` later than an
   arrive (42..44 cycles with its use, against 31..35).
 - Error statistics leave out the figures the RTL engine cannot run.
 

@@ -214,6 +214,8 @@ struct CtaState {
     /// Per warp scheduler: its FMA pipe (fp32 fma, IMAD) takes the next instruction from this
     /// cycle (`timing::IssuePipe`).
     fma_free: Vec<u64>,
+    /// The SM's release drains in flight and pending (`sync.release_gather_cycles`).
+    releases: scheduler::ReleaseRounds,
     /// Per warp scheduler: its integer ALU pipe takes the next instruction from this cycle
     /// (`issue.alu_issue_cycles`).
     alu_free: Vec<u64>,
@@ -290,6 +292,7 @@ impl<'p> Engine<'p> {
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
                 rr: vec![0; cfg.issue.schedulers as usize],
                 fma_free: vec![0; cfg.issue.schedulers as usize],
+                releases: Default::default(),
                 alu_free: vec![0; cfg.issue.schedulers as usize],
                 stores: memory::StorePath::new(cfg.issue.schedulers as usize),
             })

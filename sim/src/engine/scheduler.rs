@@ -93,6 +93,50 @@ pub(super) struct WarpState {
     pub(super) variable: Vec<bool>,
 }
 
+/// The release drains of one SM's warps (`Ordering::ReleaseDrain`): they complete in rounds of
+/// at most `sync.release_round_size` releases issued within `sync.release_gather_cycles` of the
+/// round's first; later ones share the next round. Silicon (calibration/fence_warps.ptx): up to
+/// 12 warps fencing right after a bar.sync each take ~660 cycles; with 16 or more, the warps
+/// released last take ~1120, however many there are.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ReleaseRounds {
+    /// The round in flight: until when a release joins it, and when it completes.
+    current: Option<(u64, u64)>,
+    /// The releases that joined the round in flight.
+    joined: u64,
+    /// The next round's completion, once a release waits for it.
+    next: Option<u64>,
+}
+
+impl ReleaseRounds {
+    /// A release issued at `now` joins a round: the cycle its drain completes.
+    pub(super) fn join(&mut self, now: u64, s: &crate::config::Sync) -> u64 {
+        if self.current.is_some_and(|(_, done)| done <= now) {
+            // the round completed: the next one, if any, is in flight, gathering no more
+            self.current = self.next.take().map(|done| (0, done)).filter(|&(_, done)| done > now);
+            self.joined = 0;
+        }
+        match (self.current, self.next) {
+            (None, _) => {
+                let done = now + s.release_drain_cycles;
+                self.current = Some((now + s.release_gather_cycles, done));
+                self.joined = 1;
+                done
+            }
+            (Some((gather, done)), _) if now <= gather && self.joined < s.release_round_size => {
+                self.joined += 1;
+                done
+            }
+            (Some(_), Some(next)) => next,
+            (Some((_, done)), None) => {
+                let next = (now + s.release_drain_cycles).max(done + s.release_round_gap_cycles);
+                self.next = Some(next);
+                next
+            }
+        }
+    }
+}
+
 /// A register-only instruction executed (its values written, its record retired) before its
 /// operands were ready: ptxas scheduled it after the instructions the warp issues meanwhile
 /// (`timing::Lookahead`).
@@ -139,7 +183,9 @@ impl WarpState {
             let between = self.issued.saturating_sub(n + 1);
             (at + total).max(self.last_issue + total.saturating_sub(between))
         });
-        inf.reads().map(src).chain(read).chain(guard).max().unwrap_or(0)
+        // a shared variable's address: the window base ptxas reads again right before it
+        let base = (inf.window_base > 0).then(|| self.last_issue + 1 + inf.window_base);
+        inf.reads().map(src).chain(read).chain(guard).chain(base).max().unwrap_or(0)
     }
 
     /// A SASS sequence (`timing::InstrInfo::sequence`) whose result is ready at `done` holds the
@@ -629,9 +675,10 @@ impl<'p> Engine<'p> {
         }
         let now = self.cycle;
         let cycles = timing::ordering_cycles(order, &self.cfg);
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        let cta = &mut self.ctas[c as usize];
         // The drain's round trip covers writes still in flight; later ones extend it.
-        let until = if order == Ordering::ReleaseDrain { (now + cycles).max(ws.writes_done) } else { now + cycles };
+        let until = if order == Ordering::ReleaseDrain { cta.releases.join(now, &self.cfg.sync).max(cta.warps[w as usize].writes_done) } else { now + cycles };
+        let ws = &mut cta.warps[w as usize];
         ws.ordered = Some((pc, group));
         ws.next_issue = until.max(now + 1);
         ws.wait_why = Stall::MemoryOrder;
@@ -810,5 +857,27 @@ impl<'p> Engine<'p> {
             self.clusters[k].exit_q.push_back((rank, w));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use super::ReleaseRounds;
+    use crate::SmConfig;
+
+    #[test]
+    fn releases_beyond_a_round_share_the_next_one() {
+        let s = SmConfig::sm90().sync;
+        let mut r = ReleaseRounds::default();
+        let first = r.join(1000, &s);
+        assert_eq!(first, 1000 + s.release_drain_cycles);
+        for k in 1..s.release_round_size {
+            assert_eq!(r.join(1000 + k, &s), first, "release {k} joins the first round");
+        }
+        let next = r.join(1020, &s);
+        assert_eq!(next, (1020 + s.release_drain_cycles).max(first + s.release_round_gap_cycles));
+        assert_eq!(r.join(1400, &s), next, "a release while the first round is in flight");
+        // once both completed, a release starts a round of its own
+        assert_eq!(r.join(next + 1, &s), next + 1 + s.release_drain_cycles);
     }
 }
