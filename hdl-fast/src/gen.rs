@@ -13,7 +13,14 @@
 //!   statements of all blocks (the hierarchy flattened: a parent's write of a child's input and
 //!   the child's reads are one signal) so that every writer of a signal precedes its readers,
 //!   writers of one signal keep their program order (last write wins), and ties keep the source
-//!   order. A statement that reads what it writes, or a cycle, is refused.
+//!   order. A top-level statement that writes several signals is cut into one slice per signal
+//!   (`Gen::slices`: the conditions around each signal's assignments kept) where every slice
+//!   reads what the whole statement would. A statement may read a signal it writes where an
+//!   earlier statement of its block writes it too (the default-first form: rust-hdl's Out /
+//!   Local `val()` is the latest write in program order, as in the generated code); other
+//!   self-reads and cycles are refused.
+//! - combinational leaves with hand-written Verilog and a Rust `update` ([`RUST_LEAVES`]) run
+//!   that `update` on a private instance.
 //! - widths: the Rust simulation wraps every `Bits<N>` sub-expression at N bits (Verilog
 //!   widens); literals take the width of the other operand; `bit_cast` / `bits::<N>` cut or
 //!   zero-extend. Every value is a u64 (fields wider than 64 bits are refused); records
@@ -439,9 +446,10 @@ impl Gen {
     /// A statement that writes several signals cut into one statement per signal (each keeps
     /// the conditions around its signal's assignments), so that blocks whose paths cross
     /// within a cycle (module doc of hopsync_hdl::tma) are no cycle of statements. `None`
-    /// where the slices could read another value than the statement: a signal written by the
-    /// statement and read in it after... unless every write of it comes before every read
-    /// (then a read sees its final value), or an inner loop writes other signals per index.
+    /// where the slices could read another value than the statement: a signal it writes is
+    /// read before its last write (a slice would see the final value; only when every write
+    /// comes before every read is that what the statement reads), or an inner loop writes
+    /// `x` at some indices and other signals at others.
     fn slices(&self, s: usize, st: &S, env: &mut Vec<(String, i64)>, w: &BTreeSet<usize>) -> Result<Option<Vec<S>>, String> {
         let mut ev = vec![];
         self.events(s, st, env, &mut ev)?;
@@ -1055,8 +1063,8 @@ impl Gen {
                 if dshape != sshape {
                     return Err(format!("unsupported: record of another shape stored into `{}` in {at}", self.sigs[t].0));
                 }
-                // read every source field before writing (source and target are different
-                // signals: the scheduler refuses a statement that reads what it writes)
+                // field by field: a record copied whole (a copy of itself at most: a statement
+                // reads what it writes only in the default-first form, `units`)
                 for (d, s) in dst.iter().zip(src) {
                     writeln!(out, "{ind}{d} = {s};").unwrap();
                 }
