@@ -13,13 +13,19 @@ mod rt;
 use hopsync_hdl::cluster_barrier_unit::ClusterBarrierUnit;
 use hopsync_hdl::mbarrier_unit::MbarrierUnit;
 use hopsync_hdl::named_barrier_unit::NamedBarrierUnit;
+use hopsync_hdl::tma_engine::TmaEngine;
 use rust_hdl::prelude::*;
 use std::fmt::Write as _;
 
 /// One unit's model: its generated struct's name and source.
-fn model<B: Block>(mut uut: B, name: &str, out: &mut String) {
+fn model<B: Block>(uut: B, name: &str, out: &mut String) {
+    model_with_outputs(uut, name, &[], out)
+}
+
+/// [`model`] with an `eval_outputs` that settles only `outputs` (gen::generate_with_outputs).
+fn model_with_outputs<B: Block>(mut uut: B, name: &str, outputs: &[&str], out: &mut String) {
     uut.connect_all();
-    match gen::generate(&uut, name) {
+    match gen::generate_with_outputs(&uut, name, outputs) {
         Ok(src) => writeln!(out, "{src}").unwrap(),
         Err(e) => panic!("\n\nhopsync-hdl-fast: cannot generate {name}: {e}\n"),
     }
@@ -35,6 +41,10 @@ fn build() {
     // one instantiation each (no parameters)
     model(NamedBarrierUnit::default(), "NamedBarrierUnitModel", &mut out);
     model(ClusterBarrierUnit::default(), "ClusterBarrierUnitModel", &mut out);
+    // the TmaEngine: its parameters are constants, read from the live unit at run time (any
+    // read_tags / bytes_per_cycle / request_bytes, the CTA top's `beat_reads` form)
+    // (the engine reads its registered outputs after the edge through `eval_outputs`)
+    model_with_outputs(TmaEngine::new(256, 112, 128), "TmaEngineModel", &["fault", "idle", "groups_pending"], &mut out);
     // the lockstep harness's size (hopsync-vbench: rust-hdl, generated and Verilator side by side)
     model(MbarrierUnit::<{ hopsync_hdl::verilog::TEST_A }>::new(0), "MbarrierUnitTest", &mut out);
     let dir = std::env::var("OUT_DIR").expect("OUT_DIR");

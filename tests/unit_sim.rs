@@ -1,9 +1,11 @@
 //! The RTL engine with the units' generated straight-line models (the default,
-//! `HOPSYNC_UNIT_SIM=generated`: MbarrierUnit, NamedBarrierUnit, ClusterBarrierUnit) and with
+//! `HOPSYNC_UNIT_SIM=generated`: MbarrierUnit, NamedBarrierUnit, ClusterBarrierUnit, TmaEngine) and with
 //! rust-hdl's own simulation of them (`rust-hdl`) gives the same run: cycle count, status,
 //! findings and every retire / completion / release with its cycle, on programs that exercise
 //! the units (pipelines, try_wait suspension and timeouts, named barriers with bar.red, cluster
-//! barriers, TMA completions, findings of each unit).
+//! barriers, TMA completions, findings of each unit), and on every program of
+//! `firmware/programs/tma/` (each TMA form: bulk, tiled, im2col, multicast, swizzles, OOB
+//! fills, stores, reductions, prefetches, shared::cta -> shared::cluster, bulk async-groups).
 
 use hopsync_cosim::machine::Config;
 use hopsync_firmware::Program;
@@ -50,5 +52,18 @@ fn generated_and_rust_hdl_units_give_the_same_runs() {
         let prog = Program::load(&root.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
         let (g, h) = (run(&prog, UnitSim::Generated), run(&prog, UnitSim::RustHdl));
         assert!(g == h, "{p}: the generated model's run differs from rust-hdl's:\n{}\n---\n{}", &g[..g.len().min(2000)], &h[..h.len().min(2000)]);
+    }
+}
+
+#[test]
+fn generated_and_rust_hdl_tma_engines_give_the_same_runs() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("firmware/programs/tma");
+    let mut progs: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
+    progs.sort();
+    assert!(progs.len() > 20, "{} programs", progs.len());
+    for p in progs {
+        let prog = Program::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let (g, h) = (run(&prog, UnitSim::Generated), run(&prog, UnitSim::RustHdl));
+        assert!(g == h, "{}: the generated model's run differs from rust-hdl's:\n{}\n---\n{}", p.display(), &g[..g.len().min(2000)], &h[..h.len().min(2000)]);
     }
 }

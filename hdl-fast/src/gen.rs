@@ -13,21 +13,31 @@
 //!   statements of all blocks (the hierarchy flattened: a parent's write of a child's input and
 //!   the child's reads are one signal) so that every writer of a signal precedes its readers,
 //!   writers of one signal keep their program order (last write wins), and ties keep the source
-//!   order. A statement that reads what it writes, or a cycle, is refused.
+//!   order. A top-level statement that writes several signals is cut into one slice per signal
+//!   (`Gen::slices`: the conditions around each signal's assignments kept) where every slice
+//!   reads what the whole statement would. A statement may read a signal it writes where an
+//!   earlier statement of its block writes it too (the default-first form: rust-hdl's Out /
+//!   Local `val()` is the latest write in program order, as in the generated code); other
+//!   self-reads and cycles are refused.
+//! - combinational leaves with hand-written Verilog and a Rust `update` ([`RUST_LEAVES`]) run
+//!   that `update` on a private instance.
 //! - widths: the Rust simulation wraps every `Bits<N>` sub-expression at N bits (Verilog
 //!   widens); literals take the width of the other operand; `bit_cast` / `bits::<N>` cut or
 //!   zero-extend. Every value is a u64 (fields wider than 64 bits are refused); records
 //!   (`LogicStruct`) are split into their fields, one u64 each.
 //! - the clock: every DFF / RAM clock must be a chain of plain copies of the top's one clock
-//!   input, all of the same length (rust-hdl's settle raises them in the same pass, so each
-//!   leaf latches its input as settled with the clock low).
+//!   input, of lengths D or D + 1 (rust-hdl's settle raises a chain of length n in pass n + 1
+//!   and the leaf latches in pass n + 2, from its input as committed in the pass before: the
+//!   first latches (pass D + 2) reach another leaf's input no earlier than its commit in pass
+//!   D + 3, so leaves of both lengths latch their inputs as settled with the clock low; a
+//!   length D + 2 could latch a value of after the edge).
 //!
 //! What the generator does not know fails with `unsupported: <construct> in <block path>`.
 
 use crate::rt::parse_literal;
 use rust_hdl::prelude::ast::{
-    VerilogBlock, VerilogBlockOrConditional, VerilogExpression as E, VerilogOp, VerilogOpUnary,
-    VerilogStatement as S,
+    VerilogBlock, VerilogBlockOrConditional, VerilogCase, VerilogConditional, VerilogExpression as E, VerilogLoop,
+    VerilogMatch, VerilogOp, VerilogOpUnary, VerilogStatement as S,
 };
 use rust_hdl::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
@@ -163,13 +173,43 @@ enum Val {
     Rec(Vec<String>, Vec<(usize, usize)>),
 }
 
-/// One statement to schedule: a top-level statement of a block, with its loop indices.
+/// One statement to schedule: a top-level statement of a block, with its loop indices, or a
+/// combinational leaf's own `update` ([`RustLeaf`]).
 struct Unit<'a> {
     scope: usize,
     env: Vec<(String, i64)>,
     stmt: &'a S,
+    /// `Some(k)`: the unit is `rust_leaves[k]`'s update (`stmt` is unused)
+    leaf: Option<usize>,
     reads: BTreeSet<usize>,
     writes: BTreeSet<usize>,
+}
+
+/// The combinational leaves whose HDL is hand-written Verilog (a construct `hdl_gen` has no
+/// form for: a wide multiply, signed arithmetic, a funnel shift) and whose rust-hdl simulation
+/// is their own Rust `update`: a leaf's Verilog is recognized by a line of it, and the model
+/// runs that same `update` on a private instance of the type named here (its inputs set from
+/// the model's values, its outputs read back), so the leaf's Rust stays the one model of it.
+pub const RUST_LEAVES: &[(&str, &str)] = &[
+    ("wire [63:0] mul_p =", "hopsync_hdl::tma_engine::dec_dim::TmaMul"),
+    ("wire [35:0] wn_c =", "hopsync_hdl::tma_engine::dec_dim::TmaI2cWin"),
+    ("wire [17:0] ck_t0 =", "hopsync_hdl::tma_engine::dec_check::TmaI2cCheck"),
+    ("wire [255:0] al_win =", "hopsync_hdl::tma_engine::ba_y::TmaAlign"),
+    ("out = line[{sel, 7'b0000000} +: 128];", "hopsync_hdl::tma_engine::ba_y::TmaChunkPick"),
+    ("wire [2:0] lp_k0 =", "hopsync_hdl::tma_engine::ba_y::TmaLinePlace"),
+];
+
+/// A leaf of [`RUST_LEAVES`] in the unit.
+#[derive(Debug)]
+struct RustLeaf {
+    /// its scope path
+    path: String,
+    /// its Rust type
+    ty: &'static str,
+    /// (port name, signal) of its inputs
+    ins: Vec<(String, usize)>,
+    /// (port name, signal) of its outputs
+    outs: Vec<(String, usize)>,
 }
 
 /// A leaf element with a hand-written model (the registry, keyed by the leaf's Verilog).
@@ -194,12 +234,21 @@ struct Gen {
     /// the clock inputs of the leaf elements
     leaf_clocks: Vec<usize>,
     elements: Vec<Element>,
+    /// the combinational leaves run by their own `update`
+    rust_leaves: Vec<RustLeaf>,
 }
 
 /// Generates the model of `uut` (connected with `connect_all`) as the source of a struct named
 /// `name`; port types are named as their descriptors name them (the caller brings them into
 /// scope).
 pub fn generate<B: Block>(uut: &B, name: &str) -> Result<String, String> {
+    generate_with_outputs(uut, name, &[])
+}
+
+/// [`generate`], and a method `eval_outputs` that settles only the statements the top's
+/// outputs `outputs` depend on (their fan-in cone): what a caller that reads only those after
+/// the edge needs (every other signal is settled again by the next `eval`).
+pub fn generate_with_outputs<B: Block>(uut: &B, name: &str, outputs: &[&str]) -> Result<String, String> {
     let mut c = Collect::default();
     uut.accept("top", &mut c);
     let mut g = Gen {
@@ -211,6 +260,7 @@ pub fn generate<B: Block>(uut: &B, name: &str) -> Result<String, String> {
         clock_src: HashMap::new(),
         leaf_clocks: vec![],
         elements: vec![],
+        rust_leaves: vec![],
     };
     for (full, bits, desc, kind) in c.atoms {
         let mut ls = vec![];
@@ -235,7 +285,20 @@ pub fn generate<B: Block>(uut: &B, name: &str) -> Result<String, String> {
     let units = g.units()?;
     let order = g.schedule(&units)?;
     g.check_clocks()?;
-    g.emit(name, &units, &order)
+    let mut cone = BTreeSet::new();
+    for o in outputs {
+        let i = *g.by_name.get(&format!("top${o}")).ok_or_else(|| format!("unsupported: no output `{o}` for eval_outputs"))?;
+        cone.insert(i);
+    }
+    let mut in_cone = vec![false; units.len()];
+    for &k in order.iter().rev() {
+        if units[k].writes.iter().any(|w| cone.contains(w)) {
+            in_cone[k] = true;
+            cone.extend(units[k].reads.iter().copied());
+        }
+    }
+    let cone_order: Vec<usize> = order.iter().copied().filter(|k| in_cone[*k]).collect();
+    g.emit(name, &units, &order, (!outputs.is_empty()).then_some((outputs, &cone_order[..])))
 }
 
 impl Gen {
@@ -289,8 +352,19 @@ impl Gen {
                     entries: 1usize << self.sig(ra).bits,
                 };
                 self.elements.push(e);
+            } else if let Some((_, ty)) = RUST_LEAVES.iter().find(|(line, _)| text.contains(line)) {
+                let (mut ins, mut outs) = (vec![], vec![]);
+                for a in &atoms {
+                    let i = self.find(s, a)?;
+                    match self.sig(i).kind {
+                        AtomKind::InputParameter if !self.sig_is_clock(i) => ins.push((a.clone(), i)),
+                        AtomKind::OutputParameter => outs.push((a.clone(), i)),
+                        _ => return Err(format!("unsupported: signal `{a}` of a combinational leaf (not a data input or output) in {path}")),
+                    }
+                }
+                self.rust_leaves.push(RustLeaf { path: path.clone(), ty, ins, outs });
             } else {
-                return Err(format!("unsupported: custom Verilog leaf (not a DFF or RAM) in {path}"));
+                return Err(format!("unsupported: custom Verilog leaf (not a DFF, RAM or one of gen::RUST_LEAVES) in {path}"));
             }
         }
         Ok(())
@@ -306,6 +380,13 @@ impl Gen {
             let Verilog::Combinatorial(b) = &self.scopes[s].hdl else { continue };
             let b: &'static VerilogBlock = Box::leak(Box::new(b.clone()));
             self.flatten(s, b, &mut vec![], &mut out)?;
+        }
+        static NONE: S = S::Comment(String::new());
+        for (k, l) in self.rust_leaves.iter().enumerate() {
+            let s = self.scopes.iter().position(|x| x.path == l.path).expect("a leaf's scope");
+            let reads = l.ins.iter().map(|(_, i)| *i).collect();
+            let writes = l.outs.iter().map(|(_, i)| *i).collect();
+            out.push(Unit { scope: s, env: vec![], stmt: &NONE, leaf: Some(k), reads, writes });
         }
         Ok(out)
     }
@@ -333,11 +414,25 @@ impl Gen {
                     self.clock_src.insert(t, f);
                 }
                 _ => {
-                    let mut u = Unit { scope: s, env: env.clone(), stmt: st, reads: BTreeSet::new(), writes: BTreeSet::new() };
                     let (mut r, mut w) = (BTreeSet::new(), BTreeSet::new());
                     self.rw_stmt(s, st, &mut env.clone(), &mut r, &mut w)?;
-                    if let Some(x) = r.intersection(&w).next() {
-                        return Err(format!("unsupported: a statement reads the signal it writes (`{}`) in {}", self.sigs[*x].0, self.scopes[s].path));
+                    if w.len() > 1 {
+                        if let Some(slices) = self.slices(s, st, env, &w)? {
+                            let slices: &'static VerilogBlock = Box::leak(Box::new(slices));
+                            self.flatten(s, slices, env, out)?;
+                            continue;
+                        }
+                    }
+                    let mut u = Unit { scope: s, env: env.clone(), stmt: st, leaf: None, reads: BTreeSet::new(), writes: BTreeSet::new() };
+                    // a statement may read what it writes when an earlier statement of its block
+                    // writes it too (the default-first form of the module doc of
+                    // hopsync_hdl::tma): rust-hdl reads an Out or Local's latest write in
+                    // program order, and so does the generated code
+                    for x in r.intersection(&w).copied().collect::<Vec<_>>() {
+                        if !out.iter().any(|p| p.scope == s && p.writes.contains(&x)) {
+                            return Err(format!("unsupported: a statement reads the signal it writes (`{}`) before any other statement of {} writes it", self.sigs[x].0, self.scopes[s].path));
+                        }
+                        r.remove(&x);
                     }
                     u.reads = r;
                     u.writes = w;
@@ -346,6 +441,164 @@ impl Gen {
             }
         }
         Ok(())
+    }
+
+    /// A statement that writes several signals cut into one statement per signal (each keeps
+    /// the conditions around its signal's assignments), so that blocks whose paths cross
+    /// within a cycle (module doc of hopsync_hdl::tma) are no cycle of statements. `None`
+    /// where the slices could read another value than the statement: a signal it writes is
+    /// read before its last write (a slice would see the final value; only when every write
+    /// comes before every read is that what the statement reads), or an inner loop writes
+    /// `x` at some indices and other signals at others.
+    fn slices(&self, s: usize, st: &S, env: &mut Vec<(String, i64)>, w: &BTreeSet<usize>) -> Result<Option<Vec<S>>, String> {
+        let mut ev = vec![];
+        self.events(s, st, env, &mut ev)?;
+        for y in w {
+            let last_w = ev.iter().rposition(|(wr, i)| *wr && i == y);
+            let first_r = ev.iter().position(|(wr, i)| !*wr && i == y);
+            if let (Some(a), Some(b)) = (last_w, first_r) {
+                if b < a {
+                    return Ok(None);
+                }
+            }
+        }
+        let mut out = vec![];
+        for &x in w {
+            match self.slice(s, st, env, x)? {
+                Some(Some(sl)) => out.push(sl),
+                Some(None) => {}
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Reads and writes of a statement in program order ((is a write, signal)).
+    fn events(&self, s: usize, st: &S, env: &mut Vec<(String, i64)>, ev: &mut Vec<(bool, usize)>) -> Result<(), String> {
+        let reads = |e: &E, env: &[(String, i64)], ev: &mut Vec<(bool, usize)>| -> Result<(), String> {
+            let mut r = BTreeSet::new();
+            self.rw_expr(s, e, env, &mut r)?;
+            ev.extend(r.into_iter().map(|i| (false, i)));
+            Ok(())
+        };
+        match st {
+            S::Assignment(E::Signal(t), v) => {
+                reads(v, env, ev)?;
+                ev.push((true, self.resolve_sig(s, t, env)?));
+            }
+            S::SliceAssignment { base: E::Signal(t), offset, replacement, .. } => {
+                reads(offset, env, ev)?;
+                reads(replacement, env, ev)?;
+                // a part of the signal (its slice keeps every part write in order)
+                ev.push((true, self.resolve_sig(s, t, env)?));
+            }
+            S::If(c) => {
+                reads(&c.test, env, ev)?;
+                for x in &c.then {
+                    self.events(s, x, env, ev)?;
+                }
+                match &c.otherwise {
+                    VerilogBlockOrConditional::Block(b) => b.iter().try_for_each(|x| self.events(s, x, env, ev))?,
+                    VerilogBlockOrConditional::Conditional(x) => self.events(s, x, env, ev)?,
+                    VerilogBlockOrConditional::None => {}
+                }
+            }
+            S::Match(m) => {
+                reads(&m.test, env, ev)?;
+                for c in &m.cases {
+                    c.block.iter().try_for_each(|x| self.events(s, x, env, ev))?;
+                }
+            }
+            S::Loop(l) => {
+                for i in l.from.as_usize()..l.to.as_usize() {
+                    env.push((l.index.clone(), i as i64));
+                    l.block.iter().try_for_each(|x| self.events(s, x, env, ev))?;
+                    env.pop();
+                }
+            }
+            S::Macro(b) => b.iter().try_for_each(|x| self.events(s, x, env, ev))?,
+            S::Comment(_) => {}
+            _ => return Err(format!("unsupported: statement {st:?} in {}", self.scopes[s].path)),
+        }
+        Ok(())
+    }
+
+    /// `st` with only the assignments to signal `x` (and the conditions around them):
+    /// `Some(None)` when it has none, `None` when an inner loop writes `x` at some indices and
+    /// other signals at others.
+    fn slice(&self, s: usize, st: &S, env: &mut Vec<(String, i64)>, x: usize) -> Result<Option<Option<S>>, String> {
+        let block = |b: &VerilogBlock, env: &mut Vec<(String, i64)>| -> Result<Option<VerilogBlock>, String> {
+            let mut o = vec![];
+            for y in b {
+                match self.slice(s, y, env, x)? {
+                    None => return Ok(None),
+                    Some(Some(y)) => o.push(y),
+                    Some(None) => {}
+                }
+            }
+            Ok(Some(o))
+        };
+        Ok(Some(match st {
+            S::Assignment(E::Signal(t), _) | S::SliceAssignment { base: E::Signal(t), .. } => (self.resolve_sig(s, t, env)? == x).then(|| st.clone()),
+            S::If(c) => {
+                let Some(then) = block(&c.then, env)? else { return Ok(None) };
+                let otherwise = match &c.otherwise {
+                    VerilogBlockOrConditional::Block(b) => match block(b, env)? {
+                        None => return Ok(None),
+                        Some(b) if b.is_empty() => VerilogBlockOrConditional::None,
+                        Some(b) => VerilogBlockOrConditional::Block(b),
+                    },
+                    VerilogBlockOrConditional::Conditional(y) => match self.slice(s, y, env, x)? {
+                        None => return Ok(None),
+                        Some(None) => VerilogBlockOrConditional::None,
+                        Some(Some(y)) => VerilogBlockOrConditional::Conditional(Box::new(y)),
+                    },
+                    VerilogBlockOrConditional::None => VerilogBlockOrConditional::None,
+                };
+                (!then.is_empty() || !matches!(otherwise, VerilogBlockOrConditional::None))
+                    .then(|| S::If(VerilogConditional { test: c.test.clone(), then, otherwise }))
+            }
+            S::Match(m) => {
+                let mut cases = vec![];
+                for c in &m.cases {
+                    let Some(b) = block(&c.block, env)? else { return Ok(None) };
+                    cases.push(VerilogCase { condition: c.condition.clone(), block: b });
+                }
+                cases.iter().any(|c| !c.block.is_empty()).then(|| S::Match(VerilogMatch { test: m.test.clone(), cases }))
+            }
+            S::Loop(l) => {
+                // the same statements kept at every index, or none
+                let mut kept: Option<Vec<bool>> = None;
+                for i in l.from.as_usize()..l.to.as_usize() {
+                    env.push((l.index.clone(), i as i64));
+                    let mut k = vec![];
+                    for y in &l.block {
+                        let mut r = BTreeSet::new();
+                        let mut w = BTreeSet::new();
+                        self.rw_stmt(s, y, env, &mut r, &mut w)?;
+                        if w.contains(&x) && w.len() > 1 {
+                            env.pop();
+                            return Ok(None);
+                        }
+                        k.push(w.contains(&x));
+                    }
+                    env.pop();
+                    if kept.as_ref().is_some_and(|p| *p != k) {
+                        return Ok(None);
+                    }
+                    kept = Some(k);
+                }
+                let kept = kept.unwrap_or_default();
+                let body: VerilogBlock = l.block.iter().zip(&kept).filter(|(_, k)| **k).map(|(y, _)| y.clone()).collect();
+                (!body.is_empty()).then(|| S::Loop(VerilogLoop { index: l.index.clone(), from: l.from.clone(), to: l.to.clone(), block: body }))
+            }
+            S::Macro(b) => {
+                let Some(b) = block(b, env)? else { return Ok(None) };
+                (!b.is_empty()).then(|| S::Macro(b))
+            }
+            S::Comment(_) => None,
+            _ => return Err(format!("unsupported: statement {st:?} in {}", self.scopes[s].path)),
+        }))
     }
 
     fn sig_is_clock(&self, i: usize) -> bool {
@@ -510,14 +763,30 @@ impl Gen {
                 .flat_map(|k| units[k].writes.iter().map(|w| self.sigs[*w].0.clone()))
                 .take(8)
                 .collect();
-            return Err(format!("unsupported: combinational cycle through {stuck:?}"));
+            // one cycle of statements, named by what each writes
+            // (walked backwards: every stuck statement has a stuck predecessor)
+            let mut pred: Vec<Vec<usize>> = vec![vec![]; units.len()];
+            for (a, ns) in succ.iter().enumerate() {
+                for n in ns {
+                    pred[*n].push(a);
+                }
+            }
+            let mut at = (0..units.len()).find(|k| indeg[*k] > 0).expect("a stuck unit");
+            let mut path = vec![];
+            while !path.contains(&at) {
+                path.push(at);
+                at = *pred[at].iter().find(|n| indeg[**n] > 0).expect("a stuck unit has a stuck predecessor");
+            }
+            let from = path.iter().position(|k| *k == at).unwrap();
+            let cycle: Vec<String> = path[from..].iter().rev().map(|k| format!("{:?}", units[*k].writes.iter().map(|w| self.sigs[*w].0.as_str()).collect::<Vec<_>>())).collect();
+            return Err(format!("unsupported: combinational cycle through {stuck:?} (statements writing {})", cycle.join(" -> ")));
         }
         Ok(order)
     }
 
     /// Every leaf's clock is a chain of copies of the top's clock input, all chains equally long.
     fn check_clocks(&self) -> Result<(), String> {
-        let mut depth = None;
+        let mut depths: BTreeMap<usize, usize> = BTreeMap::new();
         for &leaf in &self.leaf_clocks {
             let (mut at, mut d) = (leaf, 0);
             while let Some(&up) = self.clock_src.get(&at) {
@@ -531,12 +800,11 @@ impl Gen {
             if !(top.starts_with("top$") && top.matches('$').count() == 1 && self.sigs[at].1.kind == AtomKind::InputParameter) {
                 return Err(format!("unsupported: clock `{}` is not driven from the top's clock input", self.sigs[leaf].0));
             }
-            match depth {
-                None => depth = Some(d),
-                Some(x) if x != d => {
-                    return Err(format!("unsupported: clock `{}` is {d} copies from the top clock, others {x} (rust-hdl latches them in different settle passes)", self.sigs[leaf].0))
-                }
-                _ => {}
+            depths.entry(d).or_insert(leaf);
+        }
+        if let (Some((lo, _)), Some((hi, leaf))) = (depths.first_key_value(), depths.last_key_value()) {
+            if hi - lo > 1 {
+                return Err(format!("unsupported: clock `{}` is {hi} copies from the top clock, others {lo} (rust-hdl latches them in settle passes too far apart)", self.sigs[*leaf].0));
             }
         }
         Ok(())
@@ -795,8 +1063,8 @@ impl Gen {
                 if dshape != sshape {
                     return Err(format!("unsupported: record of another shape stored into `{}` in {at}", self.sigs[t].0));
                 }
-                // read every source field before writing (source and target are different
-                // signals: the scheduler refuses a statement that reads what it writes)
+                // field by field: a record copied whole (a copy of itself at most: a statement
+                // reads what it writes only in the default-first form, `units`)
                 for (d, s) in dst.iter().zip(src) {
                     writeln!(out, "{ind}{d} = {s};").unwrap();
                 }
@@ -920,17 +1188,23 @@ fn ident(path: &str) -> String {
 // ---- the struct
 
 impl Gen {
-    fn emit(&self, name: &str, units: &[Unit], order: &[usize]) -> Result<String, String> {
+    fn emit(&self, name: &str, units: &[Unit], order: &[usize], cone: Option<(&[&str], &[usize])>) -> Result<String, String> {
         let mut o = String::new();
         let rams: Vec<&Element> = self.elements.iter().filter(|e| matches!(e, Element::Ram { .. })).collect();
         writeln!(o, "/// Generated by hopsync-hdl-fast's build script from the unit's rust-hdl HDL; see gen.rs.").unwrap();
-        writeln!(o, "#[derive(Clone)]\npub struct {name} {{").unwrap();
+        if self.rust_leaves.is_empty() {
+            writeln!(o, "#[derive(Clone)]").unwrap();
+        }
+        writeln!(o, "pub struct {name} {{").unwrap();
         writeln!(o, "    /// every field of every signal, one u64 each (indices: the `*` constants)").unwrap();
         writeln!(o, "    pub v: [u64; {}],", self.vars).unwrap();
         for (k, r) in rams.iter().enumerate() {
             let Element::Ram { path, rd, .. } = r else { unreachable!() };
             writeln!(o, "    /// RAM `{path}`: one entry per address, its fields").unwrap();
             writeln!(o, "    pub mem{k}: Vec<[u64; {}]>,", self.sig(*rd).leaves.len()).unwrap();
+        }
+        for (k, l) in self.rust_leaves.iter().enumerate() {
+            writeln!(o, "    /// `{}`: a leaf run by its own `update` (gen::RUST_LEAVES)\n    leaf{k}: {},", l.path, l.ty).unwrap();
         }
         writeln!(o, "}}\n").unwrap();
         // indices of every field
@@ -967,7 +1241,8 @@ impl Gen {
         writeln!(o, "    pub fn from_block<B: rust_hdl::prelude::Block>(uut: &B) -> Result<Box<Self>, String> {{").unwrap();
         writeln!(o, "        let snap = crate::rt::Snapshot::read(uut, &[{}])?;", ram_paths.join(", ")).unwrap();
         writeln!(o, "        if snap.atoms.len() != Self::SIGNALS.len() {{ return Err(format!(\"generated model is stale: the block has {{}} signals, the model {}\", snap.atoms.len())); }}", self.sigs.len()).unwrap();
-        writeln!(o, "        let mut m = Box::new({name} {{ v: [0; {}], {} }});", self.vars, (0..rams.len()).map(|k| format!("mem{k}: Vec::new()")).collect::<Vec<_>>().join(", ")).unwrap();
+        let inits: Vec<String> = (0..rams.len()).map(|k| format!("mem{k}: Vec::new()")).chain((0..self.rust_leaves.len()).map(|k| format!("leaf{k}: Default::default()"))).collect();
+        writeln!(o, "        let mut m = Box::new({name} {{ v: [0; {}], {} }});", self.vars, inits.join(", ")).unwrap();
         writeln!(o, "        for (n, bits, fields) in Self::SIGNALS {{ let x = snap.atom(n, *bits)?; for (i, off, w) in *fields {{ m.v[*i] = crate::rt::extract(x, *off, *w); }} }}").unwrap();
         for (k, r) in rams.iter().enumerate() {
             let Element::Ram { path, rd, entries, .. } = r else { unreachable!() };
@@ -981,13 +1256,14 @@ impl Gen {
         // eval
         writeln!(o, "    /// Settles the combinational logic: every statement once, in dependency order.").unwrap();
         writeln!(o, "    #[inline(never)]\n    pub fn eval(&mut self) {{\n        let v = &mut self.v;").unwrap();
-        for &k in order {
-            let u = &units[k];
-            let writes: Vec<&str> = u.writes.iter().map(|w| self.sigs[*w].0.as_str()).collect();
-            writeln!(o, "        // {}", writes.join(", ")).unwrap();
-            self.stmt(&mut o, "        ", u.scope, u.stmt, &mut u.env.clone())?;
-        }
+        self.eval_body(&mut o, units, order)?;
         writeln!(o, "    }}\n").unwrap();
+        if let Some((outputs, cone)) = cone {
+            writeln!(o, "    /// Settles only what the outputs {outputs:?} depend on ({} of {} statements).", cone.len(), order.len()).unwrap();
+            writeln!(o, "    #[inline(never)]\n    pub fn eval_outputs(&mut self) {{\n        let v = &mut self.v;").unwrap();
+            self.eval_body(&mut o, units, cone)?;
+            writeln!(o, "    }}\n").unwrap();
+        }
         // edge
         writeln!(o, "    /// The rising clock edge: every DFF takes its input, every RAM reads then writes.").unwrap();
         writeln!(o, "    #[inline(never)]\n    pub fn edge(&mut self) {{").unwrap();
@@ -1027,6 +1303,47 @@ impl Gen {
         Ok(o)
     }
 
+    /// The statements `order` of `eval`.
+    fn eval_body(&self, o: &mut String, units: &[Unit], order: &[usize]) -> Result<(), String> {
+        for &k in order {
+            let u = &units[k];
+            let writes: Vec<&str> = u.writes.iter().map(|w| self.sigs[*w].0.as_str()).collect();
+            writeln!(o, "        // {}", writes.join(", ")).unwrap();
+            match u.leaf {
+                Some(k) => self.rust_leaf(o, k)?,
+                None => self.stmt(o, "        ", u.scope, u.stmt, &mut u.env.clone())?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The code of leaf `k`'s `update` in `eval`: its inputs set (and taken, as rust-hdl's
+    /// settle takes them), `update`, its outputs read back into the values.
+    fn rust_leaf(&self, o: &mut String, k: usize) -> Result<(), String> {
+        let l = &self.rust_leaves[k];
+        writeln!(o, "        {{\n            let l = &mut self.leaf{k};").unwrap();
+        for (port, i) in &l.ins {
+            let s = self.sig(*i);
+            let e = build(&s.desc, "v", s.var, &mut 0)?;
+            writeln!(o, "            l.{port}.next = {e};\n            rust_hdl::prelude::Block::update_all(&mut l.{port});").unwrap();
+        }
+        writeln!(o, "            rust_hdl::prelude::Logic::update(l);").unwrap();
+        for (port, i) in &l.outs {
+            let s = self.sig(*i);
+            for (j, f) in s.leaves.iter().enumerate() {
+                let x = if f.name.is_empty() { format!("l.{port}.next") } else { format!("l.{port}.next.{}", f.name) };
+                let conv = match f.kind {
+                    LeafKind::Bool | LeafKind::Enum(..) => format!("{x} as u64"),
+                    LeafKind::Bits => format!("{x}.to_u64()"),
+                    LeafKind::Clock => return Err(format!("unsupported: a clock output of the leaf {}", l.path)),
+                };
+                writeln!(o, "            v[{}] = {conv};", s.var + j).unwrap();
+            }
+        }
+        writeln!(o, "        }}").unwrap();
+        Ok(())
+    }
+
     /// Typed accessors of the top's ports: `set_<input>(value)`, `<output>()`.
     fn ports(&self, o: &mut String) -> Result<(), String> {
         for (n, s) in &self.sigs {
@@ -1052,7 +1369,7 @@ impl Gen {
                 AtomKind::OutputParameter => {
                     writeln!(o, "    /// The output `{port}`.\n    pub fn {port}(&self) -> {} {{", rust_ty(ty)).unwrap();
                     let mut k = 0;
-                    let e = build(&s.desc, s.var, &mut k)?;
+                    let e = build(&s.desc, "self.v", s.var, &mut k)?;
                     writeln!(o, "        {e}\n    }}").unwrap();
                 }
                 _ => {}
@@ -1071,25 +1388,25 @@ fn rust_ty(name: &str) -> String {
 }
 
 /// A value of type `d` built from fields `v[var + *k..]`.
-fn build(d: &TypeDescriptor, var: usize, k: &mut usize) -> Result<String, String> {
+fn build(d: &TypeDescriptor, arr: &str, var: usize, k: &mut usize) -> Result<String, String> {
     Ok(match &d.kind {
         TypeKind::Bits(1) if d.name == "Bit" => {
             *k += 1;
-            format!("self.v[{}] != 0", var + *k - 1)
+            format!("{arr}[{}] != 0", var + *k - 1)
         }
         TypeKind::Bits(n) => {
             *k += 1;
-            format!("Bits::<{n}>::from(self.v[{}])", var + *k - 1)
+            format!("Bits::<{n}>::from({arr}[{}])", var + *k - 1)
         }
         TypeKind::Enum(vs) => {
             *k += 1;
             let arms: Vec<String> = vs.iter().enumerate().map(|(i, v)| format!("{i} => {v}")).collect();
-            format!("match self.v[{}] {{ {}, _ => unreachable!(\"{} holds no variant\") }}", var + *k - 1, arms.join(", "), d.name)
+            format!("match {arr}[{}] {{ {}, _ => unreachable!(\"{} holds no variant\") }}", var + *k - 1, arms.join(", "), d.name)
         }
         TypeKind::Composite(fs) => {
             let mut parts = vec![];
             for f in fs {
-                parts.push(format!("{}: {}", f.fieldname, build(&f.kind, var, k)?));
+                parts.push(format!("{}: {}", f.fieldname, build(&f.kind, arr, var, k)?));
             }
             format!("{} {{ {} }}", d.name, parts.join(", "))
         }

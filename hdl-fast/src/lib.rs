@@ -8,7 +8,8 @@
 //!
 //! The models: the MbarrierUnit at the engine's three bank sizes (`MbarrierUnitA9`, `A12`, `A15`)
 //! and the lockstep harness's (`MbarrierUnitTest`), the `NamedBarrierUnitModel` and the
-//! `ClusterBarrierUnitModel`; the TmaEngine is refused (tests/coverage.rs).
+//! `ClusterBarrierUnitModel`, and the `TmaEngineModel` (its combinational leaves with
+//! hand-written Verilog run their own Rust `update`: gen::RUST_LEAVES).
 //!
 //! A model starts from a live rust-hdl instance (`from_block`), so the constructor parameters
 //! (constants, RAM contents) are the instance's. Per cycle: set the inputs, `eval` (outputs with
@@ -23,6 +24,7 @@ pub mod models {
     use hopsync_hdl::cluster_barrier_unit::*;
     use hopsync_hdl::mbarrier_unit::*;
     use hopsync_hdl::named_barrier_unit::*;
+    use hopsync_hdl::tma_engine::*;
     use rust_hdl::prelude::*;
     include!(concat!(env!("OUT_DIR"), "/units.rs"));
 }

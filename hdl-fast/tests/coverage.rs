@@ -1,6 +1,7 @@
 //! What the generator makes of each of the project's units: a model, or a refusal in its one
 //! named form (`unsupported: <construct> in <block path>` or `... signal ...`), never a panic.
-//! The units it refuses today stay on rust-hdl's simulation in the engine (docs/PERF.md).
+//! Every unit the engine clocks is generated today (build.rs); a unit it refused would stay on
+//! rust-hdl's simulation in the engine (docs/PERF.md).
 
 use hopsync_hdl::cluster_barrier_unit::ClusterBarrierUnit;
 use hopsync_hdl::named_barrier_unit::NamedBarrierUnit;

@@ -15,7 +15,7 @@
 //! tests; the two single-port units share one wrapper, [`SingleUnit`]).
 //! `HOPSYNC_UNIT_SIM=rust-hdl` (or a [`Backend`] with [`UnitSim::RustHdl`], as `--waves` takes,
 //! whose VCD probe reads rust-hdl's signals) clocks rust-hdl's own simulation instead. Both give
-//! the same values every cycle. The TmaEngine is always rust-hdl's (the generator refuses it).
+//! the same values every cycle. The TmaEngine too ([`TmaUnit`]: `TmaEngineModel`).
 //!
 //! Backends: [`SmConfig::backend`] (a [`Backend`]) can name another simulator of the same RTL
 //! (the Verilator models of the generated Verilog, `hopsync-verilator`, `hopsync run --engine
@@ -33,7 +33,7 @@ use hopsync_hdl::cluster_barrier_unit::{ClusterBarrierDone, ClusterBarrierFault,
 use hopsync_hdl::mbarrier_unit::{MbarrierFault, MbarrierReq, MbarrierResp, MbarrierUnit, MbarrierWake, MbarrierWord, WaiterState, MBARRIER_WAITERS};
 use hopsync_hdl::named_barrier_unit::{NamedBarrierFault, NamedBarrierLaunch, NamedBarrierRelease, NamedBarrierReq, NamedBarrierUnit, WarpExit};
 use hopsync_hdl::tma_engine::{TmaCmd, TmaData128, TmaDescImage, TmaEngine, TmaFault, TmaGmemReq, TmaGmemResp, TmaSmemWrite};
-use hopsync_hdl_fast::models::{ClusterBarrierUnitModel, NamedBarrierUnitModel};
+use hopsync_hdl_fast::models::{ClusterBarrierUnitModel, NamedBarrierUnitModel, TmaEngineModel};
 use hopsync_hdl_fast::rt::Model;
 use rust_hdl::prelude::*;
 use std::sync::Arc;
@@ -91,9 +91,8 @@ pub trait UnitBackend: Send + Sync {
 /// How the rust-hdl units are simulated when no other [`UnitBackend`] is named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnitSim {
-    /// The generated straight-line models where a unit has one (hopsync-hdl-fast: the
-    /// MbarrierUnit, NamedBarrierUnit and ClusterBarrierUnit), rust-hdl's `simulate` for the
-    /// TmaEngine.
+    /// The generated straight-line models (hopsync-hdl-fast: the MbarrierUnit,
+    /// NamedBarrierUnit, ClusterBarrierUnit and TmaEngine).
     Generated,
     /// rust-hdl's own `simulate` for every unit (the VCD probe of `--waves` needs its signals).
     RustHdl,
@@ -1148,8 +1147,71 @@ impl TmaSim for TmaHdl {
     }
 }
 
+/// The generated model of a TmaEngine (hopsync-hdl-fast `TmaEngineModel`), clocked as
+/// [`TmaHdl`] clocks rust-hdl's: inputs set, `eval` (clock low), the combinational outputs,
+/// `edge`, `eval_outputs` (what `fault`, `idle` and `groups_pending` depend on), the
+/// registered ones.
+struct TmaGen {
+    m: Box<TmaEngineModel>,
+}
+
+impl TmaGen {
+    /// Wait-port inputs (the wait port is combinational).
+    fn set_wait(&mut self, thread: u32, n: u8, read: bool) {
+        self.m.set_wait_n(&(n as u64).into());
+        self.m.set_wait_read(&read);
+        self.m.set_wait_thread(&(thread as u64).into());
+    }
+}
+
+impl TmaSim for TmaGen {
+    fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32) {
+        self.set_wait(thread, n, read);
+        self.m.eval();
+        (self.m.wait_done(), self.m.groups_pending().to_u64() as u32)
+    }
+
+    fn cycle(&mut self, p: &TmaInputs) -> TmaOutputs {
+        let m = &mut *self.m;
+        m.set_cta_rank(&(p.cta_rank as u64).into());
+        let (cm, cd) = p.cmd.unwrap_or_default();
+        m.set_cmd(&cm);
+        m.set_cmd_desc(&cd);
+        m.set_cmd_valid(&p.cmd.is_some());
+        m.set_gmem_req_ready(&p.gmem_req_ready);
+        m.set_gmem_resp(&p.gmem_resp.unwrap_or_default());
+        m.set_gmem_resp_valid(&p.gmem_resp.is_some());
+        m.set_smem_wr_ready(&p.smem_wr_ready);
+        m.set_smem_rd_ready(&p.smem_rd_ready);
+        m.set_smem_rd_data(&p.smem_rd_data);
+        m.set_mbar_ready(&p.mbar_ready);
+        self.set_wait(p.wait_thread, p.wait_n, p.wait_read);
+        let m = &mut *self.m;
+        m.eval();
+        let mut o = TmaOutputs {
+            cmd_ready: m.cmd_ready(),
+            gmem_req: m.gmem_req_valid().then(|| m.gmem_req()),
+            smem_wr: m.smem_wr_valid().then(|| m.smem_wr()),
+            smem_rd: m.smem_rd_valid().then(|| (m.smem_rd_addr().to_u64() as u32, m.smem_rd_cen().to_u64() as u8)),
+            mbar: m.mbar_valid().then(|| (m.mbar_req(), m.mbar_cta().to_u64() as u32, m.mbar_remote())),
+            wait_done: m.wait_done(),
+            store_read_done: m.store_read_done(),
+            store_writes_issued: m.store_writes_issued(),
+            ..Default::default()
+        };
+        m.edge();
+        // the registered outputs' cone only (the next `eval` settles everything again)
+        m.eval_outputs();
+        o.fault = m.fault();
+        o.idle = m.idle();
+        o.groups_pending = m.groups_pending().to_u64() as u32;
+        o
+    }
+}
+
 enum TmaAny {
     Hdl(TmaHdl),
+    Gen(TmaGen),
     Other(Box<dyn TmaSim>),
 }
 
@@ -1165,10 +1227,20 @@ impl TmaUnit {
     /// `bytes_per_cycle` (1..=128) bytes per cycle of requests and reads of `request_bytes`
     /// (32, 64 or 128).
     pub fn new(max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> TmaUnit {
+        Self::on(UnitSim::RustHdl, max_outstanding, bytes_per_cycle, request_bytes)
+    }
+
+    /// [`TmaUnit::new`] simulated by `sim` (the generated model starts from the settled
+    /// rust-hdl instance).
+    pub fn on(sim: UnitSim, max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> TmaUnit {
         let mut uut = Box::new(TmaEngine::new(max_outstanding, bytes_per_cycle, request_bytes));
         uut.connect_all();
         assert!(simulate(&mut *uut, 400));
-        let mut t = TmaUnit { inner: TmaAny::Hdl(TmaHdl { uut }), edges: 0 };
+        let inner = match sim {
+            UnitSim::RustHdl => TmaAny::Hdl(TmaHdl { uut }),
+            UnitSim::Generated => TmaAny::Gen(TmaGen { m: TmaEngineModel::from_block(&*uut).expect("the generated model matches hopsync-hdl (hdl-fast is rebuilt with it)") }),
+        };
+        let mut t = TmaUnit { inner, edges: 0 };
         // Registers are defined after two edges (as the unit's own testbench warms up).
         for _ in 0..2 {
             t.cycle(&TmaInputs::default());
@@ -1180,7 +1252,7 @@ impl TmaUnit {
     /// [`TmaUnit::new`] on `backend`'s simulator (`accept` then visits nothing).
     pub fn with_backend(backend: &Backend, max_outstanding: u32, bytes_per_cycle: u32, request_bytes: u32) -> TmaUnit {
         match &backend.0 {
-            None => TmaUnit::new(max_outstanding, bytes_per_cycle, request_bytes),
+            None => TmaUnit::on(backend.1, max_outstanding, bytes_per_cycle, request_bytes),
             Some(b) => TmaUnit { inner: TmaAny::Other(b.tma(max_outstanding, bytes_per_cycle, request_bytes)), edges: 0 },
         }
     }
@@ -1190,7 +1262,7 @@ impl TmaUnit {
         self.edges
     }
 
-    /// Visits every signal of the unit (nothing on another backend).
+    /// Visits every signal of the unit (nothing on the generated model or another backend).
     pub fn accept(&self, name: &str, probe: &mut dyn Probe) {
         if let TmaAny::Hdl(h) = &self.inner {
             h.uut.accept(name, probe)
@@ -1203,6 +1275,7 @@ impl TmaSim for TmaUnit {
         self.edges += 1;
         match &mut self.inner {
             TmaAny::Hdl(u) => u.cycle(p),
+            TmaAny::Gen(u) => u.cycle(p),
             TmaAny::Other(u) => u.cycle(p),
         }
     }
@@ -1210,6 +1283,7 @@ impl TmaSim for TmaUnit {
     fn wait_query(&mut self, thread: u32, n: u8, read: bool) -> (bool, u32) {
         match &mut self.inner {
             TmaAny::Hdl(u) => u.wait_query(thread, n, read),
+            TmaAny::Gen(u) => u.wait_query(thread, n, read),
             TmaAny::Other(u) => u.wait_query(thread, n, read),
         }
     }
