@@ -27,10 +27,13 @@
 //! the read. Both are forwarded from the bypass register `last_word` (the word written at the
 //! last edge): the older in stage 1 (into `rd_word`, flag `s1_fwd_b`), the younger in stage 2
 //! (flag `s2_fwd`, one mux level before the update). The hit flags are found at acceptance, by
-//! comparing RAM addresses so aliases stay exact. Every operation writes its word back
+//! comparing RAM addresses so aliases stay exact. While the word is read, stage 1 also decodes
+//! the request ([`MbarReqDecode`]: op decode, operand checks, field deltas and zero points),
+//! so stage 2 runs only the arithmetic that needs the word. Every operation writes its word back
 //! (unchanged when it does not modify it or faults), which makes the forward exact without a
 //! write-enable term.
 
+use super::decode::{MbarDecoded, MbarReqDecode};
 use super::word::MbarWordOp;
 use super::{MbarrierFault, MbarrierFinding, MbarrierReq, MbarrierResp, MbarrierSource, MbarrierWord};
 use rust_hdl::prelude::*;
@@ -100,6 +103,8 @@ pub struct MbarExec<const A: usize> {
     s2_src: DFF<MbarrierSource>,
     /// take `last_word` instead of `rd_word`
     s2_fwd: DFF<bool>,
+    /// its request decoded in stage 1
+    s2_dec: DFF<MbarDecoded>,
     /// the word read (or forwarded) in the read stage
     rd_word: DFF<MbarrierWord>,
     /// its shadow bit
@@ -108,7 +113,9 @@ pub struct MbarExec<const A: usize> {
     last_word: DFF<MbarrierWord>,
     /// the shadow valid bit written at the last edge
     last_valid: DFF<bool>,
-    /// the operation on the word
+    /// stage 1: the request's half of the operation
+    decode: MbarReqDecode,
+    /// stage 2: the operation on the word
     op: MbarWordOp,
     /// the word before the operation (the RAM's, or the bypass)
     cur: Signal<Local, MbarrierWord>,
@@ -152,10 +159,12 @@ impl<const A: usize> MbarExec<A> {
             s2_req: Default::default(),
             s2_src: Default::default(),
             s2_fwd: Default::default(),
+            s2_dec: Default::default(),
             rd_word: Default::default(),
             rd_valid: Default::default(),
             last_word: Default::default(),
             last_valid: Default::default(),
+            decode: Default::default(),
             op: Default::default(),
             cur: Default::default(),
             cur_valid: Default::default(),
@@ -175,7 +184,7 @@ impl<const A: usize> MbarExec<A> {
 impl<const A: usize> Logic for MbarExec<A> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, s1_valid, s1_req, s1_src, s1_fwd_b, s1_fwd_a, s2_valid, s2_req, s2_src, s2_fwd, rd_word, rd_valid, last_word, last_valid);
+        dff_setup!(self, clock, s1_valid, s1_req, s1_src, s1_fwd_b, s1_fwd_a, s2_valid, s2_req, s2_src, s2_fwd, s2_dec, rd_word, rd_valid, last_word, last_valid);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
         self.shadow.read_clock.next = self.clock.val();
@@ -198,6 +207,10 @@ impl<const A: usize> Logic for MbarExec<A> {
         self.s2_req.d.next = self.s1_req.q.val();
         self.s2_src.d.next = self.s1_src.q.val();
         self.s2_fwd.d.next = self.s1_fwd_a.q.val();
+        self.decode.req.next = self.s1_req.q.val();
+        self.decode.src.next = self.s1_src.q.val();
+        self.decode.word_hi_mask.next = self.word_hi_mask.val();
+        self.s2_dec.d.next = self.decode.dec.val();
         self.rd_word.d.next = self.ram.read_data.val();
         self.rd_valid.d.next = self.shadow.read_data.val();
         if self.s1_fwd_b.q.val() {
@@ -217,8 +230,7 @@ impl<const A: usize> Logic for MbarExec<A> {
         self.op.cur.next = self.cur.val();
         self.op.cur_valid.next = self.cur_valid.val();
         self.op.req.next = self.s2_req.q.val();
-        self.op.src.next = self.s2_src.q.val();
-        self.op.word_hi_mask.next = self.word_hi_mask.val();
+        self.op.dec.next = self.s2_dec.q.val();
         // write-back of every operation (see the module doc)
         self.ram.write_address.next = bit_cast::<A, 16>(self.s2_req.q.val().word);
         self.ram.write_data.next = self.op.word_d.val();
@@ -249,7 +261,7 @@ impl<const A: usize> Logic for MbarExec<A> {
         self.resp.next.state = self.op.tok_word.val();
         self.resp.next.wait_complete = self.op.resp_wait.val();
         self.resp.next.suspended = self.suspend.val();
-        self.resp.next.pending_count = self.op.pend_cnt.val();
+        self.resp.next.pending_count = self.s2_dec.q.val().pend_cnt;
         self.fault.next.valid =
             self.s2_valid.q.val() && (self.op.finding.val() != MbarrierFinding::NoFinding);
         self.fault.next.kind = self.op.finding.val();

@@ -16,14 +16,16 @@
 //! - stage 0 (accept): a round-robin arbiter picks one of three ready/valid request ports and
 //!   presents the word index to the RAM's synchronous read port;
 //! - stage 1 (read): the RAM's output is registered (the block RAM's clock-to-out ends at a
-//!   register instead of heading the update, docs/FPGA.md);
+//!   register instead of heading the update, docs/FPGA.md), and the request is decoded
+//!   ([`decode::MbarReqDecode`]: everything of the operation that needs no word);
 //! - stage 2 (update): the old word (registered, or forwarded, see below) gives the operation's
 //!   next word, written back at the next edge; its response, finding and waiter-table inputs are
 //!   combinational from the stage-2 registers.
 //!
 //! [`MbarrierUnit`] only wires one block per stage: [`arbiter::MbarArbiter`] (stage 0),
 //! [`exec::MbarExec`] (stages 1 and 2: the bank, the bypass and the registers) with its
-//! combinational word operation [`word::MbarWordOp`], and the waiter table [`waiters::MbarWaiters`].
+//! combinational request decode [`decode::MbarReqDecode`] and word operation
+//! [`word::MbarWordOp`], and the waiter table [`waiters::MbarWaiters`].
 //!
 //! The RAM returns the OLD value when one edge both writes and reads the same word, and stage 2
 //! writes one edge after the read of the next operation, so an operation's word can be two
@@ -115,6 +117,7 @@
 use rust_hdl::prelude::*;
 
 pub mod arbiter;
+pub mod decode;
 pub mod exec;
 pub mod waiters;
 pub mod word;
