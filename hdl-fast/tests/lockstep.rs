@@ -87,9 +87,9 @@ macro_rules! lockstep {
             hdl.connect_all();
             assert!(simulate(&mut *hdl, 200));
             let mut gen = <$model>::from_block(&*hdl).unwrap();
-            // clocked as the engine clocks it: no `eval` after the edge (its registered outputs
-            // are read from the registers, sim/src/units.rs `GenTap::registered`); its first
-            // `eval` of each cycle must still settle every signal as rust-hdl does
+            // clocked without an `eval` after the edge (the engine skips it when no output can be
+            // valid, sim/src/units.rs `MbarGen::cycle`); its first `eval` of each cycle must
+            // still settle every signal as rust-hdl does
             let mut lean = <$model>::from_block(&*hdl).unwrap();
             let mut rng = StdRng::seed_from_u64(seed);
             let mut seen = Seen::default();

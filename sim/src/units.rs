@@ -1,11 +1,11 @@
 //! The RTL units, clocked in a direct `simulate()` loop (rust-hdl's threaded `Simulation` is
-//! about 30x slower): per cycle, set the inputs, settle with the clock low (ready signals and
-//! stage-1 results are combinational), raise the clock and settle again (registered outputs).
+//! about 30x slower): per cycle, set the inputs, settle with the clock low (ready signals are
+//! combinational), raise the clock and settle again (the outputs after the edge).
 //!
 //! The MbarrierUnit holds the mbarrier words in its own RAM bank. The engine keeps its shared-memory
 //! image consistent with that bank by observing the bank's write port (a [`Tap`] read after the
-//! clock-low settle, i.e. the word written at the coming edge), so plain loads and reports see the
-//! words the unit holds. The unit is instantiated with a bank just large enough for the program's
+//! edge's settle: the word stage 2 writes at the next edge, seen with its response), so plain
+//! loads and reports see the words the unit holds. The unit is instantiated with a bank just large enough for the program's
 //! shared memory (2^9, 2^12 or 2^15 words).
 //!
 //! The MbarrierUnit (the hot unit: most of the engine's time was its rust-hdl settle loop), the
@@ -20,8 +20,8 @@
 //! Backends: [`SmConfig::backend`] (a [`Backend`]) can name another simulator of the same RTL
 //! (the Verilator models of the generated Verilog, `hopsync-verilator`, `hopsync run --engine
 //! verilator`): it supplies [`MbarSim`] / [`NamedSim`] / [`ClusterSim`] objects with the same
-//! per-cycle contract (inputs set, clock low and settle: readies and the bank write; clock high
-//! and settle: registered outputs), and the engine cannot tell them apart.
+//! per-cycle contract (inputs set, clock low and settle: readies; clock high and settle: the
+//! outputs and the bank write), and the engine cannot tell them apart.
 //!
 //! [`SmConfig::backend`]: crate::SmConfig::backend
 //!
@@ -228,7 +228,8 @@ impl<const A: usize> Tap<A> {
         }
     }
 
-    /// The write at the coming edge: (word index, new word, shadow valid bit).
+    /// The write at the coming edge (read after an edge: stage 2's): (word index, new word,
+    /// shadow valid bit).
     fn read(&self) -> Option<(u32, u64, bool)> {
         // SAFETY: the pointers name fields of the boxed unit the tap was built from (checked by
         // path, width and type name), which outlives the tap and is not borrowed mutably here.
@@ -244,30 +245,28 @@ impl<const A: usize> Tap<A> {
 /// The registers that decide whether an MbarrierUnit edge with no request changes anything but
 /// its free-running cycle counter `now` (the idle fast-forward, [`MbarUnit::skip_idle_edge`]).
 ///
-/// Why skipping such an edge is exact (hdl/src/mbarrier_unit.rs): with no request valid, stage 0
-/// accepts nothing (`rr` keeps its value) and stage 1 receives nothing. When in addition stage 1
-/// is empty (`s1_valid`), no completion is pending (`cpl_valid`), no registered output is valid
-/// (a suspension waiting to enter the table, `ins_valid`, always comes with its try_wait's
-/// response in `resp_q`)
-/// and every waiter-table entry is `Idle` or `Waiting`, the edge writes no RAM word and raises no
-/// response, wake or finding; `now` is read only by the deadline compare (`deadline == now`, of
-/// `Waiting` entries) and by the deadline of a new waiter (which needs a request). So an edge at
-/// which no `Waiting` entry's deadline equals `now` only increments `now`; the engine clocks a
-/// unit for at least 4 cycles after its last request (`busy_until`), which leaves the
-/// pipeline's data registers at their idle values. Skipped edges are owed and paid at the next
-/// clocked edge by advancing `now` (a register load between edges, like the RAM tap's read). The
-/// test `idle_fast_forward_matches_clocking_every_edge` checks it against the unit clocked every
-/// cycle on random stimulus.
+/// Why skipping such an edge is exact (hdl/src/mbarrier_unit): with no request valid, stage 0
+/// accepts nothing (`rr` keeps its value) and stage 1 receives nothing. When in addition stages 1
+/// and 2 are empty (`s1_valid`, `s2_valid`: stage 2 drives the bank write, `resp` and `fault`), no
+/// completion is pending (`cpl_valid`), no suspension waits to enter the table (`ins_valid`)
+/// and every waiter-table entry is `Idle` or `Waiting` (else `wake` is valid), the edge writes no
+/// RAM word and raises no response, wake or finding; `now` is read only by the deadline compare
+/// (`deadline == now`, of `Waiting` entries) and by the deadline of a new waiter (which needs a
+/// request). So an edge at which no `Waiting` entry's deadline equals `now` only increments
+/// `now`; the engine clocks a unit for at least 4 cycles after its last request (`busy_until`:
+/// its bank write, its completion and its suspension reach the table by then). Skipped edges are owed and
+/// paid at the next clocked edge by advancing `now` (a register load between edges, like the RAM
+/// tap's read). The test `idle_fast_forward_matches_clocking_every_edge` checks it against the
+/// unit clocked every cycle on random stimulus.
 ///
 /// The signals are found like the [`Tap`]'s; they are held as byte offsets into the boxed unit so
 /// that the one write (`now`) goes through a pointer derived from `&mut`.
 struct IdleTap {
     now: usize,
     s1_valid: usize,
+    s2_valid: usize,
     cpl_valid: usize,
-    resp: usize,
-    wake: usize,
-    fault: usize,
+    ins_valid: usize,
     state: [usize; MBARRIER_WAITERS],
     deadline: [usize; MBARRIER_WAITERS],
 }
@@ -280,10 +279,9 @@ impl IdleTap {
         IdleTap {
             now: off(".now.q", 32, ""),
             s1_valid: off(".s1_valid.q", 1, ""),
+            s2_valid: off(".s2_valid.q", 1, ""),
             cpl_valid: off(".cpl_valid.q", 1, ""),
-            resp: off(".resp_q.q", MbarrierResp::BITS, "MbarrierResp"),
-            wake: off(".wake_q.q", MbarrierWake::BITS, "MbarrierWake"),
-            fault: off(".fault_q.q", MbarrierFault::BITS, "MbarrierFault"),
+            ins_valid: off(".ins_valid.q", 1, ""),
             state: std::array::from_fn(|i| off(&format!(".waiter_state${i}.q"), WaiterState::BITS, "WaiterState")),
             deadline: std::array::from_fn(|i| off(&format!(".waiter_deadline${i}.q"), 32, "")),
         }
@@ -303,11 +301,7 @@ impl IdleTap {
     /// change more than `now`), else the edges before a `Waiting` entry's deadline (u64::MAX
     /// when none waits).
     fn idle_edges_left<const A: usize>(&self, uut: &MbarrierUnit<A>, owed: u64) -> Option<u64> {
-        let busy = Self::get::<bool, A>(uut, self.s1_valid)
-            || Self::get::<bool, A>(uut, self.cpl_valid)
-            || Self::get::<MbarrierResp, A>(uut, self.resp).valid
-            || Self::get::<MbarrierWake, A>(uut, self.wake).valid
-            || Self::get::<MbarrierFault, A>(uut, self.fault).valid;
+        let busy = [self.s1_valid, self.s2_valid, self.cpl_valid, self.ins_valid].iter().any(|&r| Self::get::<bool, A>(uut, r));
         if busy {
             return None;
         }
@@ -357,14 +351,29 @@ pub struct MbarOutputs {
     pub tma_ready: bool,
     /// The cluster request was accepted.
     pub cluster_ready: bool,
-    /// The bank write of the operation in stage 1: (word index, new word, shadow valid bit).
+    /// The bank write of the operation that responds (in stage 2 after this edge; stored at the
+    /// next): (word index, new word, shadow valid bit).
     pub write: Option<(u32, u64, bool)>,
-    /// Registered response.
+    /// The response after this edge.
     pub resp: MbarrierResp,
-    /// Registered wake event.
+    /// The wake event after this edge.
     pub wake: MbarrierWake,
-    /// Registered finding.
+    /// The finding after this edge.
     pub fault: MbarrierFault,
+}
+
+impl MbarOutputs {
+    /// The outputs with an invalid response, wake or finding at its default: the unit drives
+    /// their other fields combinationally from whatever stage 2 and the waiter table hold, and
+    /// the generated model does not settle them when none can be valid ([`MbarGen::cycle`]).
+    fn valid_only(self) -> MbarOutputs {
+        MbarOutputs {
+            resp: if self.resp.valid { self.resp } else { MbarrierResp::default() },
+            wake: if self.wake.valid { self.wake } else { MbarrierWake::default() },
+            fault: if self.fault.valid { self.fault } else { MbarrierFault::default() },
+            ..self
+        }
+    }
 }
 
 struct MbarInst<const A: usize> {
@@ -405,10 +414,11 @@ impl<const A: usize> MbarInst<A> {
         u.clock.next = false.into();
         assert!(simulate(u, SETTLE), "MbarrierUnit did not settle");
         let (local_ready, tma_ready, cluster_ready) = (u.local_ready.val(), u.tma_ready.val(), u.cluster_ready.val());
-        let write = self.tap.read();
-        let u = &mut *self.uut;
         u.clock.next = true.into();
         assert!(simulate(u, SETTLE), "MbarrierUnit did not settle");
+        // stage 2's write, stored at the next edge: seen with its response (hdl exec.rs)
+        let write = self.tap.read();
+        let u = &*self.uut;
         MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp: u.resp.val(), wake: u.wake.val(), fault: u.fault.val() }
     }
 }
@@ -494,12 +504,6 @@ fn gen_value(v: &[u64], fields: &[(usize, usize, usize)]) -> u64 {
     fields.iter().fold(0, |x, (i, off, _)| x | v[*i] << off)
 }
 
-/// The index of a record's one-bit field at `off` (the `valid` flag of an output register).
-fn gen_field(fields: &[(usize, usize, usize)], off: usize) -> usize {
-    let f = fields.iter().find(|(_, o, w)| *o == off && *w == 1).expect("a one-bit field at that offset");
-    f.0
-}
-
 /// The generated model's signals the engine reads between edges: the bank's write port ([`Tap`])
 /// and the idle fast-forward's registers ([`IdleTap`]), as field indices.
 struct GenTap {
@@ -509,19 +513,11 @@ struct GenTap {
     wv: usize,
     now: usize,
     s1_valid: usize,
+    s2_valid: usize,
     cpl_valid: usize,
-    resp_valid: usize,
-    wake_valid: usize,
-    fault_valid: usize,
+    ins_valid: usize,
     state: [usize; MBARRIER_WAITERS],
     deadline: [usize; MBARRIER_WAITERS],
-    /// (output register, registered output port): field indices, field for field. The ports
-    /// `resp`, `wake` and `fault` are plain copies of the registers `resp_q`, `wake_q` and
-    /// `fault_q` (hdl/src/mbarrier_unit: exec.rs, waiters.rs, mod.rs), so after the edge they are
-    /// read from the registers without a second `eval` (which would settle the whole unit for
-    /// them); the next cycle's `eval` settles everything from the registers and inputs
-    /// (hdl-fast/tests/lockstep.rs checks that it settles the same values either way).
-    registered: Vec<(usize, usize)>,
 }
 
 impl GenTap {
@@ -534,20 +530,11 @@ impl GenTap {
             wv: one("$exec$shadow$write_data", 1),
             now: one("$now$q", 32),
             s1_valid: one("$s1_valid$q", 1),
+            s2_valid: one("$s2_valid$q", 1),
             cpl_valid: one("$cpl_valid$q", 1),
-            resp_valid: gen_field(gen_signal(m, "$resp_q$q", MbarrierResp::BITS), MbarrierResp::default().get_my_offset_valid()),
-            wake_valid: gen_field(gen_signal(m, "$wake_q$q", MbarrierWake::BITS), MbarrierWake::default().get_my_offset_valid()),
-            fault_valid: gen_field(gen_signal(m, "$fault_q$q", MbarrierFault::BITS), MbarrierFault::default().get_my_offset_valid()),
+            ins_valid: one("$ins_valid$q", 1),
             state: std::array::from_fn(|i| one(&format!("$waiter_state${i}$q"), WaiterState::BITS)),
             deadline: std::array::from_fn(|i| one(&format!("$waiter_deadline${i}$q"), 32)),
-            registered: [("$resp_q$q", "top$resp", MbarrierResp::BITS), ("$wake_q$q", "top$wake", MbarrierWake::BITS), ("$fault_q$q", "top$fault", MbarrierFault::BITS)]
-                .iter()
-                .flat_map(|&(q, port, bits)| {
-                    let (q, port) = (gen_signal(m, q, bits), gen_signal(m, port, bits));
-                    assert!(q.len() == port.len() && q.iter().zip(port).all(|(a, b)| (a.1, a.2) == (b.1, b.2)), "generated MbarrierUnit: {port:?} is not laid out as its register");
-                    q.iter().zip(port).map(|(a, b)| (a.0, b.0))
-                })
-                .collect(),
         }
     }
 }
@@ -588,15 +575,17 @@ impl MbarGen {
         self.m.set(p);
         self.m.eval();
         let (local_ready, tma_ready, cluster_ready) = self.m.readies();
-        let v = self.m.v();
-        let t = &self.tap;
-        let write = (v[t.we] != 0).then(|| (v[t.wa] as u32, gen_value(v, t.wd), v[t.wv] != 0));
         self.m.edge();
-        // the registered outputs, without settling the unit again (`GenTap::registered`)
-        let v = self.m.v_mut();
-        for &(q, port) in &self.tap.registered {
-            v[port] = v[q];
+        // The outputs after the edge are combinational from registers (stage 2, the waiter
+        // table; hdl/src/mbarrier_unit): settled only when one can be valid, else all invalid
+        // (a second `eval` settles the whole unit; the next cycle's settles everything anyway).
+        let (v, t) = (self.m.v(), &self.tap);
+        if v[t.s2_valid] == 0 && t.state.iter().all(|&i| v[i] == WaiterState::Idle as u64 || v[i] == WaiterState::Waiting as u64) {
+            return MbarOutputs { local_ready, tma_ready, cluster_ready, ..Default::default() };
         }
+        self.m.eval();
+        let v = self.m.v();
+        let write = (v[t.we] != 0).then(|| (v[t.wa] as u32, gen_value(v, t.wd), v[t.wv] != 0));
         let (resp, wake, fault) = self.m.outs();
         MbarOutputs { local_ready, tma_ready, cluster_ready, write, resp, wake, fault }
     }
@@ -604,7 +593,7 @@ impl MbarGen {
     /// As [`IdleTap::idle_edges_left`], on the model's fields.
     fn idle_edges_left(&self) -> Option<u64> {
         let (v, t) = (self.m.v(), &self.tap);
-        if v[t.s1_valid] != 0 || v[t.cpl_valid] != 0 || v[t.resp_valid] != 0 || v[t.wake_valid] != 0 || v[t.fault_valid] != 0 {
+        if [t.s1_valid, t.s2_valid, t.cpl_valid, t.ins_valid].iter().any(|&r| v[r] != 0) {
             return None;
         }
         let now = v[t.now].wrapping_add(self.owed) as u32;
@@ -735,13 +724,14 @@ impl MbarUnit {
     /// One clock cycle.
     pub fn cycle(&mut self, p: &MbarInputs) -> MbarOutputs {
         self.edges += 1;
-        match &mut self.inner {
+        let o = match &mut self.inner {
             MbarAny::Gen(u) => u.cycle(p),
             MbarAny::A9(u) => u.cycle(p),
             MbarAny::A12(u) => u.cycle(p),
             MbarAny::A15(u) => u.cycle(p),
             MbarAny::Other(u) => u.cycle(p),
-        }
+        };
+        o.valid_only()
     }
 
     /// Visits every signal of the unit (rust-hdl's probe; a VCD writer hooks in here). Another

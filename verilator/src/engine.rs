@@ -4,8 +4,8 @@
 //! `sim/src/units.rs` ([`UnitBackend`]).
 //!
 //! Per cycle, as the rust-hdl units do: inputs written through the port pointers, clock low and
-//! `eval` (readies and the mbarrier bank's write port are read here), clock high and `eval`
-//! (registered outputs). Typed values (`MbarrierReq`, `MbarrierResp`, ...) cross as their packed
+//! `eval` (readies are read here), clock high and `eval` (the outputs, and the mbarrier bank's
+//! write port: stage 2's write, stored at the next edge). Typed values (`MbarrierReq`, `MbarrierResp`, ...) cross as their packed
 //! bits (rust-hdl's `LogicStruct` layout: fields LSB-first in declaration order; a `LogicState`
 //! enum is its variant index); the decoders below are checked against the encoders by tests.
 //!
@@ -468,22 +468,23 @@ impl MbarSim for VMbar {
         let taps = self.taps;
         self.u.clock(
             |i, m, b| i.write(m, b, x),
-            |o, m, b| {
+            |o, m, b| (o.local_ready(m, b), o.tma_ready(m, b), o.cluster_ready(m, b)),
+            |o, m, b, (local_ready, tma_ready, cluster_ready)| {
+                // stage 2's bank write (stored at the next edge), seen with its response
                 let mut tap = |k: usize| {
                     m.get(taps[k], b);
                     b[0] as u64 | b.get(1).map_or(0, |x| (*x as u64) << 32)
                 };
                 let write = (tap(0) == 1).then(|| (tap(1) as u32, tap(2), tap(3) == 1));
-                (o.local_ready(m, b), o.tma_ready(m, b), o.cluster_ready(m, b), write)
-            },
-            |o, m, b, (local_ready, tma_ready, cluster_ready, write)| MbarOutputs {
-                local_ready,
-                tma_ready,
-                cluster_ready,
-                write,
-                resp: o.resp(m, b),
-                wake: o.wake(m, b),
-                fault: o.fault(m, b),
+                MbarOutputs {
+                    local_ready,
+                    tma_ready,
+                    cluster_ready,
+                    write,
+                    resp: o.resp(m, b),
+                    wake: o.wake(m, b),
+                    fault: o.fault(m, b),
+                }
             },
         )
     }

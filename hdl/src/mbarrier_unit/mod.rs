@@ -15,20 +15,32 @@
 //! back-to-back on the same word included:
 //! - stage 0 (accept): a round-robin arbiter picks one of three ready/valid request ports and
 //!   presents the word index to the RAM's synchronous read port;
-//! - stage 1 (execute): the old word arrives (or is forwarded, see below), the operation's next
-//!   word is computed and written back, its response, fault and wake-table updates are
-//!   registered.
+//! - stage 1 (read): the RAM's output is registered (the block RAM's clock-to-out ends at a
+//!   register instead of heading the update, docs/FPGA.md), and the request is decoded
+//!   ([`decode::MbarReqDecode`]: everything of the operation that needs no word);
+//! - stage 2 (update): the old word (registered, or forwarded, see below) gives the operation's
+//!   next word, written back at the next edge; its response, finding and waiter-table inputs are
+//!   combinational from the stage-2 registers.
 //!
 //! [`MbarrierUnit`] only wires one block per stage: [`arbiter::MbarArbiter`] (stage 0),
-//! [`exec::MbarExec`] (stage 1: the bank, the bypass and the registers) with its combinational
-//! word operation [`word::MbarWordOp`], and the waiter table [`waiters::MbarWaiters`].
+//! [`exec::MbarExec`] (stages 1 and 2: the bank, the bypass and the registers) with its
+//! combinational request decode [`decode::MbarReqDecode`] and word operation
+//! [`word::MbarWordOp`], and the waiter table [`waiters::MbarWaiters`].
 //!
-//! The RAM returns the OLD value when one edge both writes and reads the same word, so the word
-//! written at the edge that started stage 1 is forwarded from a bypass register (`last_word`);
-//! the hit flag (`s1_fwd`) is computed in stage 0 so the forward mux is one level deep. Stage 1
-//! writes the word back on every operation (unchanged when the operation does not modify it or
-//! faults), which makes the forward exact without a write-enable term. A second 1-bit bank
-//! (`shadow`) holds the DESIGN.md shadow valid bit per word, forwarded the same way.
+//! The RAM returns the OLD value when one edge both writes and reads the same word, and stage 2
+//! writes one edge after the read of the next operation, so an operation's word can be two
+//! writes old; both are forwarded from a bypass register (`last_word`, the word written at the
+//! last edge: the older into stage 1's register, the younger in stage 2); the hit flags are
+//! computed at acceptance so each forward mux is one level deep. Stage 2 writes the word back on
+//! every operation (unchanged when the operation does not modify it or faults), which makes the
+//! forward exact without a write-enable term. A second 1-bit bank (`shadow`) holds the DESIGN.md
+//! shadow valid bit per word, forwarded the same way.
+//!
+//! The ports show every event after the same edge as when the unit had no read stage and
+//! registered its outputs instead: the read stage takes the place of the output registers, and
+//! `resp`, `fault` and `wake` are combinational from registers (the consumer registers them: the
+//! SM's response path, `sync.mbarrier_response_cycles`, counts that register). So no latency
+//! the SM engine sees moves.
 //!
 //! Waiter table: one entry per warp (state, {awaited phase parity, word}, deadline). A try_wait
 //! that finds its phase incomplete suspends its warp (response `suspended`); the entry wakes by
@@ -36,7 +48,7 @@
 //! and applied the next cycle), or by timeout when the free-running cycle counter reaches
 //! `now + hint + 1` (`hint` = suspendTimeHint, or the system limit). Woken entries leave one per
 //! cycle on `wake`, lowest warp first; a timed-out entry whose phase completes before it leaves
-//! (by a stage-1 write before the edge that registers its wake) leaves as woken by completion,
+//! (by a stage-2 write before the edge after which its wake shows) leaves as woken by completion,
 //! so `wake.completed` agrees with the word as the writes before that edge left it. Timing (cycle k = the op's acceptance): response at
 //! k + 1 (visible after edge k + 1), timeout wake at k + 3 + hint at the earliest, completion
 //! wake at j + 3 for the completing op accepted at j.
@@ -48,13 +60,13 @@
 //!   async-store path (st.async / red.async complete_tx, `.shared::cluster` arrive /
 //!   arrive_drop / expect_tx / complete_tx). Ops not allowed on `.shared::cluster`
 //!   (PTX 9.7.13.15.8) raise `MbarrierClusterAddressUnsupported`. Remote ops get no response.
-//! - `resp`: one response per accepted `local_req`, registered at the edge after acceptance
-//!   (no back-pressure: the issuing warp holds a slot for it). `resp.state` is the token of the
+//! - `resp`: one response per accepted `local_req`, valid after the edge after acceptance
+//!   (combinational from stage 2; no back-pressure: the issuing warp holds a slot for it). `resp.state` is the token of the
 //!   op: bits 32..=63 of the word before the op, bits 0..=31 zero (silicon leaves them
 //!   unwritten for plain arrives); `resp.pending_count` is the 32-bit pending_count result.
 //! - `wake`: at most one wake event per cycle for a warp suspended by try_wait.
 //! - `fault`: simulation-assertion findings (a `MbarrierFinding` code, the golden model's
-//!   names), registered with the response. A faulting op does not change the word.
+//!   names), with the response. A faulting op does not change the word.
 //!
 //! Semantics follow the golden model's pure word functions (`hopsync_cosim::mbarrier`),
 //! including their finding order. As on silicon, phase completion is checked after arrive-on,
@@ -105,6 +117,7 @@
 use rust_hdl::prelude::*;
 
 pub mod arbiter;
+pub mod decode;
 pub mod exec;
 pub mod waiters;
 pub mod word;
@@ -355,7 +368,7 @@ pub struct MbarrierUnit<const A: usize> {
     pub cluster_valid: Signal<In, bool>,
     /// `cluster_req` is accepted this cycle
     pub cluster_ready: Signal<Out, bool>,
-    /// response to a local request, registered at the edge after the accepting edge
+    /// response to a local request, valid after the edge after the accepting edge
     pub resp: Signal<Out, MbarrierResp>,
     /// wake event of a try_wait-suspended warp
     pub wake: Signal<Out, MbarrierWake>,
@@ -364,7 +377,7 @@ pub struct MbarrierUnit<const A: usize> {
 
     /// stage 0: the round-robin arbiter
     arb: MbarArbiter,
-    /// stage 1: the bank and the read-modify-write
+    /// stages 1 and 2: the bank, its read stage and the read-modify-write
     exec: MbarExec<A>,
     /// the waiter table
     waiters: MbarWaiters,
@@ -1248,9 +1261,9 @@ mod tests {
 
     /// A try_wait timeout and the phase completion racing it: whatever the order of deadline,
     /// completing write and the one-per-cycle wake queue, a wake seen after edge k says
-    /// `completed` exactly when the completing stage-1 write happened before edge k, which is
-    /// what the word shows when the SM engine retires the try_wait (before the stage-1 write
-    /// of the edge the wake is seen at). Regression for
+    /// `completed` exactly when the completing write was seen (the stage-2 write port, after
+    /// the edge after its acceptance) before edge k, which is what the word shows when the SM
+    /// engine retires the try_wait (before the write it sees with the wake). Regression for
     /// `hopsync gen --seed 1026960` (three warps timing out together while an st.async
     /// complete_tx completes their phase).
     #[test]
@@ -1292,7 +1305,7 @@ mod tests {
             let a = accepted_at.unwrap();
             assert_eq!(wakes.len(), 3, "arrive at {arrive_at}: {wakes:?}");
             for (w, completed, k) in wakes {
-                // the arrive's stage-1 write is at edge a + 1
+                // the arrive's write is seen after edge a + 1 (stored at edge a + 2)
                 assert_eq!(completed, a + 1 < k, "arrive at {a}: warp {w} woken at {k}");
             }
         }

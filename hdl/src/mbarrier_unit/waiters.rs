@@ -3,17 +3,20 @@
 //!
 //! # Ports
 //!
-//! - `suspend` / `susp_warp` / `susp_tag` / `susp_hint` (in): stage 1 suspends a warp this
+//! - `suspend` / `susp_warp` / `susp_tag` / `susp_hint` (in): stage 2 suspends a warp this
 //!   cycle, awaiting the phase {parity, word} `susp_tag`, for at most `susp_hint` cycles; it is
 //!   registered (with its deadline) and entered into the table the next cycle.
-//! - `complete` / `cpl_tag` (in): stage 1 completes a phase this cycle; it is registered and
+//! - `complete` / `cpl_tag` (in): stage 2 completes a phase this cycle; it is registered and
 //!   applied to the table the next cycle.
-//! - `wake`: at most one wake event per cycle (registered), lowest warp first.
+//! - `wake`: at most one wake event per cycle, lowest warp first, combinational from the
+//!   entries' states (the table is fed one edge later than before the unit had a read stage, so
+//!   the event shows after the same edge as the old registered one; the consumer registers it,
+//!   as the unit's response, `exec.rs`).
 //!
 //! # Behaviour
 //!
 //! Entry (state, {awaited phase parity, word}, deadline). The suspension is entered one edge
-//! after stage 1 decided it (`ins_*` registers), so that stage 1's word operation and finding
+//! after stage 2 decided it (`ins_*` registers), so that stage 2's word operation and finding
 //! do not drive the 32 entries' clock enables in the same cycle (the ECP5 critical path,
 //! docs/FPGA.md). No behaviour moves with it: in the cycle in between no completion can name
 //! the entry (the completion registered then is the try_wait's own stage-1 cycle's, and a
@@ -24,8 +27,9 @@
 //! `now + hint + 1` of its suspension times it out. A timed-out entry whose phase completes
 //! before it leaves (in the table, or last cycle's completion that is not in it yet) leaves as
 //! woken by completion: every write before this edge's is visible when the wake is seen, so the
-//! try_wait answers what the word said then (the SM engine retires the wake before this edge's
-//! stage-1 write, and the golden model executes the try_wait there; gen seed 1026960). Timing
+//! try_wait answers what the word said then (the SM engine retires the wake before the
+//! stage-2 write it sees with it, and the golden model executes the try_wait there; gen seed
+//! 1026960). Timing
 //! (cycle k = the try_wait's acceptance): timeout wake at k + 3 + hint at the earliest,
 //! completion wake at j + 3 for the completing op accepted at j. Assumption: a warp has at most
 //! one try_wait outstanding; a new one of the same warp replaces its entry.
@@ -38,7 +42,7 @@ use rust_hdl::prelude::*;
 pub struct MbarWaiters {
     /// the SM clock
     pub clock: Signal<In, Clock>,
-    /// stage 1 suspends a warp
+    /// stage 2 suspends a warp
     pub suspend: Signal<In, bool>,
     /// that warp
     pub susp_warp: Signal<In, Bits<5>>,
@@ -46,11 +50,11 @@ pub struct MbarWaiters {
     pub susp_tag: Signal<In, Bits<17>>,
     /// its suspend-time limit, cycles
     pub susp_hint: Signal<In, Bits<32>>,
-    /// stage 1 completes a phase
+    /// stage 2 completes a phase
     pub complete: Signal<In, bool>,
     /// {completed phase parity, word index}
     pub cpl_tag: Signal<In, Bits<17>>,
-    /// wake event (registered)
+    /// wake event (combinational, see the module doc)
     pub wake: Signal<Out, MbarrierWake>,
 
     /// a phase completed last cycle (applied to the table now)
@@ -59,7 +63,7 @@ pub struct MbarWaiters {
     cpl_q: DFF<Bits<17>>,
     /// free-running cycle counter (deadlines)
     now: DFF<Bits<32>>,
-    /// stage 1 suspended a warp last cycle (entered into the table now)
+    /// stage 2 suspended a warp last cycle (entered into the table now)
     ins_valid: DFF<bool>,
     /// that warp
     ins_warp: DFF<Bits<5>>,
@@ -69,8 +73,6 @@ pub struct MbarWaiters {
     ins_deadline: DFF<Bits<32>>,
     /// its time limit was 0 cycles: the deadline is this cycle's `now`, so it enters timed out
     ins_expired: DFF<bool>,
-    /// wake-event register
-    wake_q: DFF<MbarrierWake>,
     /// entry state, per warp
     waiter_state: [DFF<WaiterState>; MBARRIER_WAITERS],
     /// {awaited phase parity, word index}, per warp
@@ -101,7 +103,6 @@ impl Logic for MbarWaiters {
             cpl_valid,
             cpl_q,
             now,
-            wake_q,
             ins_valid,
             ins_warp,
             ins_tag,
@@ -148,9 +149,9 @@ impl Logic for MbarWaiters {
                 self.wake_cpl.next = self.grp_cpl[3 - g].val();
             }
         }
-        self.wake_q.d.next.valid = self.wake_any.val();
-        self.wake_q.d.next.warp = self.wake_warp.val();
-        self.wake_q.d.next.completed = self.wake_cpl.val();
+        self.wake.next.valid = self.wake_any.val();
+        self.wake.next.warp = self.wake_warp.val();
+        self.wake.next.completed = self.wake_cpl.val();
         for i in 0..MBARRIER_WAITERS {
             self.waiter_state[i].clock.next = self.clock.val();
             self.waiter_tag[i].clock.next = self.clock.val();
@@ -186,6 +187,5 @@ impl Logic for MbarWaiters {
                 self.waiter_deadline[i].d.next = self.ins_deadline.q.val();
             }
         }
-        self.wake.next = self.wake_q.q.val();
     }
 }

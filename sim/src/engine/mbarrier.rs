@@ -24,7 +24,8 @@ pub(super) struct MbarPort {
     pub(super) tma_q: VecDeque<Queued<MbarrierReq>>,
     /// The cluster port: other CTAs' remote operations and complete-tx.
     pub(super) cluster_q: VecDeque<Queued<MbarrierReq>>,
-    /// The request in the unit's stage 1 (accepted last cycle).
+    /// The request accepted last cycle (in the unit's stage 2 after this cycle's edge: its
+    /// response and write are seen then).
     pub(super) s1: Option<Tag>,
     /// The unit has work in its pipeline until this cycle.
     pub(super) busy_until: u64,
@@ -205,14 +206,14 @@ impl<'p> Engine<'p> {
                 p.accepted += 1;
             }
         }
-        // A wake seen now was decided at an earlier edge (the waiter table registers it) than
-        // the stage-1 write of this edge: retire the woken try_wait first, so that the event
+        // A wake seen now was decided at an earlier edge (the waiter table registers its
+        // inputs) than the stage-2 write seen with it: retire the woken try_wait first, so that the event
         // stream (and the golden model) sees it before that write. A timeout decided one edge
         // before a completing write returns false (gen seed 5012, every-size options).
         if out.wake.valid {
             self.wake(c, out.wake.warp.index() as u32, out.wake.completed)?;
         }
-        // The operation in stage 1: its write, response and finding.
+        // The operation in stage 2: its write, response and finding.
         if let Some(tag) = s1 {
             let change = out.write.map(|(word, new, valid)| self.m.mirror_mbar_write(c, word * 8, new, valid));
             if out.fault.valid {
