@@ -571,10 +571,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
 pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     let k = &module.kernel;
     let n = k.body.len();
-    let target_of = |i: &Instr| match (i.op, i.operands.first()) {
-        (Opcode::Bra, Some(Operand::Label(l))) => k.label_pc.get(l.0 as usize).map(|&t| t as usize),
-        _ => None,
-    };
+    let target_of = |i: &Instr| branch_target(module, i);
     // loops: [header, back edge] of each backward branch, those ptxas unrolls away left out
     let loops: Vec<(usize, usize)> =
         k.body.iter().enumerate().filter_map(|(pc, i)| target_of(i).filter(|&t| t <= pc).map(|t| (t, pc))).filter(|&(_, j)| info[j].unroll != Unroll::Gone).collect();
@@ -599,6 +596,14 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
         read = true;
     }
     out
+}
+
+/// The pc a `bra` to a label jumps to (`None` for any other instruction).
+fn branch_target(module: &Module, i: &Instr) -> Option<usize> {
+    match (i.op, i.operands.first()) {
+        (Opcode::Bra, Some(Operand::Label(l))) => module.kernel.label_pc.get(l.0 as usize).map(|&p| p as usize),
+        _ => None,
+    }
 }
 
 /// Whether operand `o` is a `.shared` variable's address (`[bar]`, `[buf+16]`, `buf`):
@@ -792,12 +797,7 @@ pub fn unrolled_loops(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<
     if k.module_pragmas.iter().any(|p| p == "nounroll") {
         return out;
     }
-    let target = |i: &Instr| -> Option<usize> {
-        match (i.op, i.operands.first()) {
-            (Opcode::Bra, Some(Operand::Label(l))) => k.label_pc.get(l.0 as usize).map(|&p| p as usize),
-            _ => None,
-        }
-    };
+    let target = |i: &Instr| branch_target(module, i);
     // pcs some branch jumps to, and by how many branches
     let mut joins = vec![0u32; n + 1];
     for i in &k.body {
