@@ -21,6 +21,9 @@ pub struct Clock {
 pub struct Issue {
     /// Warp schedulers per SM (one instruction each per cycle); warp w -> scheduler w mod n.
     pub schedulers: u32,
+    /// Cycles a warp waits at the top of a spin loop where ptxas puts a YIELD, after its previous
+    /// issue (`timing::yield_loops`).
+    pub yield_cycles: u64,
     /// Cycles after a taken branch before the warp issues again.
     pub branch_cycles: u64,
     /// What a taken branch costs beyond `branch_cycles` (the fetch redirect).
@@ -315,12 +318,9 @@ pub struct Sync {
     /// try_wait time limit when the instruction gives a suspendTimeHint, ns: silicon's, whatever
     /// the hint.
     pub try_wait_hint_limit_ns: f64,
-    /// try_wait time limit without suspendTimeHint when the warp's previous try_wait on the same
-    /// object answered false (a retry), ns.
-    pub try_wait_retry_limit_ns: f64,
-    /// A try_wait is a retry when it issues at most this many cycles after the warp's previous
-    /// try_wait on the same object answered false.
-    pub try_wait_retry_window_cycles: u64,
+    /// try_wait time limit without suspendTimeHint in a converged warp, ns (a diverged warp's
+    /// answers at once).
+    pub try_wait_suspend_limit_ns: f64,
     /// Upper bound of one nanosleep, ns.
     pub nanosleep_max_ns: f64,
     /// nanosleep's timer tick, ns: `nanosleep t` sleeps the largest power of two not above t,

@@ -93,6 +93,12 @@ pub struct InstrInfo {
     /// (S2UR / S2R SR_CgaCtaId, then ULEA) near its uses rather than keeping it in a register
     /// ([`window_bases`]).
     pub window_base: u64,
+    /// It tops a spin loop where ptxas puts a YIELD ([`yield_loops`]): how long after the warp's
+    /// previous issue it waits each time the warp comes to it (`issue.yield_cycles`; 0: none).
+    pub yield_cycles: u64,
+    /// The backward `bra` of a spin loop whose retries carry the YIELD ([`YieldSite::Retry`]):
+    /// what the warp waits beyond a taken branch's redirect when it is taken.
+    pub retry_yield_cycles: u64,
 }
 
 impl InstrInfo {
@@ -555,6 +561,17 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             info[pc].window_base = c.latency.window_base;
         }
     }
+    for (pc, y) in yield_loops(module, &info).into_iter().enumerate() {
+        match y {
+            // the YIELD is an instruction of its own: nothing after it issues first
+            Some(YieldSite::Top) if c.issue.yield_cycles > 0 => {
+                info[pc].yield_cycles = c.issue.yield_cycles;
+                info[pc].lookahead = Lookahead::Drain;
+            }
+            Some(YieldSite::Retry) => info[pc].retry_yield_cycles = c.issue.yield_cycles,
+            _ => {}
+        }
+    }
     info
 }
 
@@ -617,37 +634,48 @@ fn names_shared_variable(module: &Module, o: &Operand) -> bool {
     module.symbols.get(sym.0 as usize).is_some_and(|s| s.space == Space::Shared)
 }
 
-/// Per instruction index: a guarded `bra` whose predicate ptxas cannot prove the same in every
-/// lane, so that it compiles the branch with a convergence barrier (BSSY / BSYNC) rather than as
-/// a uniform one. Such a branch waits for an aligned `bar.sync` before it, which the warp
-/// otherwise runs ahead of (`BAR.SYNC.DEFER_BLOCKING`): silicon (H100, 2026-11-27,
-/// calibration/mbar_wake_regaddr.ptx) takes a `%clock64` read behind `bar.sync; @p bra` with `p`
-/// from `%tid` after the barrier completes (the arrive 0 cycles after it wakes the waiter in 121
-/// cycles, as 300 cycles after), while a counted loop's branch runs ahead (bar_warps.ptx).
-/// A flow-insensitive taint: values from `%tid`, `%laneid`, the lane masks, loads, atomics,
-/// shuffles, `elect` / `match` and the mbarrier waits' answers are per lane, and so is anything
-/// computed from one (or written under a per-lane guard).
-pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
+/// Per register: whether ptxas cannot prove its value the same in every lane of the warp. A
+/// flow-insensitive taint: `%tid`, `%laneid` and the lane masks, atomics' results, `elect`,
+/// `match`, `ldmatrix` and the shuffles that move values between lanes are per lane, and so is
+/// anything computed from one (a load or an mbarrier wait at a per-lane address, a value written
+/// under a per-lane guard). Not per lane: a load or an mbarrier wait at a warp-uniform address
+/// (all lanes read the same word in one instruction), `shfl.sync.idx` from a uniform lane over
+/// the whole warp, and what `vote`, `redux.sync` and `activemask` give every lane. ptxas 13.5
+/// agrees on each of these (a spin loop under a branch on the value gets no YIELD: [`yield_loops`];
+/// the loop under a branch on `%tid / 32` or `elect.sync` does).
+pub fn per_lane_registers(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     let body = &module.kernel.body;
     let mut lane = vec![false; module.kernel.regs.len()];
-    let per_lane_op = |i: &Instr| {
-        matches!(i.op, Opcode::Ld | Opcode::Atom | Opcode::ShflSync | Opcode::Elect | Opcode::Match | Opcode::Ldmatrix | Opcode::MbarrierTestWait | Opcode::MbarrierTryWait)
-            && !(i.op == Opcode::Ld && i.has(Mod::Param))
-    };
     let per_lane_sreg = |o: &Operand| {
         matches!(o, Operand::Special(Sreg::Tid(_) | Sreg::Laneid | Sreg::LanemaskEq | Sreg::LanemaskLe | Sreg::LanemaskLt | Sreg::LanemaskGe | Sreg::LanemaskGt))
     };
-    // what each instruction reads (its guard included) and writes: [`analyze`]'s
-    let split: Vec<(&[u32], &[u32], bool)> = body.iter().zip(info).map(|(i, f)| (&f.dsts[..], &f.srcs[..], per_lane_op(i) || i.operands.iter().any(per_lane_sreg))).collect();
-    // a worklist over the registers (linear in the operands): who reads each register
+    // the registers whose taint reaches an instruction's destinations, and whether they are per
+    // lane whatever those are
+    let whole_warp_shuffle = |i: &Instr| i.has(Mod::Idx) && matches!(i.operands.get(3), Some(Operand::Imm(c)) if (c >> 8) & 0x1f == 0);
+    let feeds = |i: &Instr, f: &InstrInfo| -> (Vec<u32>, bool) {
+        let guard: Vec<u32> = i.guard.map(|g| g.reg.0).into_iter().collect();
+        match i.op {
+            Opcode::Atom | Opcode::Elect | Opcode::Match | Opcode::Ldmatrix => (guard, true),
+            Opcode::ShflSync if whole_warp_shuffle(i) => {
+                let mut r = guard;
+                regs_of(&i.operands[2], &mut r);
+                (r, false)
+            }
+            Opcode::ShflSync => (guard, true),
+            Opcode::Vote | Opcode::Redux | Opcode::Activemask => (guard, false),
+            _ => (f.srcs.clone(), i.operands.iter().any(per_lane_sreg)),
+        }
+    };
+    // a worklist over the registers (linear in the operands): who each register feeds
     let mut readers: Vec<Vec<u32>> = vec![Vec::new(); lane.len()];
     let mut work: Vec<u32> = Vec::new();
-    for (pc, &(dsts, srcs, seed)) in split.iter().enumerate() {
-        for &r in srcs {
+    for (pc, (i, f)) in body.iter().zip(info).enumerate() {
+        let (from, seed) = feeds(i, f);
+        for r in from {
             readers[r as usize].push(pc as u32);
         }
         if seed {
-            work.extend(dsts);
+            work.extend(&f.dsts);
         }
     }
     while let Some(r) = work.pop() {
@@ -655,10 +683,120 @@ pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
             continue;
         }
         for &pc in &readers[r as usize] {
-            work.extend(split[pc as usize].0.iter().filter(|&&d| !lane[d as usize]));
+            work.extend(info[pc as usize].dsts.iter().filter(|&&d| !lane[d as usize]));
         }
     }
-    body.iter().map(|i| i.op == Opcode::Bra && i.guard.is_some_and(|g| lane[g.reg.0 as usize])).collect()
+    lane
+}
+
+/// Per instruction index: a guarded `bra` (not `.uni`) whose predicate ptxas cannot prove the
+/// same in every lane ([`per_lane_registers`]), so that it compiles the branch with a convergence
+/// barrier (BSSY / BSYNC) rather than as a uniform one. Such a branch waits for an aligned
+/// `bar.sync` before it, which the warp otherwise runs ahead of (`BAR.SYNC.DEFER_BLOCKING`):
+/// silicon (H100, 2026-11-27, calibration/mbar_wake_regaddr.ptx) takes a `%clock64` read behind
+/// `bar.sync; @p bra` with `p` from `%tid` after the barrier completes (the arrive 0 cycles after
+/// it wakes the waiter in 121 cycles, as 300 cycles after), while a counted loop's branch runs
+/// ahead (bar_warps.ptx).
+pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
+    let lane = per_lane_registers(module, info);
+    module.kernel.body.iter().map(|i| i.op == Opcode::Bra && !i.has(Mod::Uni) && i.guard.is_some_and(|g| lane[g.reg.0 as usize])).collect()
+}
+
+/// Where ptxas puts the YIELD of a spin loop ([`yield_loops`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YieldSite {
+    /// At the loop's top: every time the warp comes to this instruction (the loop's first).
+    Top,
+    /// Before each retry: when this backward `bra` is taken. ptxas peels a loop that is a
+    /// try_wait and its branch alone: the first TRYWAIT in line, the retries (YIELD, TRYWAIT,
+    /// the branch) out of line (ptxas 13.5; mbar_wake_delay.ptx's SASS).
+    Retry,
+}
+
+/// Per instruction index: where ptxas puts a YIELD in a spin loop ([`InstrInfo::yield_cycles`],
+/// [`InstrInfo::retry_yield_cycles`]). ptxas 13.5 puts one in a loop that leaves on what it polls
+/// (an exit or the back edge on a value computed in the loop from an mbarrier test_wait or
+/// try_wait, a volatile, relaxed or acquire load, or an atomic), with no `nanosleep` or hinted
+/// try_wait in it (those sleep instead), innermost, when it cannot prove the warp converged there:
+/// the loop leaves on a per-lane value (an exit or back edge is divergent:
+/// [`divergent_branches`]), or it lies inside a divergent branch's region (from the branch to its
+/// join: the target, or past the `else` when the code before the target jumps over one) whose
+/// lanes meet again (a join at a `ret` or `exit` is none: those lanes leave). Not in a counted
+/// loop (atomics in it or not), a `%clock` spin, a loop of plain loads (hoisted), nor after an
+/// early `@p ret` (ptxas 13.5 on each shape; calibration/poll_rate.ptx's SASS).
+pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>> {
+    let k = &module.kernel;
+    let n = k.body.len();
+    let mut out = vec![None; n];
+    let target_of = |i: &Instr| branch_target(module, i);
+    let divergent = divergent_branches(module, info);
+    // loops [header, back edge], those ptxas unrolls away left out, outermost first
+    let mut loops: Vec<(usize, usize)> =
+        k.body.iter().enumerate().filter_map(|(pc, i)| target_of(i).filter(|&t| t <= pc).map(|t| (t, pc))).filter(|&(_, j)| info[j].unroll != Unroll::Gone).collect();
+    if loops.is_empty() {
+        return out;
+    }
+    loops.sort_by_key(|&(h, j)| (h, std::cmp::Reverse(j)));
+    let polls = |i: &Instr| match i.op {
+        Opcode::MbarrierTestWait | Opcode::MbarrierTryWait | Opcode::Atom => true,
+        Opcode::Ld => i.has(Mod::Volatile) || i.has(Mod::Relaxed) || i.has(Mod::Acquire),
+        _ => false,
+    };
+    let sleeps = |i: &Instr| i.op == Opcode::Nanosleep || (i.op == Opcode::MbarrierTryWait && i.operands.len() > 3);
+    // the divergent regions (a depth per pc), from the forward divergent branches
+    let mut depth = vec![0i64; n + 1];
+    for (b, i) in k.body.iter().enumerate() {
+        let Some(t) = target_of(i).filter(|&t| t > b && divergent[b]) else { continue };
+        let join = match k.body.get(t - 1).filter(|e| e.guard.is_none()).and_then(target_of) {
+            Some(u) if u > t => u,
+            _ => t,
+        };
+        let leaves = k.body.get(join).is_some_and(|e| e.guard.is_none() && matches!(e.op, Opcode::Ret | Opcode::Exit));
+        if !leaves {
+            depth[b + 1] += 1;
+            depth[join.min(n)] -= 1;
+        }
+    }
+    for pc in 1..=n {
+        depth[pc] += depth[pc - 1];
+    }
+    // innermost loops only (a loop holding another is no spin loop), each scanned once: linear
+    // (sorted by header, then the longer first: the next loop starts inside when one nests)
+    let innermost = |li: usize| !loops.get(li + 1).is_some_and(|&(h2, _)| h2 <= loops[li].1);
+    let mut tainted: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    for li in 0..loops.len() {
+        let (h, j) = loops[li];
+        if !innermost(li) || out[h].is_some() {
+            continue;
+        }
+        let body = &k.body[h..=j];
+        if body.iter().any(sleeps) {
+            continue;
+        }
+        // what the loop computes from what it polls, and whether it leaves on that
+        tainted.clear();
+        let (mut spins, mut leaves_divergent) = (false, false);
+        for (pc, i) in (h..=j).zip(body) {
+            if polls(i) || info[pc].reads().any(|r| tainted.contains(&r)) {
+                tainted.extend(&info[pc].dsts);
+            }
+            let exits = target_of(i).is_some_and(|t| pc == j || t < h || t > j);
+            if exits && i.guard.is_some_and(|g| tainted.contains(&g.reg.0)) {
+                spins = true;
+            }
+            leaves_divergent |= exits && divergent[pc];
+        }
+        let under = depth[h] > 0 && depth[j] > 0;
+        if spins && (leaves_divergent || under) {
+            let peeled = j == h + 1 && k.body[h].op == Opcode::MbarrierTryWait;
+            if peeled {
+                out[j] = Some(YieldSite::Retry);
+            } else {
+                out[h] = Some(YieldSite::Top);
+            }
+        }
+    }
+    out
 }
 
 /// [`InstrInfo::branch_guard`] of every instruction: for a guarded `bra`, the nearest earlier
@@ -740,6 +878,8 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 unroll: Unroll::Kept,
                 branch_guard: None,
                 window_base: 0,
+                yield_cycles: 0,
+                retry_yield_cycles: 0,
             }
         })
         .collect()
@@ -1258,13 +1398,66 @@ mod branch_tests {
     #[test]
     fn branches_on_lane_values_are_divergent_and_counted_loops_are_not() {
         // pcs: 2 mov tid, 3 setp (from tid), 4 bra (divergent), 5 mov, 6 add, 7 setp, 8 bra
-        // (counter: uniform), 9 ld, 10 add (from the load), 11 setp, 12 bra (divergent)
+        // (counter: uniform), 9..11 %rd1 = %rd0 + 4 x %tid.x, 12 ld at that per-lane address, 13
+        // add (from the load), 14 setp, 15 bra (divergent), 16 ld at the parameter's address (every
+        // lane reads one word), 17 setp, 18 bra (uniform), 19 shfl.sync.idx from lane 0 of %tid,
+        // 20 setp, 21 bra (uniform), 22 bra.uni on the %tid predicate (the program says uniform)
         let m = module(
-            "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tld.global.u32 %r3, [%rd0];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\nY:",
+            "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tmov.u32 %r7, %tid.x;\n\tmul.wide.u32 %rd2, %r7, 4;\n\tadd.s64 %rd1, %rd0, %rd2;\n\tld.global.u32 %r3, [%rd1];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\nY:\n\tld.global.u32 %r5, [%rd0];\n\tsetp.eq.u32 %p0, %r5, 0;\n\t@%p0 bra Z;\nZ:\n\tshfl.sync.idx.b32 %r6, %r1, 0, 31, -1;\n\tsetp.eq.u32 %p0, %r6, 0;\n\t@%p0 bra V;\nV:\n\t@%p1 bra.uni W;\nW:",
         );
         let d = divergent_branches(&m, &analyze(&m, &SmConfig::sm90()));
         let at: Vec<usize> = d.iter().enumerate().filter(|(_, &v)| v).map(|(pc, _)| pc).collect();
-        assert_eq!(at, vec![4, 12]);
+        assert_eq!(at, vec![4, 15]);
+    }
+
+    /// The pcs where ptxas puts a YIELD ([`yield_loops`]) in a kernel with this body, after
+    /// `%p1 = (%tid.x == 0)` at pcs 2..3 and `.shared .b64 bar`.
+    fn yields(body: &str) -> Vec<usize> {
+        let m = module(&format!("\t.shared .align 8 .b64 bar;\n\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n{body}"));
+        let info = analyze(&m, &SmConfig::sm90());
+        yield_loops(&m, &info).iter().enumerate().filter(|(_, y)| y.is_some()).map(|(pc, _)| pc).collect()
+    }
+
+    #[test]
+    fn ptxas_puts_a_yield_in_a_spin_loop_it_cannot_prove_converged() {
+        // (each shape as ptxas 13.5 compiles it: YIELD or not in the SASS)
+        let spin = "L:\n\tmbarrier.test_wait.parity.shared::cta.b64 %p2, [bar], 0;\n\t@!%p2 bra L;\n";
+        let under = |br: &str, body: &str| format!("\t@!%p1 {br} J;\n{body}J:\n\tadd.u32 %r2, %r2, 1;\n");
+        // pc 5: the test_wait at the top of the loop, inside the branch on %tid
+        assert_eq!(yields(&under("bra", spin)), vec![5]);
+        assert_eq!(yields(&under("bra.uni", spin)), Vec::<usize>::new(), "the program says the branch is uniform");
+        assert_eq!(yields(spin), Vec::<usize>::new(), "converged");
+        // the lanes that skip the loop exit: nothing to wait for (`@!%p1 ret` is no branch either)
+        assert_eq!(yields(&format!("\t@!%p1 bra E;\n{spin}\tadd.u32 %r2, %r2, 1;\nE:\n\tret;\n")), Vec::<usize>::new());
+        assert_eq!(yields(&format!("\t@!%p1 ret;\n{spin}")), Vec::<usize>::new());
+        // the else side of an if / else: pc 7 (4 bra, 5 add, 6 bra over the else)
+        let ifelse = format!("\t@%p1 bra E;\n\tadd.u32 %r2, %r2, 1;\n\tbra.uni J;\nE:\n{spin}J:\n\tadd.u32 %r2, %r2, 1;\n");
+        assert_eq!(yields(&ifelse), vec![7]);
+        // a peeled try_wait loop (the try_wait and its branch alone): the YIELD is on the retry,
+        // the back edge at pc 6
+        let try_wait = "T:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;\n\t@!%p2 bra T;\n";
+        let m = module(&format!("\t.shared .align 8 .b64 bar;\n\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n{}", under("bra", try_wait)));
+        assert_eq!(yield_loops(&m, &analyze(&m, &SmConfig::sm90()))[6], Some(YieldSite::Retry));
+        // with a suspendTimeHint ptxas sleeps there (NANOSLEEP.SYNCS) instead
+        assert_eq!(yields(&under("bra", &try_wait.replace("], 0;", "], 0, 1000;"))), Vec::<usize>::new());
+        // a volatile flag load polls; a plain one (hoisted), a %clock spin, a counted loop with an
+        // atomic and a loop with a nanosleep do not
+        let flag = |ld: &str, extra: &str| under("bra", &format!("F:\n{extra}\t{ld}.shared.u32 %r3, [bar];\n\tsetp.eq.u32 %p2, %r3, 0;\n\t@%p2 bra F;\n"));
+        assert_eq!(yields(&flag("ld.volatile", "")), vec![5]);
+        assert_eq!(yields(&flag("ld.acquire.cta", "")), vec![5]);
+        assert_eq!(yields(&flag("ld.relaxed.cta", "")), vec![5]);
+        assert_eq!(yields(&flag("ld", "")), Vec::<usize>::new());
+        assert_eq!(yields(&flag("ld.volatile", "\tnanosleep.u32 20;\n")), Vec::<usize>::new());
+        let clock = under("bra", "C:\n\tmov.u32 %r3, %clock;\n\tsetp.lt.u32 %p2, %r3, 100;\n\t@%p2 bra C;\n");
+        assert_eq!(yields(&clock), Vec::<usize>::new());
+        let counted = under("bra", "N:\n\tatom.global.add.u32 %r3, [%rd0], 1;\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 16;\n\t@%p2 bra N;\n");
+        assert_eq!(yields(&counted), Vec::<usize>::new());
+        // an atomic's answer differs by lane: its loop leaves on a per-lane value, converged or not
+        let atom = "A:\n\tatom.global.add.u32 %r3, [%rd0], 1;\n\tsetp.ne.u32 %p2, %r3, 7;\n\t@%p2 bra A;\n";
+        assert_eq!(yields(atom), vec![4]);
+        // a divergent branch out of the loop (CUTLASS's `@P1 bra DONE; bra LAB_WAIT`)
+        let exit = "W:\n\tatom.global.add.u32 %r3, [%rd0], 1;\n\tsetp.eq.u32 %p2, %r3, 7;\n\t@%p2 bra D;\n\tbra.uni W;\nD:\n";
+        assert_eq!(yields(exit), vec![4]);
     }
 
     #[test]

@@ -550,6 +550,42 @@ fn a_try_wait_loops_retry_is_woken_by_the_arrive_whatever_the_delay() {
     assert_eq!(median(5), median(2), "{t:?}");
 }
 
+/// The per-figure medians (8 rounds each) of a calibration program that stores them in `t`.
+fn calibration_medians(name: &str) -> Vec<u64> {
+    let path = format!("{}/../firmware/programs/calibration/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    let p = Program::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
+    stored_ts(&p)
+        .chunks(8)
+        .map(|c| {
+            let mut r = c.to_vec();
+            r.sort_unstable();
+            r[4]
+        })
+        .collect()
+}
+
+#[test]
+fn a_converged_warps_try_wait_suspends_and_a_diverged_warps_answers_at_once() {
+    // calibration/poll_rate.ptx (H100): a try_wait loop of the whole warp spends one try on a
+    // 2000-cycle wait (2133 cycles a try); lane 0 alone tries every 154 cycles
+    let m = calibration_medians("poll_rate");
+    assert!(m[5] > 1500, "converged: one try spans the wait: {m:?}");
+    assert!(m[7] < 300, "diverged: the try answers at once and the loop polls: {m:?}");
+}
+
+#[test]
+fn a_spin_loop_that_ptxas_cannot_prove_converged_pays_its_yield() {
+    // poll_rate.ptx picks the polling warps with `bra` on %tid (a YIELD in each spin loop),
+    // val_poll_uniform.ptx with `bra.uni` (none): 103 against 47 cycles a test_wait poll on the
+    // H100, 101 against 48 a flag load
+    let (y, u) = (calibration_medians("poll_rate"), calibration_medians("val_poll_uniform"));
+    let cycles = SmConfig::sm90().issue.yield_cycles;
+    for k in [0, 6] {
+        let extra = y[k] as i64 - u[k] as i64;
+        assert!((extra - cycles as i64).abs() <= 12, "figure {k}: {} with the YIELD, {} without ({cycles} expected between)", y[k], u[k]);
+    }
+}
+
 #[test]
 fn a_branch_on_tid_after_bar_sync_waits_for_the_barrier() {
     // mbar_wake_regaddr.ptx's arriver reads its stamp after `bar.sync 0; @%p5 bra arr` (p5 from

@@ -254,18 +254,25 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   the time of one copy; the RTL TmaEngine lands each beat in every multicast destination in the
   same cycle, but writes one 16-byte beat a cycle (issue 15 section 2), so every large TMA figure
   is up to 5x slow.
-- `try_wait` whose phase is not complete answers `false` after 41 cycles without a hint
-  (`sync.default_suspend_ns` = 0) and after 7855 cycles with any hint from 100 to 20000 ns
-  (`sync.try_wait_hint_limit_ns`; docs/SILICON_DISAGREEMENTS.md section 4). In a try_wait loop
-  the retry is suspended: an arrive 0..1000 cycles into the loop wakes the waiter in a fixed
-  time, 121 cycles with the addresses in registers and 145 with bare shared symbols, which
-  ptxas materializes in the timed block (S2UR SR_CgaCtaId; calibration/mbar_wake_delay.ptx,
-  mbar_wake_regaddr.ptx), while a test_wait loop polls (132..223 by the delay). The engine
-  suspends a try_wait issued within `sync.try_wait_retry_window_cycles` of the warp's false
-  answer on the same object and charges a woken waiter `sync.mbarrier_wake_cycles`; the S2UR
-  is `latency.window_base`, paid where ptxas reads the base again (the first use of a shared
-  variable after a join, in a loop that keeps an inner loop). A phase check answers `sync.mbarrier_phase_check_cycles` later than an
+- `try_wait` in a converged warp (every lane not exited runs it) is suspended until the phase
+  completes or a limit, its first try included: 7855 cycles with any hint from 100 to 20000 ns
+  (`sync.try_wait_hint_limit_ns`; docs/SILICON_DISAGREEMENTS.md section 4), and one try of a
+  try_wait loop spans a 2000-cycle wait without one (`sync.try_wait_suspend_limit_ns`;
+  calibration/poll_rate.ptx). A diverged warp's try_wait answers at once (one thread: `false`
+  after 41 cycles, mbarrier.ptx), or sleeps its hint (2000 ns: 4025 cycles). An arrive 0..1000
+  cycles into a try_wait loop wakes the waiter in a fixed time, 121 cycles with the addresses in
+  registers and 145 with bare shared symbols, which ptxas materializes in the timed block (S2UR
+  SR_CgaCtaId; calibration/mbar_wake_delay.ptx, mbar_wake_regaddr.ptx); the engine charges a
+  woken waiter `sync.mbarrier_wake_cycles`, and the S2UR is `latency.window_base`, paid where
+  ptxas reads the base again (the first use of a shared variable after a join, in a loop that
+  keeps an inner loop). A phase check answers `sync.mbarrier_phase_check_cycles` later than an
   arrive (42..44 cycles with its use, against 31..35).
+- Spin loops: ptxas puts a YIELD at the top of a loop that polls (an mbarrier test_wait or
+  try_wait, a volatile, relaxed or acquire load, an atomic) when it cannot prove the warp
+  converged there (the loop is inside a branch on a per-lane value, or leaves on one), and
+  silicon then polls every 103 cycles instead of 47 (test_wait; 101 against 48 for a flag load;
+  poll_rate.ptx against val_poll_uniform.ptx). The engine finds those loops from the PTX
+  (`timing::yield_loops`) and holds the warp `issue.yield_cycles` at their top.
 - Error statistics leave out the figures the RTL engine cannot run.
 
 ";

@@ -98,10 +98,8 @@ impl Part {
 }
 
 /// The unit requests of one step of warp `w`'s instruction (`several`: the instruction has more
-/// than one step).
-/// `retry`: the warp's previous try_wait on this object answered false at most
-/// `sync.try_wait_retry_window_cycles` ago.
-fn unit_requests(st: &MbarStep, w: u32, several: bool, retry: bool, cfg: &SmConfig) -> Vec<MbarrierReq> {
+/// than one step; `converged`: it runs in every lane of the warp that has not exited).
+fn unit_requests(st: &MbarStep, w: u32, several: bool, converged: bool, cfg: &SmConfig) -> Vec<MbarrierReq> {
     let req = |op: MbarrierOp| MbarrierReq { op, word: ((st.obj.off / 8) as u64).into(), warp: (w as u64).into(), ..Default::default() };
     match st.op {
         MbarStepOp::Init { count } => vec![MbarrierReq { count: count.min(u32::MAX as u64).into(), ..req(MbarrierOp::Init) }],
@@ -146,19 +144,24 @@ fn unit_requests(st: &MbarStep, w: u32, several: bool, retry: bool, cfg: &SmConf
             } else {
                 r.token = MbarrierWord::from_u64(arg);
             }
-            if let (Some(_), true) = (suspend_hint_ns, try_wait) {
-                // (kept when the try_wait became a test: the unit ignores it there). Silicon
-                // suspends for the same time whatever the hint (`sync.try_wait_hint_limit_ns`:
-                // calibration/val_try_wait_hint.ptx, hints 100..20000 ns, H100 and H200), so the
-                // limit is the configuration's, not the instruction's.
-                r.suspend_time_hint = cfg.ns_to_cycles(cfg.sync.try_wait_hint_limit_ns).min(u32::MAX as u64 - 4).into();
-                r.has_suspend_time_hint = true;
-            } else if try_wait && retry {
-                // A retry is suspended, its first try is not (calibration/mbar_wake_delay.ptx: an
-                // arrive 0..1000 cycles into a try_wait loop wakes the waiter in 145 cycles
-                // whatever the delay, while one try_wait alone answers false in 41; a test_wait
-                // loop polls, 145..223 by the delay).
-                r.suspend_time_hint = cfg.ns_to_cycles(cfg.sync.try_wait_retry_limit_ns).min(u32::MAX as u64 - 4).into();
+            // How long the unit may hold the warp (calibration/poll_rate.ptx, H100 2026-11-27):
+            // silicon suspends a converged warp's try_wait, its first try included, until the
+            // phase completes or its own limit, whatever the hint (`sync.try_wait_hint_limit_ns`,
+            // val_try_wait_hint.ptx: hints 100..20000 ns; `sync.try_wait_suspend_limit_ns`
+            // without one); a diverged warp's TRYWAIT answers at once (lane 0 alone polls a
+            // try_wait loop every 154 cycles, mbarrier.ptx's one thread gets false in 41) and,
+            // with a hint, sleeps that long in the NANOSLEEP.SYNCS ptxas puts after it (mbarrier.ptx:
+            // 2000 ns answers after 4025 cycles).
+            let limit_ns = match (try_wait, converged, suspend_hint_ns) {
+                (false, _, _) => None,
+                (true, true, Some(_)) => Some(cfg.sync.try_wait_hint_limit_ns),
+                (true, true, None) => Some(cfg.sync.try_wait_suspend_limit_ns),
+                (true, false, Some(hint)) => Some((hint as f64).min(cfg.sync.nanosleep_max_ns)),
+                (true, false, None) => None,
+            };
+            if let Some(ns) = limit_ns {
+                // (kept when the try_wait became a test: the unit ignores it there)
+                r.suspend_time_hint = cfg.ns_to_cycles(ns).min(u32::MAX as u64 - 4).into();
                 r.has_suspend_time_hint = true;
             }
             vec![r]
@@ -401,11 +404,9 @@ impl<'p> Engine<'p> {
             let mut cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group };
             let steps = exec::mbar_plan(&mut cx, ins, family)?;
             let several = steps.len() > 1;
-            let failed = self.ctas[c as usize].warps[w as usize].failed_try_wait;
-            let window = self.cfg.sync.try_wait_retry_window_cycles;
+            let converged = group == self.m.warp(c, w).live();
             for st in steps {
-                let retry = matches!(failed, Some((fc, fo, at)) if (fc, fo) == (st.obj.cta, st.obj.off) && self.cycle <= at + window);
-                let reqs = unit_requests(&st, w, several, retry, &self.cfg);
+                let reqs = unit_requests(&st, w, several, converged, &self.cfg);
                 let mut p = Part::new(st, reqs, st.obj.cta != c);
                 if matches!(st.op, MbarStepOp::CpAsyncArrive { .. }) {
                     p.first_state = Some(0);
@@ -477,13 +478,6 @@ impl<'p> Engine<'p> {
         let check = if matches!(family, MbarFamily::TestWait | MbarFamily::TryWait) { sync.mbarrier_phase_check_cycles } else { 0 };
         let back = self.cycle + sync.mbarrier_response_cycles + check + if woken { sync.mbarrier_wake_cycles } else { 0 };
         let ws = &mut self.ctas[c as usize].warps[w as usize];
-        if family == MbarFamily::TryWait {
-            for p in &op.parts {
-                if let (MbarStepOp::Wait { suspend_hint_ns: None, .. }, Some(answer)) = (p.step.op, p.wait) {
-                    ws.failed_try_wait = (!answer).then_some((p.step.obj.cta, p.step.obj.off, back));
-                }
-            }
-        }
         for &d in &self.info[op.pc as usize].dsts {
             ws.write_ready(d, back, true);
         }

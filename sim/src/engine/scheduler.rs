@@ -59,11 +59,6 @@ pub(super) struct WarpState {
     /// The cycle the unit took the warp's latest named-barrier arrival: a release finds it asleep
     /// at the barrier for long when it has waited `sync.named_barrier_sleep_cycles` since.
     pub(super) barrier_arrival: u64,
-    /// The mbarrier object (CTA, shared offset) whose try_wait without suspendTimeHint last
-    /// answered false for this warp, and the cycle the answer was readable: a try_wait there
-    /// within `sync.try_wait_retry_window_cycles` of it is a retry, which the unit suspends
-    /// (`sync.try_wait_retry_limit_ns`).
-    pub(super) failed_try_wait: Option<(u32, u32, u64)>,
     /// The cycle the warp last issued an instruction, and how many it has issued
     /// (`timing::InstrInfo::branch_guard` counts from them).
     pub(super) last_issue: u64,
@@ -157,7 +152,7 @@ pub(super) struct SetAside {
 impl WarpState {
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, failed_try_wait: None, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -185,7 +180,9 @@ impl WarpState {
         });
         // a shared variable's address: the window base ptxas reads again right before it
         let base = (inf.window_base > 0).then(|| self.last_issue + 1 + inf.window_base);
-        inf.reads().map(src).chain(read).chain(guard).chain(base).max().unwrap_or(0)
+        // the top of a spin loop: the YIELD ptxas put there
+        let yielded = (inf.yield_cycles > 0).then(|| self.last_issue + 1 + inf.yield_cycles);
+        inf.reads().map(src).chain(read).chain(guard).chain(base).chain(yielded).max().unwrap_or(0)
     }
 
     /// A SASS sequence (`timing::InstrInfo::sequence`) whose result is ready at `done` holds the
@@ -764,7 +761,8 @@ impl<'p> Engine<'p> {
         }
         match flow {
             Flow::Jump(_) | Flow::Lanes => {
-                ws.next_issue = self.cycle + cfg.issue.branch_cycles + cfg.issue.branch_taken_cycles;
+                // (and the YIELD before a peeled spin loop's retry: `timing::YieldSite::Retry`)
+                ws.next_issue = self.cycle + cfg.issue.branch_cycles + cfg.issue.branch_taken_cycles + self.info[pc as usize].retry_yield_cycles;
                 ws.wait_why = Stall::Branch;
             }
             Flow::Exit => {
