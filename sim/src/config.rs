@@ -265,6 +265,8 @@ pub struct Sync {
     /// The SM's path into the MbarrierUnit takes one local request per this many cycles (all
     /// warps together; fractional: the booking keeps the remainder).
     pub mbarrier_port_cycles: f64,
+    /// The same for a phase check (test_wait, try_wait), cycles.
+    pub phase_check_port_cycles: f64,
     /// An mbarrier instruction stalls with MemoryThrottle while that path is booked more than
     /// this many cycles ahead.
     pub mbarrier_queue_cycles: u64,

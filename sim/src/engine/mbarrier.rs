@@ -380,6 +380,11 @@ impl<'p> Engine<'p> {
 
     pub(super) fn queue_mbar(&mut self, c: u32, w: u32, op: &SyncOp) {
         let now = self.cycle;
+        // a phase check holds the SM's path longer than an arrive (`sync.phase_check_port_cycles`)
+        let rate = match op.kind {
+            OpKind::Mbar(MbarFamily::TestWait | MbarFamily::TryWait) => self.cfg.sync.phase_check_port_cycles,
+            _ => self.cfg.sync.mbarrier_port_cycles,
+        };
         for (k, p) in op.parts.iter().enumerate() {
             for (j, r) in p.reqs.iter().enumerate() {
                 let tag = Tag::Part { cta: c, warp: w, part: k as u32, req: j as u32 };
@@ -387,7 +392,7 @@ impl<'p> Engine<'p> {
                     let at = now + self.cfg.dsmem.latency;
                     self.ctas[p.step.obj.cta as usize].mbar.cluster_q.push_back(Queued { at, req: *r, tag });
                 } else {
-                    let start = self.ctas[c as usize].mem.book_syncs(now, self.cfg.sync.mbarrier_port_cycles, w as usize);
+                    let start = self.ctas[c as usize].mem.book_syncs(now, rate, w as usize);
                     let at = start + self.cfg.sync.mbarrier_request_cycles;
                     self.ctas[c as usize].mbar.local_q.push_back(Queued { at, req: *r, tag });
                 }
