@@ -575,6 +575,44 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     info
 }
 
+/// The loops ptxas keeps in a kernel (a backward `bra` and its target; those it unrolls away
+/// left out), with the innermost one around each pc: one sweep over the sorted spans, linear in
+/// the kernel besides the sort (loops nest in the code the front ends emit; an overlapping one is
+/// taken as nested).
+struct Loops {
+    /// [header, back edge] of each loop, by header, the longer first (outermost first).
+    spans: Vec<(usize, usize)>,
+    /// The innermost loop around each pc (an index into `spans`).
+    innermost: Vec<Option<usize>>,
+}
+
+impl Loops {
+    fn of(module: &Module, info: &[InstrInfo]) -> Self {
+        let body = &module.kernel.body;
+        let mut spans: Vec<(usize, usize)> =
+            body.iter().enumerate().filter_map(|(pc, i)| branch_target(module, i).filter(|&t| t <= pc).map(|t| (t, pc))).filter(|&(_, j)| info[j].unroll != Unroll::Gone).collect();
+        spans.sort_by_key(|&(h, j)| (h, std::cmp::Reverse(j)));
+        let mut innermost = vec![None; body.len()];
+        let (mut stack, mut next): (Vec<usize>, usize) = (Vec::new(), 0);
+        for (pc, slot) in innermost.iter_mut().enumerate() {
+            while stack.last().is_some_and(|&l| spans[l].1 < pc) {
+                stack.pop();
+            }
+            while next < spans.len() && spans[next].0 == pc {
+                stack.push(next);
+                next += 1;
+            }
+            *slot = stack.last().copied();
+        }
+        Loops { spans, innermost }
+    }
+
+    /// Whether loop `l` holds another loop (the next span in order starts inside it).
+    fn holds_a_loop(&self, l: usize) -> bool {
+        self.spans.get(l + 1).is_some_and(|&(h2, _)| h2 <= self.spans[l].1)
+    }
+}
+
 /// Per instruction: whether it waits for ptxas's read of the shared window base
 /// ([`InstrInfo::window_base`]). With a `.loc` per PTX line, 365 of the 478 SR_CgaCtaId reads in
 /// the SASS of the calibration programs sit at an instruction naming a shared variable; where
@@ -589,10 +627,7 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     let k = &module.kernel;
     let n = k.body.len();
     let target_of = |i: &Instr| branch_target(module, i);
-    // loops: [header, back edge] of each backward branch, those ptxas unrolls away left out
-    let loops: Vec<(usize, usize)> =
-        k.body.iter().enumerate().filter_map(|(pc, i)| target_of(i).filter(|&t| t <= pc).map(|t| (t, pc))).filter(|&(_, j)| info[j].unroll != Unroll::Gone).collect();
-    let nests = |&(h, j): &(usize, usize)| loops.iter().any(|&(h2, j2)| (h2, j2) != (h, j) && h <= h2 && j2 <= j);
+    let loops = Loops::of(module, info);
     // joins: the targets of forward branches (a loop's exit and its header keep what was read)
     let mut joins = vec![false; n + 1];
     for (pc, i) in k.body.iter().enumerate() {
@@ -608,8 +643,7 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
             continue;
         }
         // the innermost loop around it, if that loop keeps another loop inside
-        let innermost = loops.iter().filter(|&&(h, j)| h <= pc && pc <= j).min_by_key(|&&(h, j)| j - h);
-        out[pc] = innermost.is_some_and(nests) && !read;
+        out[pc] = loops.innermost[pc].is_some_and(|l| loops.holds_a_loop(l)) && !read;
         read = true;
     }
     out
@@ -730,13 +764,10 @@ pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>
     let mut out = vec![None; n];
     let target_of = |i: &Instr| branch_target(module, i);
     let divergent = divergent_branches(module, info);
-    // loops [header, back edge], those ptxas unrolls away left out, outermost first
-    let mut loops: Vec<(usize, usize)> =
-        k.body.iter().enumerate().filter_map(|(pc, i)| target_of(i).filter(|&t| t <= pc).map(|t| (t, pc))).filter(|&(_, j)| info[j].unroll != Unroll::Gone).collect();
-    if loops.is_empty() {
+    let loops = Loops::of(module, info);
+    if loops.spans.is_empty() {
         return out;
     }
-    loops.sort_by_key(|&(h, j)| (h, std::cmp::Reverse(j)));
     let polls = |i: &Instr| match i.op {
         Opcode::MbarrierTestWait | Opcode::MbarrierTryWait | Opcode::Atom => true,
         Opcode::Ld => i.has(Mod::Volatile) || i.has(Mod::Relaxed) || i.has(Mod::Acquire),
@@ -761,12 +792,9 @@ pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>
         depth[pc] += depth[pc - 1];
     }
     // innermost loops only (a loop holding another is no spin loop), each scanned once: linear
-    // (sorted by header, then the longer first: the next loop starts inside when one nests)
-    let innermost = |li: usize| !loops.get(li + 1).is_some_and(|&(h2, _)| h2 <= loops[li].1);
     let mut tainted: std::collections::HashSet<u32> = std::collections::HashSet::new();
-    for li in 0..loops.len() {
-        let (h, j) = loops[li];
-        if !innermost(li) || out[h].is_some() {
+    for (li, &(h, j)) in loops.spans.iter().enumerate() {
+        if loops.holds_a_loop(li) || out[h].is_some() {
             continue;
         }
         let body = &k.body[h..=j];
