@@ -202,7 +202,7 @@ impl<'p> Engine<'p> {
             cs.mbar.busy_until = now + 4;
         }
         if let Some(Tag::Part { cta, warp, part, .. }) = accepted.map(|q| q.tag) {
-            if let Some(p) = self.ctas[cta as usize].warps[warp as usize].op.as_mut().and_then(|o| o.parts.get_mut(part as usize)) {
+            if let Some(p) = self.ctas[cta as usize].warps[warp as usize].op_mut().and_then(|o| o.parts.get_mut(part as usize)) {
                 p.accepted += 1;
             }
         }
@@ -231,7 +231,7 @@ impl<'p> Engine<'p> {
         let kind = finding_kind(name)?;
         match tag {
             Tag::Part { cta, warp, part, .. } => {
-                let (pc, lane, obj) = match self.ctas[cta as usize].warps[warp as usize].op.as_ref() {
+                let (pc, lane, obj) = match self.ctas[cta as usize].warps[warp as usize].op() {
                     Some(op) => {
                         let p = &op.parts[part as usize];
                         (op.pc, p.step.lanes.trailing_zeros().min(31), p.step.obj)
@@ -269,13 +269,13 @@ impl<'p> Engine<'p> {
     /// A unit processed request `req` of a part.
     pub(super) fn part_result(&mut self, cta: u32, warp: u32, part: u32, req: u32, change: Option<Option<SyncEvent>>, resp: Option<MbarrierResp>) -> Result<(), Stop> {
         let phase_now = {
-            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return Ok(()) };
+            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op() else { return Ok(()) };
             let o = op.parts[part as usize].step.obj;
             self.m.mbar_phase(o.cta, o.off)
         };
         let suspended_now;
         {
-            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_mut() else { return Ok(()) };
+            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op_mut() else { return Ok(()) };
             let p = &mut op.parts[part as usize];
             p.got += 1;
             if let Some(Some(SyncEvent::Mbarrier { old, new, .. })) = &change {
@@ -311,8 +311,8 @@ impl<'p> Engine<'p> {
         }
         if suspended_now {
             self.ctas[cta as usize].mbar.suspended += 1;
-            let pc = self.ctas[cta as usize].warps[warp as usize].op.as_ref().map(|o| o.pc).unwrap_or(0);
-            let o = self.ctas[cta as usize].warps[warp as usize].op.as_ref().unwrap().parts[part as usize].step.obj;
+            let pc = self.ctas[cta as usize].warps[warp as usize].op().map(|o| o.pc).unwrap_or(0);
+            let o = self.ctas[cta as usize].warps[warp as usize].op().unwrap().parts[part as usize].step.obj;
             self.m.set_polling(cta, warp, Some(Poll { cta: o.cta, offset: o.off, pc }));
         }
         self.part_done_early(cta, warp, part);
@@ -327,7 +327,7 @@ impl<'p> Engine<'p> {
         if !self.recording() {
             return;
         }
-        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return };
+        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op() else { return };
         let OpKind::Mbar(family) = op.kind else { return };
         let Some(p) = op.parts.get(part as usize) else { return };
         // cp.async.mbarrier.arrive's step also takes the deferred arrive-on's issue number, which
@@ -349,7 +349,7 @@ impl<'p> Engine<'p> {
         if !self.recording() {
             return;
         }
-        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_mut() else { return };
+        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op_mut() else { return };
         let OpKind::Mbar(family) = op.kind else { return };
         let pc = op.pc;
         let Some(p) = op.parts.get_mut(part as usize) else { return };
@@ -363,7 +363,7 @@ impl<'p> Engine<'p> {
     }
 
     pub(super) fn wake(&mut self, c: u32, warp: u32, completed: bool) -> Result<(), Stop> {
-        let Some(op) = self.ctas[c as usize].warps.get_mut(warp as usize).and_then(|w| w.op.as_mut()) else { return Ok(()) };
+        let Some(op) = self.ctas[c as usize].warps.get_mut(warp as usize).and_then(|w| w.op_mut()) else { return Ok(()) };
         let Some(k) = op.parts.iter().position(|p| p.suspended) else { return Ok(()) };
         let p = &mut op.parts[k];
         p.suspended = false;
@@ -423,20 +423,20 @@ impl<'p> Engine<'p> {
         if mask != 0 {
             cs.warps[w as usize].smem_issue_until = self.cycle + spacing;
         }
-        self.ctas[c as usize].warps[w as usize].op = Some(op);
+        self.ctas[c as usize].warp_mut(w as usize).set_op(op);
         self.try_retire(c, w)
     }
 
     /// Retires the in-flight instruction of (c, w) if every part is done.
     pub(super) fn try_retire(&mut self, c: u32, w: u32) -> Result<(), Stop> {
-        let done = match &self.ctas[c as usize].warps[w as usize].op {
+        let done = match self.ctas[c as usize].warps[w as usize].op() {
             Some(op) if matches!(op.kind, OpKind::Mbar(_)) => op.parts.iter().all(|p| p.done()),
             _ => false,
         };
         if !done {
             return Ok(());
         }
-        let op = self.ctas[c as usize].warps[w as usize].op.take().unwrap();
+        let op = self.ctas[c as usize].warp_mut(w as usize).take_op().unwrap();
         let OpKind::Mbar(family) = op.kind else { unreachable!() };
         let ins = &self.m.module().kernel.body[op.pc as usize];
         self.m.count_retired(op.mask);
@@ -476,7 +476,7 @@ impl<'p> Engine<'p> {
         let sync = &self.cfg.sync;
         let check = if matches!(family, MbarFamily::TestWait | MbarFamily::TryWait) { sync.mbarrier_phase_check_cycles } else { 0 };
         let back = self.cycle + sync.mbarrier_response_cycles + check + if woken { sync.mbarrier_wake_cycles } else { 0 };
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        let mut ws = self.ctas[c as usize].warp_mut(w as usize);
         if family == MbarFamily::TryWait {
             for p in &op.parts {
                 if let (MbarStepOp::Wait { suspend_hint_ns: None, .. }, Some(answer)) = (p.step.op, p.wait) {
@@ -487,8 +487,7 @@ impl<'p> Engine<'p> {
         for &d in &self.info[op.pc as usize].dsts {
             ws.write_ready(d, back, true);
         }
-        ws.next_issue = self.cycle + 1;
-        ws.wait_why = Stall::MbarrierWait;
+        ws.wait_until(self.cycle + 1, Stall::MbarrierWait);
         Ok(())
     }
 }
