@@ -179,10 +179,14 @@ impl<'p> Engine<'p> {
         let head = |q: &VecDeque<Queued<MbarrierReq>>| q.front().filter(|h| h.at <= now).map(|h| h.req);
         let inputs = MbarInputs { local: head(&cs.mbar.local_q), tma: head(&cs.mbar.tma_q), cluster: head(&cs.mbar.cluster_q) };
         let has_input = inputs.local.is_some() || inputs.tma.is_some() || inputs.cluster.is_some();
-        // Suspended warps alone: an edge that only counts cycles toward no deadline is skipped
-        // (owed to the unit's counter, `MbarUnit::skip_idle_edge`).
-        if !has_input && cs.mbar.s1.is_none() && cs.mbar.busy_until <= now && (cs.mbar.suspended == 0 || (!observe && cs.mbar.unit.skip_idle_edge())) {
-            return Ok(());
+        // Suspended warps alone, or the pipeline drained before `busy_until`: an edge that only
+        // counts cycles toward no deadline is skipped (owed to the unit's counter,
+        // `MbarUnit::skip_idle_edge`; waveforms show every edge of a busy unit).
+        if !has_input && cs.mbar.s1.is_none() {
+            let quiet = cs.mbar.busy_until <= now && cs.mbar.suspended == 0;
+            if quiet || (!observe && cs.mbar.unit.skip_idle_edge()) {
+                return Ok(());
+            }
         }
         self.active_this_cycle = true;
         self.unit_edges += 1;
