@@ -301,7 +301,7 @@ impl<'p> Engine<'p> {
                 tma: TmaPort::new(None),
                 mem: MemPipes::new(cfg.issue.schedulers as usize),
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
-                gates: vec![scheduler::Gate::CLOSED; m.warp_count(c) as usize],
+                gates: vec![scheduler::Gate::CLOSED; m.warp_count(c)],
                 rr: vec![0; cfg.issue.schedulers as usize],
                 fma_free: vec![0; cfg.issue.schedulers as usize],
                 releases: Default::default(),

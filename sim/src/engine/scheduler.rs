@@ -202,7 +202,9 @@ impl Gate {
 /// A warp's state open for changes: the fields its [`Gate`] copies change through it only, and
 /// the gate is brought up to date when it is dropped.
 pub(super) struct WarpMut<'a> {
+    /// The warp's state.
     ws: &'a mut WarpState,
+    /// Its entry of [`CtaState::gates`].
     gate: &'a mut Gate,
 }
 
