@@ -331,7 +331,7 @@ impl IdleTap {
 }
 
 /// The requests presented to the MbarrierUnit's three ports this cycle.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct MbarInputs {
     /// This CTA's warps.
     pub local: Option<MbarrierReq>,
@@ -548,6 +548,13 @@ struct MbarGen {
     owed: u64,
     /// Words in the bank.
     words: u32,
+    /// The requests the model's ports hold (set again only when they change: each `set` converts
+    /// the three requests field by field).
+    ports: MbarInputs,
+    /// The combinational signals are settled for the registers and the ports as they are (the
+    /// second `eval` of the last cycle ran and nothing changed since): `eval` is a pure function
+    /// of both, so this cycle's first one would compute the same.
+    settled: bool,
 }
 
 impl MbarGen {
@@ -558,7 +565,8 @@ impl MbarGen {
         assert!(simulate(&mut *uut, SETTLE));
         let m = from(&uut);
         let tap = GenTap::find(&*m, A);
-        let mut s = MbarGen { m, tap, owed: 0, words: 1 << A };
+        let mut s = MbarGen { m, tap, owed: 0, words: 1 << A, ports: MbarInputs::default(), settled: false };
+        s.m.set(&s.ports);
         // as MbarInst: the RAM read registers are defined after two edges
         for _ in 0..2 {
             s.cycle(&MbarInputs::default());
@@ -571,11 +579,19 @@ impl MbarGen {
             let v = self.m.v_mut();
             v[self.tap.now] = (v[self.tap.now].wrapping_add(self.owed)) & 0xFFFF_FFFF;
             self.owed = 0;
+            self.settled = false;
         }
-        self.m.set(p);
-        self.m.eval();
+        if *p != self.ports {
+            self.ports = *p;
+            self.m.set(p);
+            self.settled = false;
+        }
+        if !self.settled {
+            self.m.eval();
+        }
         let (local_ready, tma_ready, cluster_ready) = self.m.readies();
         self.m.edge();
+        self.settled = false;
         // The outputs after the edge are combinational from registers (stage 2, the waiter
         // table; hdl/src/mbarrier_unit): settled only when one can be valid, else all invalid
         // (a second `eval` settles the whole unit; the next cycle's settles everything anyway).
@@ -584,6 +600,7 @@ impl MbarGen {
             return MbarOutputs { local_ready, tma_ready, cluster_ready, ..Default::default() };
         }
         self.m.eval();
+        self.settled = true;
         let v = self.m.v();
         let write = (v[t.we] != 0).then(|| (v[t.wa] as u32, gen_value(v, t.wd), v[t.wv] != 0));
         let (resp, wake, fault) = self.m.outs();

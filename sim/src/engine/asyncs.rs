@@ -107,10 +107,9 @@ impl<'p> Engine<'p> {
                     if let Some((c, w)) = waiter.filter(|&cw| waiting(&self.m, cw) < before) {
                         // the wait_group's lanes were released: silicon's DEPBAR lets the warp
                         // issue `sync.cp_async_wait_cycles` later
-                        let ws = &mut self.ctas[c as usize].warps[w as usize];
-                        ws.next_issue = ws.next_issue.max(now + self.cfg.sync.cp_async_wait_cycles);
-                        ws.wait_why = Stall::AsyncWait;
-                        ws.scoreboard_until = 0;
+                        let mut ws = self.ctas[c as usize].warp_mut(w as usize);
+                        ws.wait_at_least(now + self.cfg.sync.cp_async_wait_cycles, Stall::AsyncWait);
+                        ws.set_scoreboard_until(0);
                     }
                     let cy = self.cycle;
                     self.emit(Event::Complete { cycle: cy, seq });

@@ -52,7 +52,7 @@ impl<'p> Engine<'p> {
         if let Some((r, c, w)) = accepted {
             if out.fault.valid {
                 let kind = finding_kind(out.fault.kind.name())?;
-                let (pc, lane) = self.ctas[c as usize].warps[w as usize].op.as_ref().map(|o| (o.pc, o.mask.trailing_zeros().min(31))).unwrap_or((0, 0));
+                let (pc, lane) = self.ctas[c as usize].warps[w as usize].op().map(|o| (o.pc, o.mask.trailing_zeros().min(31))).unwrap_or((0, 0));
                 let msg = format!("the ClusterBarrierUnit of cluster {k} reports {} at cycle {}", kind.name(), self.cycle);
                 self.m.report(kind, msg, Some((c, w, lane, pc)))?;
             }
@@ -70,9 +70,7 @@ impl<'p> Engine<'p> {
             for c in ctas {
                 for w in 0..self.m.warp_count(c) {
                     if self.m.release_lanes(c, w as u32, |x| matches!(x, Wait::ClusterBarrier(_))) != 0 {
-                        let ws = &mut self.ctas[c as usize].warps[w];
-                        ws.next_issue = ws.next_issue.max(back);
-                        ws.wait_why = Stall::ClusterBarrierWait;
+                        self.ctas[c as usize].warp_mut(w).wait_at_least(back, Stall::ClusterBarrierWait);
                     }
                 }
             }
@@ -123,17 +121,17 @@ impl<'p> Engine<'p> {
             self.ctas[c as usize].warps[w as usize].cluster_partial = 0;
             let op = if ins.has(Mod::Relaxed) { ClusterBarrierOp::ArriveRelaxed } else { ClusterBarrierOp::Arrive };
             self.queue_cluster(c, w, op);
-            self.ctas[c as usize].warps[w as usize].op = Some(SyncOp { pc, group, mask, kind: OpKind::ClusterArrive, parts: Vec::new(), queued: true });
+            self.ctas[c as usize].warp_mut(w as usize).set_op(SyncOp { pc, group, mask, kind: OpKind::ClusterArrive, parts: Vec::new(), queued: true });
         } else {
             exec::cluster_aligned_check(&mut Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }, ins)?;
             self.queue_cluster(c, w, ClusterBarrierOp::Wait);
-            self.ctas[c as usize].warps[w as usize].op = Some(SyncOp { pc, group, mask, kind: OpKind::ClusterWait, parts: Vec::new(), queued: true });
+            self.ctas[c as usize].warp_mut(w as usize).set_op(SyncOp { pc, group, mask, kind: OpKind::ClusterWait, parts: Vec::new(), queued: true });
         }
         Ok(())
     }
 
     pub(super) fn retire_cluster(&mut self, c: u32, w: u32, blocked: bool) -> Result<Option<Retire>, Stop> {
-        let Some(op) = self.ctas[c as usize].warps[w as usize].op.take() else { return Ok(None) };
+        let Some(op) = self.ctas[c as usize].warp_mut(w as usize).take_op() else { return Ok(None) };
         self.m.count_retired(op.mask);
         self.m.advance(c, w, op.pc, op.group, op.mask, Flow::Next);
         let phase = self.clusters[self.m.cta_cluster(c) as usize].phase;
@@ -146,9 +144,7 @@ impl<'p> Engine<'p> {
         self.m.progress();
         // A wait the unit answered: its warp goes on once its CTA sees the completion.
         let seen = if matches!(op.kind, OpKind::ClusterWait) { self.clusters[self.m.cta_cluster(c) as usize].seen_at } else { 0 };
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
-        ws.next_issue = (self.cycle + self.cfg.issue.warp_issue_cycles).max(seen);
-        ws.wait_why = Stall::ClusterBarrierWait;
+        self.ctas[c as usize].warp_mut(w as usize).wait_until((self.cycle + self.cfg.issue.warp_issue_cycles).max(seen), Stall::ClusterBarrierWait);
         Ok(self.recording().then(|| Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, ..Default::default() }))
     }
 }

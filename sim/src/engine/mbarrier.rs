@@ -182,10 +182,14 @@ impl<'p> Engine<'p> {
         let head = |q: &VecDeque<Queued<MbarrierReq>>| q.front().filter(|h| h.at <= now).map(|h| h.req);
         let inputs = MbarInputs { local: head(&cs.mbar.local_q), tma: head(&cs.mbar.tma_q), cluster: head(&cs.mbar.cluster_q) };
         let has_input = inputs.local.is_some() || inputs.tma.is_some() || inputs.cluster.is_some();
-        // Suspended warps alone: an edge that only counts cycles toward no deadline is skipped
-        // (owed to the unit's counter, `MbarUnit::skip_idle_edge`).
-        if !has_input && cs.mbar.s1.is_none() && cs.mbar.busy_until <= now && (cs.mbar.suspended == 0 || (!observe && cs.mbar.unit.skip_idle_edge())) {
-            return Ok(());
+        // Suspended warps alone, or the pipeline drained before `busy_until`: an edge that only
+        // counts cycles toward no deadline is skipped (owed to the unit's counter,
+        // `MbarUnit::skip_idle_edge`; waveforms show every edge of a busy unit).
+        if !has_input && cs.mbar.s1.is_none() {
+            let quiet = cs.mbar.busy_until <= now && cs.mbar.suspended == 0;
+            if quiet || (!observe && cs.mbar.unit.skip_idle_edge()) {
+                return Ok(());
+            }
         }
         self.active_this_cycle = true;
         self.unit_edges += 1;
@@ -205,7 +209,7 @@ impl<'p> Engine<'p> {
             cs.mbar.busy_until = now + 4;
         }
         if let Some(Tag::Part { cta, warp, part, .. }) = accepted.map(|q| q.tag) {
-            if let Some(p) = self.ctas[cta as usize].warps[warp as usize].op.as_mut().and_then(|o| o.parts.get_mut(part as usize)) {
+            if let Some(p) = self.ctas[cta as usize].warps[warp as usize].op_mut().and_then(|o| o.parts.get_mut(part as usize)) {
                 p.accepted += 1;
             }
         }
@@ -234,7 +238,7 @@ impl<'p> Engine<'p> {
         let kind = finding_kind(name)?;
         match tag {
             Tag::Part { cta, warp, part, .. } => {
-                let (pc, lane, obj) = match self.ctas[cta as usize].warps[warp as usize].op.as_ref() {
+                let (pc, lane, obj) = match self.ctas[cta as usize].warps[warp as usize].op() {
                     Some(op) => {
                         let p = &op.parts[part as usize];
                         (op.pc, p.step.lanes.trailing_zeros().min(31), p.step.obj)
@@ -272,13 +276,13 @@ impl<'p> Engine<'p> {
     /// A unit processed request `req` of a part.
     pub(super) fn part_result(&mut self, cta: u32, warp: u32, part: u32, req: u32, change: Option<Option<SyncEvent>>, resp: Option<MbarrierResp>) -> Result<(), Stop> {
         let phase_now = {
-            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return Ok(()) };
+            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op() else { return Ok(()) };
             let o = op.parts[part as usize].step.obj;
             self.m.mbar_phase(o.cta, o.off)
         };
         let suspended_now;
         {
-            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_mut() else { return Ok(()) };
+            let Some(op) = self.ctas[cta as usize].warps[warp as usize].op_mut() else { return Ok(()) };
             let p = &mut op.parts[part as usize];
             p.got += 1;
             if let Some(Some(SyncEvent::Mbarrier { old, new, .. })) = &change {
@@ -314,8 +318,8 @@ impl<'p> Engine<'p> {
         }
         if suspended_now {
             self.ctas[cta as usize].mbar.suspended += 1;
-            let pc = self.ctas[cta as usize].warps[warp as usize].op.as_ref().map(|o| o.pc).unwrap_or(0);
-            let o = self.ctas[cta as usize].warps[warp as usize].op.as_ref().unwrap().parts[part as usize].step.obj;
+            let pc = self.ctas[cta as usize].warps[warp as usize].op().map(|o| o.pc).unwrap_or(0);
+            let o = self.ctas[cta as usize].warps[warp as usize].op().unwrap().parts[part as usize].step.obj;
             self.m.set_polling(cta, warp, Some(Poll { cta: o.cta, offset: o.off, pc }));
         }
         self.part_done_early(cta, warp, part);
@@ -330,7 +334,7 @@ impl<'p> Engine<'p> {
         if !self.recording() {
             return;
         }
-        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_ref() else { return };
+        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op() else { return };
         let OpKind::Mbar(family) = op.kind else { return };
         let Some(p) = op.parts.get(part as usize) else { return };
         // cp.async.mbarrier.arrive's step also takes the deferred arrive-on's issue number, which
@@ -352,7 +356,7 @@ impl<'p> Engine<'p> {
         if !self.recording() {
             return;
         }
-        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op.as_mut() else { return };
+        let Some(op) = self.ctas[cta as usize].warps[warp as usize].op_mut() else { return };
         let OpKind::Mbar(family) = op.kind else { return };
         let pc = op.pc;
         let Some(p) = op.parts.get_mut(part as usize) else { return };
@@ -366,7 +370,7 @@ impl<'p> Engine<'p> {
     }
 
     pub(super) fn wake(&mut self, c: u32, warp: u32, completed: bool) -> Result<(), Stop> {
-        let Some(op) = self.ctas[c as usize].warps.get_mut(warp as usize).and_then(|w| w.op.as_mut()) else { return Ok(()) };
+        let Some(op) = self.ctas[c as usize].warps.get_mut(warp as usize).and_then(|w| w.op_mut()) else { return Ok(()) };
         let Some(k) = op.parts.iter().position(|p| p.suspended) else { return Ok(()) };
         let p = &mut op.parts[k];
         p.suspended = false;
@@ -429,20 +433,20 @@ impl<'p> Engine<'p> {
         if mask != 0 {
             cs.warps[w as usize].smem_issue_until = self.cycle + spacing;
         }
-        self.ctas[c as usize].warps[w as usize].op = Some(op);
+        self.ctas[c as usize].warp_mut(w as usize).set_op(op);
         self.try_retire(c, w)
     }
 
     /// Retires the in-flight instruction of (c, w) if every part is done.
     pub(super) fn try_retire(&mut self, c: u32, w: u32) -> Result<(), Stop> {
-        let done = match &self.ctas[c as usize].warps[w as usize].op {
+        let done = match self.ctas[c as usize].warps[w as usize].op() {
             Some(op) if matches!(op.kind, OpKind::Mbar(_)) => op.parts.iter().all(|p| p.done()),
             _ => false,
         };
         if !done {
             return Ok(());
         }
-        let op = self.ctas[c as usize].warps[w as usize].op.take().unwrap();
+        let op = self.ctas[c as usize].warp_mut(w as usize).take_op().unwrap();
         let OpKind::Mbar(family) = op.kind else { unreachable!() };
         let ins = &self.m.module().kernel.body[op.pc as usize];
         self.m.count_retired(op.mask);
@@ -482,12 +486,11 @@ impl<'p> Engine<'p> {
         let sync = &self.cfg.sync;
         let check = if matches!(family, MbarFamily::TestWait | MbarFamily::TryWait) { sync.mbarrier_phase_check_cycles } else { 0 };
         let back = self.cycle + sync.mbarrier_response_cycles + check + if woken { sync.mbarrier_wake_cycles } else { 0 };
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        let mut ws = self.ctas[c as usize].warp_mut(w as usize);
         for &d in &self.info[op.pc as usize].dsts {
             ws.write_ready(d, back, true);
         }
-        ws.next_issue = self.cycle + 1;
-        ws.wait_why = Stall::MbarrierWait;
+        ws.wait_until(self.cycle + 1, Stall::MbarrierWait);
         Ok(())
     }
 }

@@ -209,6 +209,8 @@ struct CtaState {
     mem: MemPipes,
     /// The warps.
     warps: Vec<WarpState>,
+    /// Per warp: what the schedulers' loop reads first (kept by [`CtaState::warp_mut`]).
+    gates: Vec<scheduler::Gate>,
     /// Per warp scheduler: the member that issued last (GTO: tried first; LRR: the one after it).
     rr: Vec<usize>,
     /// Per warp scheduler: its FMA pipe (fp32 fma, IMAD) takes the next instruction from this
@@ -271,6 +273,15 @@ fn bits_of(mask: u32) -> impl Iterator<Item = u32> {
     exec::lanes(mask)
 }
 
+/// The set bits of `mask`, lowest first.
+fn bits_of64(mut mask: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        let b = mask.trailing_zeros();
+        mask &= mask.wrapping_sub(1);
+        (b < 64).then_some(b)
+    })
+}
+
 impl<'p> Engine<'p> {
     /// Builds the launch: the golden machine's state plus, per CTA, an MbarrierUnit and a
     /// NamedBarrierUnit, and per cluster a ClusterBarrierUnit.
@@ -290,6 +301,7 @@ impl<'p> Engine<'p> {
                 tma: TmaPort::new(None),
                 mem: MemPipes::new(cfg.issue.schedulers as usize),
                 warps: (0..m.warp_count(c)).map(|_| WarpState::new(nregs)).collect(),
+                gates: vec![scheduler::Gate::CLOSED; m.warp_count(c)],
                 rr: vec![0; cfg.issue.schedulers as usize],
                 fma_free: vec![0; cfg.issue.schedulers as usize],
                 releases: Default::default(),
@@ -341,8 +353,8 @@ impl<'p> Engine<'p> {
             active_this_cycle: false,
         };
         for c in &mut e.ctas {
-            for w in &mut c.warps {
-                w.next_issue = e.launched_at;
+            for w in 0..c.warps.len() {
+                c.warp_mut(w).wait_until(e.launched_at, Stall::NotLaunched);
             }
         }
         e
@@ -429,7 +441,7 @@ impl<'p> Engine<'p> {
     fn finished(&self) -> bool {
         self.asyncs.is_empty()
             && self.ctas.iter().all(|c| {
-                c.warps.iter().all(|w| w.exited && w.op.is_none())
+                c.warps.iter().all(|w| w.exited() && w.op().is_none())
                     && c.mbar.local_q.is_empty()
                     && c.mbar.tma_q.is_empty()
                     && c.mbar.cluster_q.is_empty()
@@ -450,7 +462,7 @@ impl<'p> Engine<'p> {
         // never name it (gen --ub --small seed 1000701: 4 warps of a CTA take turns suspended).
         // A warp with an operation in a unit is stuck once proven to repeat (hopsync_cosim::spin).
         let spinning = self.asyncs.is_empty() && self.cycle - self.m.last_progress() > self.cfg.run.deadlock_spin_cycles;
-        if spinning && self.m.spins_forever(|c, w| self.ctas[c].warps[w].op.is_some()) {
+        if spinning && self.m.spins_forever(|c, w| self.ctas[c].warps[w].op().is_some()) {
             self.mirror_named_barriers();
             self.m.deadlock(true)?;
         }
@@ -468,7 +480,7 @@ impl<'p> Engine<'p> {
         'ctas: for ci in 0..self.ctas.len() {
             for wi in 0..self.ctas[ci].warps.len() {
                 let w = &self.ctas[ci].warps[wi];
-                if !w.exited && w.op.is_none() && self.next_group(ci, wi).is_some() {
+                if !w.exited() && w.op().is_none() && self.next_group(ci, wi).is_some() {
                     any_can_run = true;
                     break 'ctas;
                 }
@@ -526,7 +538,7 @@ impl<'p> Engine<'p> {
         }
         for ci in 0..self.ctas.len() {
             for wi in 0..self.ctas[ci].warps.len() {
-                if self.ctas[ci].warps[wi].exited || self.ctas[ci].warps[wi].op.is_some() {
+                if self.ctas[ci].warps[wi].exited() || self.ctas[ci].warps[wi].op().is_some() {
                     continue;
                 }
                 let Some((pc, _)) = self.group(ci, wi) else { continue };
@@ -538,7 +550,7 @@ impl<'p> Engine<'p> {
                 if let Some(inf) = self.info.get(pc as usize) {
                     front = front.max(w.front_at(inf, self.cfg.issue.lookahead_instructions));
                 }
-                next = next.min(w.next_issue.max(front.min(w.earliest_set_aside())));
+                next = next.min(w.next_issue().max(front.min(w.earliest_set_aside())));
             }
         }
         // With warps suspended (cycles that were clocked before the fast-forward), the spin

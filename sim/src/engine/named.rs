@@ -122,8 +122,8 @@ impl<'p> Engine<'p> {
                         match name.filter(|n| !n.starts_with("unsupported")) {
                             Some(n) => {
                                 let kind = finding_kind(Some(n))?;
-                                let pc = self.ctas[c as usize].warps[w as usize].op.as_ref().map(|o| o.pc).unwrap_or(0);
-                                let lane = self.ctas[c as usize].warps[w as usize].op.as_ref().map(|o| o.mask.trailing_zeros().min(31)).unwrap_or(0);
+                                let pc = self.ctas[c as usize].warps[w as usize].op().map(|o| o.pc).unwrap_or(0);
+                                let lane = self.ctas[c as usize].warps[w as usize].op().map(|o| o.mask.trailing_zeros().min(31)).unwrap_or(0);
                                 let msg = format!("the NamedBarrierUnit of cta {c} reports {} for barrier {} at cycle {}", kind.name(), r.barrier.index(), self.cycle);
                                 self.m.report(kind, msg, Some((c, w, lane, pc)))?;
                             }
@@ -131,7 +131,7 @@ impl<'p> Engine<'p> {
                         }
                         // Warn mode: the unit changed nothing; the instruction retires without
                         // waiting.
-                        if let Some(op) = self.ctas[c as usize].warps[w as usize].op.as_mut() {
+                        if let Some(op) = self.ctas[c as usize].warps[w as usize].op_mut() {
                             if let OpKind::Named(a) = &mut op.kind {
                                 for e in a.lanes.iter_mut() {
                                     e.sync = false;
@@ -144,7 +144,7 @@ impl<'p> Engine<'p> {
                         self.ctas[c as usize].named.arrived[id] |= 1 << w;
                         self.ctas[c as usize].named.expected[id] = r.has_count.then(|| r.count.index() as u32);
                     }
-                    if let Some(op) = self.ctas[c as usize].warps[w as usize].op.as_mut() {
+                    if let Some(op) = self.ctas[c as usize].warps[w as usize].op_mut() {
                         op.queued = false;
                     }
                     pending_retire = Some(w);
@@ -208,7 +208,7 @@ impl<'p> Engine<'p> {
             Some(a) => {
                 let r = arrival_req(&a, w);
                 let op = SyncOp { pc, group, mask, kind: OpKind::Named(a), parts: Vec::new(), queued: true };
-                self.ctas[c as usize].warps[w as usize].op = Some(op);
+                self.ctas[c as usize].warp_mut(w as usize).set_op(op);
                 let at = self.cycle + self.cfg.sync.named_barrier_request_cycles;
                 self.ctas[c as usize].named.q.push_back(Queued { at, req: r, tag: NamedTag::Op(w) });
                 Ok(())
@@ -225,14 +225,12 @@ impl<'p> Engine<'p> {
     /// The named-barrier instruction of (c, w) was accepted: it retires (returns its record when
     /// recording, to which a completion in the same cycle adds).
     pub(super) fn retire_named(&mut self, c: u32, w: u32) -> Result<(u32, Option<Retire>), Stop> {
-        let Some(op) = self.ctas[c as usize].warps[w as usize].op.take() else { return Ok((w, None)) };
+        let Some(op) = self.ctas[c as usize].warp_mut(w as usize).take_op() else { return Ok((w, None)) };
         let OpKind::Named(a) = op.kind else { unreachable!() };
         self.m.count_retired(op.mask);
         self.m.advance(c, w, op.pc, op.group, op.mask, Flow::Next);
         self.apply_arrival(c, w, a);
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
-        ws.next_issue = self.cycle + 1;
-        ws.wait_why = Stall::BarrierWait;
+        self.ctas[c as usize].warp_mut(w as usize).wait_until(self.cycle + 1, Stall::BarrierWait);
         let rec = self.recording().then(|| Retire { step: self.cycle, cta: c, warp: w, pc: op.pc, mask: op.mask, ..Default::default() });
         Ok((w, rec))
     }
@@ -295,17 +293,17 @@ impl<'p> Engine<'p> {
         for w in bits_of(warps) {
             // a warp asleep at the barrier for long wakes later
             let back = back + wake[w as usize];
-            let ws = &mut self.ctas[c as usize].warps[w as usize];
+            let mut ws = self.ctas[c as usize].warp_mut(w as usize);
             if ran_ahead >> w & 1 == 1 {
                 ws.barrier_back = back;
             } else {
-                ws.next_issue = ws.next_issue.max(back);
-                ws.wait_why = Stall::BarrierWait;
+                ws.wait_at_least(back, Stall::BarrierWait);
             }
             if !ws.red.as_ref().is_some_and(|r| r.id == id) {
                 continue;
             }
             let PendingRed { dsts, op, .. } = ws.red.take().unwrap();
+            drop(ws);
             let result = match op {
                 Mod::Popc => popc,
                 Mod::And => all as u64,

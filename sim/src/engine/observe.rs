@@ -17,9 +17,9 @@ impl<'p> Engine<'p> {
                 let live = (0..WARP).filter(|&l| mw.lane()[l] != Lane::Done).fold(0u32, |m, l| m | 1 << l);
                 let state = if self.cycle < self.launched_at {
                     WarpActivity::NotLaunched
-                } else if w.exited && w.op.is_none() {
+                } else if w.exited() && w.op().is_none() {
                     WarpActivity::Exited
-                } else if w.op.is_some() {
+                } else if w.op().is_some() {
                     WarpActivity::InSync
                 } else if mw.lane().contains(&Lane::Ready) {
                     WarpActivity::Runnable
@@ -31,7 +31,7 @@ impl<'p> Engine<'p> {
                         None => WarpActivity::Exited,
                     }
                 };
-                let stall = if run_done && w.exited { Stall::Exited } else { w.stall };
+                let stall = if run_done && w.exited() { Stall::Exited } else { w.stall };
                 views.push(WarpView { cta: ci as u32, warp: wi as u32, pc, stall, state, live });
             }
         }

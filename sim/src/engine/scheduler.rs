@@ -13,10 +13,12 @@ pub(super) struct WarpState {
     /// Per register: the cycle a queued plain store of the warp reads it (its data or address);
     /// an instruction that writes it issues no earlier (write-after-read, the SASS read barrier).
     pub(super) read_pending: Vec<u64>,
-    pub(super) next_issue: u64,
+    /// The warp issues no earlier than this cycle ([`WarpMut::wait_until`]).
+    next_issue: u64,
     /// Why the next issue waits on `next_issue`.
-    pub(super) wait_why: Stall,
-    pub(super) op: Option<SyncOp>,
+    wait_why: Stall,
+    /// Its synchronizing instruction in a unit ([`WarpMut::set_op`], [`WarpMut::take_op`]).
+    op: Option<SyncOp>,
     /// bar.red destinations awaiting the release.
     pub(super) red: Option<PendingRed>,
     /// An arrival made on the warp's behalf after an exit, waiting for the unit.
@@ -25,7 +27,8 @@ pub(super) struct WarpState {
     pub(super) cluster_partial: u32,
     /// The memory pipe the next instruction was last checked against (it waits for it).
     pub(super) pipe: Option<Pipe>,
-    pub(super) exited: bool,
+    /// Every lane is done ([`WarpMut::set_exited`]).
+    exited: bool,
     pub(super) stall: Stall,
     /// When the warp's latest write (global, DSMEM) completes: a release at cluster scope or
     /// wider drains up to it.
@@ -74,7 +77,7 @@ pub(super) struct WarpState {
     /// issue changes its lanes (so its group) or its registers' ready cycles, and it cannot issue
     /// before this cycle; eligibility answers from it instead of deriving the group and the
     /// scoreboard again every cycle.
-    pub(super) scoreboard_until: u64,
+    scoreboard_until: u64,
     /// Register-only instructions the warp executed before their operands were ready
     /// (`timing::Lookahead::Defer`), oldest first: each still takes its issue slot and pipe.
     pub(super) set_aside: Vec<SetAside>,
@@ -149,7 +152,150 @@ pub(super) struct SetAside {
     pub(super) producers: Vec<u64>,
 }
 
+/// What the schedulers' loop reads of a warp before its [`WarpState`]: kept beside the CTA's
+/// warps in one small array ([`CtaState::gates`]), so that a warp that waits (an operation in a
+/// unit, its issue delay, its scoreboard) costs the loop one read of 32 bytes instead of the
+/// cache lines of its state. It is the warp's own fields, copied by [`WarpMut`] at every change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Gate {
+    /// The warp exited or has an operation in a unit.
+    blocked: bool,
+    /// [`WarpState::next_issue`].
+    next_issue: u64,
+    /// [`WarpState::wait_why`].
+    wait_why: Stall,
+    /// [`WarpState::scoreboard_until`].
+    scoreboard_until: u64,
+}
+
+impl Gate {
+    /// The gate of a warp not launched yet.
+    pub(super) const CLOSED: Gate = Gate { blocked: true, next_issue: u64::MAX, wait_why: Stall::NotLaunched, scoreboard_until: 0 };
+
+    /// The warp exited or has an operation in a unit.
+    pub(super) fn blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// See [`WarpState::next_issue`].
+    pub(super) fn next_issue(&self) -> u64 {
+        self.next_issue
+    }
+
+    /// Whether [`Engine::eligibility`] answers the warp a stall at `now` from these fields alone
+    /// (neither `Ready` nor `PipeThrottle`, and without registering the warp anywhere): its
+    /// checks up to the scoreboard wait, in their order. Between `next_issue` and
+    /// `scoreboard_until` no instruction set aside is ready (`scoreboard_until` is at most the
+    /// earliest of them, and is cleared whenever one is added or issues).
+    pub(super) fn closed(&self, now: u64) -> bool {
+        // (bitwise, not short-circuit: the warps' states are no pattern a branch predictor learns)
+        let waiting = self.next_issue > now;
+        self.blocked | waiting & !matches!(self.wait_why, Stall::Ready | Stall::PipeThrottle) | !waiting & (self.scoreboard_until > now)
+    }
+}
+
+/// A warp's state open for changes: the fields its [`Gate`] copies change through it only, and
+/// the gate is brought up to date when it is dropped.
+pub(super) struct WarpMut<'a> {
+    /// The warp's state.
+    ws: &'a mut WarpState,
+    /// Its entry of [`CtaState::gates`].
+    gate: &'a mut Gate,
+}
+
+impl std::ops::Deref for WarpMut<'_> {
+    type Target = WarpState;
+    fn deref(&self) -> &WarpState {
+        self.ws
+    }
+}
+
+impl std::ops::DerefMut for WarpMut<'_> {
+    fn deref_mut(&mut self) -> &mut WarpState {
+        self.ws
+    }
+}
+
+impl Drop for WarpMut<'_> {
+    fn drop(&mut self) {
+        *self.gate = self.ws.gate();
+    }
+}
+
+impl WarpMut<'_> {
+    /// The warp issues no earlier than `at`, for `why`.
+    pub(super) fn wait_until(&mut self, at: u64, why: Stall) {
+        (self.ws.next_issue, self.ws.wait_why) = (at, why);
+    }
+
+    /// The warp issues no earlier than `at` (nor than it already waited for), for `why`.
+    pub(super) fn wait_at_least(&mut self, at: u64, why: Stall) {
+        (self.ws.next_issue, self.ws.wait_why) = (self.ws.next_issue.max(at), why);
+    }
+
+    /// See [`WarpState::scoreboard_until`] (0: unknown, derive it again).
+    pub(super) fn set_scoreboard_until(&mut self, at: u64) {
+        self.ws.scoreboard_until = at;
+    }
+
+    /// Its synchronizing instruction goes to a unit.
+    pub(super) fn set_op(&mut self, op: SyncOp) {
+        self.ws.op = Some(op);
+    }
+
+    /// Its synchronizing instruction leaves the unit.
+    pub(super) fn take_op(&mut self) -> Option<SyncOp> {
+        self.ws.op.take()
+    }
+
+    /// Every lane of the warp is done.
+    pub(super) fn set_exited(&mut self) {
+        self.ws.exited = true;
+    }
+
+    /// A SASS sequence (`timing::InstrInfo::sequence`) whose result is ready at `done` holds the
+    /// warp until its last instruction issues, `alu` before.
+    pub(super) fn hold_for_sequence(&mut self, done: u64, alu: u64) {
+        let last = done.saturating_sub(alu);
+        if last > self.ws.next_issue {
+            self.wait_until(last, Stall::ScoreboardDep);
+        }
+    }
+}
+
+impl CtaState {
+    /// Warp `w`'s state open for changes ([`WarpMut`]).
+    pub(super) fn warp_mut(&mut self, w: usize) -> WarpMut<'_> {
+        WarpMut { ws: &mut self.warps[w], gate: &mut self.gates[w] }
+    }
+}
+
 impl WarpState {
+    /// The warp issues no earlier than this cycle.
+    pub(super) fn next_issue(&self) -> u64 {
+        self.next_issue
+    }
+
+    /// Its synchronizing instruction in a unit.
+    pub(super) fn op(&self) -> Option<&SyncOp> {
+        self.op.as_ref()
+    }
+
+    /// The same, for the unit's answers (its parts; it stays in the unit).
+    pub(super) fn op_mut(&mut self) -> Option<&mut SyncOp> {
+        self.op.as_mut()
+    }
+
+    /// Every lane of the warp is done.
+    pub(super) fn exited(&self) -> bool {
+        self.exited
+    }
+
+    /// The fields the schedulers' loop reads first.
+    pub(super) fn gate(&self) -> Gate {
+        Gate { blocked: self.exited || self.op.is_some(), next_issue: self.next_issue, wait_why: self.wait_why, scoreboard_until: self.scoreboard_until }
+    }
+
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
         WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
@@ -183,15 +329,6 @@ impl WarpState {
         // the top of a spin loop: the YIELD ptxas put there
         let yielded = (inf.yield_cycles > 0).then(|| self.last_issue + 1 + inf.yield_cycles);
         inf.reads().map(src).chain(read).chain(guard).chain(base).chain(yielded).max().unwrap_or(0)
-    }
-
-    /// A SASS sequence (`timing::InstrInfo::sequence`) whose result is ready at `done` holds the
-    /// warp until its last instruction issues, `alu` before.
-    pub(super) fn hold_for_sequence(&mut self, done: u64, alu: u64) {
-        let last = done.saturating_sub(alu);
-        if last > self.next_issue {
-            (self.next_issue, self.wait_why) = (last, Stall::ScoreboardDep);
-        }
     }
 
     /// Whether `inf` may be set aside when its turn comes (`timing::Lookahead`), with `window`
@@ -265,16 +402,16 @@ impl<'p> Engine<'p> {
                 let last = self.ctas[c].rr[s] % count;
                 let gto = self.cfg.issue.policy == IssuePolicy::Gto;
                 let mut issued = false;
-                for k in 0..count {
-                    // GTO: the last warp first, then the others oldest first; LRR: the warps
-                    // after the last one in turn.
-                    let at = match (gto, k) {
-                        (true, 0) => last,
-                        (true, k) if k <= last => k - 1,
-                        (true, k) => k,
-                        (false, k) => (last + 1 + k) % count,
-                    };
-                    let w = s + at * sched;
+                // GTO: the last warp first, then the others oldest first; LRR: the warps after
+                // the last one in turn. A warp that waits (`Gate::closed`) answers a stall and
+                // changes nothing: only the others are visited (a probe records every warp's
+                // stall: it visits each).
+                let open = if observe { u64::MAX >> (64 - count) } else { self.open_members(c, s, count) };
+                let upto_last = u64::MAX >> (63 - last);
+                let first = if gto { open & 1 << last } else { 0 };
+                let (after, before) = if gto { (open & !first, 0) } else { (open & !upto_last, open & upto_last) };
+                for at in bits_of64(first).chain(bits_of64(after)).chain(bits_of64(before)) {
+                    let (at, w) = (at as usize, s + at as usize * sched);
                     // What a probe looks at after the scheduler issued must not change the state.
                     let st = self.eligibility(c, w, !issued);
                     if st == Stall::Ready && !issued {
@@ -289,7 +426,7 @@ impl<'p> Engine<'p> {
                             break;
                         }
                     } else {
-                        if gto && k == 0 && st == Stall::PipeThrottle && count > 1 {
+                        if gto && at == last && st == Stall::PipeThrottle && count > 1 {
                             // The greedy warp found its execution pipe busy: the pipe goes round
                             // its scheduler's waiting warps, so the greedy turn passes on (silicon,
                             // calibration/issue_rate.ptx: 64 add/xor take 91 cycles for one warp a
@@ -305,6 +442,22 @@ impl<'p> Engine<'p> {
             }
         }
         Ok(())
+    }
+
+    /// The members of scheduler `s` of CTA `c` (warps s, s + schedulers, ...; `count` of them)
+    /// whose gate is open now, as a mask over their place among the members.
+    fn open_members(&self, c: usize, s: usize, count: usize) -> u64 {
+        debug_assert!(count <= 64, "a scheduler of {count} warps");
+        let (now, sched, cs) = (self.cycle, self.cfg.issue.schedulers as usize, &self.ctas[c]);
+        let mut open = 0;
+        for at in 0..count {
+            let w = s + at * sched;
+            debug_assert_eq!(cs.gates[w], cs.warps[w].gate(), "warp ({c}, {w})'s gate is stale: a change of its state went around `warp_mut`");
+            let closed = cs.gates[w].closed(now);
+            debug_assert!(!closed || cs.gates[w].blocked() || cs.gates[w].next_issue() > now || self.ready_set_aside(c, w).is_none(), "warp ({c}, {w}) waits on its scoreboard with an instruction set aside ready");
+            open |= (!closed as u64) << at;
+        }
+        open
     }
 
     /// Whether ptxas unrolled the instruction at `pc` away for warp (c, w)'s current iteration of
@@ -344,7 +497,7 @@ impl<'p> Engine<'p> {
             slot |= !aside;
             issued_ok?;
             let ws = &self.ctas[c].warps[w];
-            if ws.exited || ws.op.is_some() {
+            if ws.exited() || ws.op().is_some() {
                 break;
             }
             if removed_at(self) {
@@ -421,7 +574,7 @@ impl<'p> Engine<'p> {
         }
         let done = self.cycle + self.latency_now(c, w, d.pc);
         let inf = &self.info[d.pc as usize];
-        let ws = &mut self.ctas[c].warps[w];
+        let mut ws = self.ctas[c].warp_mut(w);
         for &r in &inf.dsts {
             if ws.set_aside_writer[r as usize] == d.seq {
                 ws.write_ready(r, done, false);
@@ -433,9 +586,8 @@ impl<'p> Engine<'p> {
                 e.operands_at = e.operands_at.max(done);
             }
         }
-        ws.scoreboard_until = 0;
-        ws.next_issue = self.cycle + self.cfg.issue.warp_issue_cycles;
-        ws.wait_why = Stall::Ready;
+        ws.set_scoreboard_until(0);
+        ws.wait_until(self.cycle + self.cfg.issue.warp_issue_cycles, Stall::Ready);
         if inf.sequence && d.active {
             ws.hold_for_sequence(done, self.cfg.latency.alu);
         }
@@ -476,13 +628,13 @@ impl<'p> Engine<'p> {
         let (flow, _) = self.golden_body(c, w, pc, group, mask, ins)?;
         self.m.advance(c, w, pc, group, mask, flow);
         self.emit_retire();
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        let mut ws = self.ctas[c as usize].warp_mut(w as usize);
         for &r in &dsts {
             ws.ready[r as usize] = u64::MAX;
             ws.set_aside_writer[r as usize] = seq;
         }
         ws.set_aside.push(d);
-        ws.scoreboard_until = 0;
+        ws.set_scoreboard_until(0);
         Ok(())
     }
 
@@ -571,7 +723,7 @@ impl<'p> Engine<'p> {
             }
             if !mw.lane().iter().any(|l| matches!(l, Lane::Blocked(_))) {
                 let until = if drain { u64::MAX } else { until }.min(ws.earliest_set_aside());
-                self.ctas[c].warps[w].scoreboard_until = until;
+                self.ctas[c].warp_mut(w).set_scoreboard_until(until);
             }
             return Stall::ScoreboardDep;
         }
@@ -626,7 +778,7 @@ impl<'p> Engine<'p> {
 
     pub(super) fn issue_warp(&mut self, c: u32, w: u32) -> Result<(), Stop> {
         // its lanes change: a scoreboard wait found for its old group no longer holds
-        self.ctas[c as usize].warps[w as usize].scoreboard_until = 0;
+        self.ctas[c as usize].warp_mut(w as usize).set_scoreboard_until(0);
         // The pipe this warp's instruction was checked against: its scheduler waits no more
         // (an access with every guard false books nothing, but was waited for).
         if let Some(p) = self.ctas[c as usize].warps[w as usize].pipe.take() {
@@ -675,10 +827,9 @@ impl<'p> Engine<'p> {
         let cta = &mut self.ctas[c as usize];
         // The drain's round trip covers writes still in flight; later ones extend it.
         let until = if order == Ordering::ReleaseDrain { cta.releases.join(now, &self.cfg.sync).max(cta.warps[w as usize].writes_done) } else { now + cycles };
-        let ws = &mut cta.warps[w as usize];
+        let mut ws = cta.warp_mut(w as usize);
         ws.ordered = Some((pc, group));
-        ws.next_issue = until.max(now + 1);
-        ws.wait_why = Stall::MemoryOrder;
+        ws.wait_until(until.max(now + 1), Stall::MemoryOrder);
         true
     }
 
@@ -715,7 +866,7 @@ impl<'p> Engine<'p> {
         }
         self.emit_retire();
         let cfg = &self.cfg;
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
+        let mut ws = self.ctas[c as usize].warp_mut(w as usize);
         // a partly unrolled loop's backward branch counts its run's iterations
         if let Unroll::Every { back_edge, .. } = self.info[pc as usize].unroll {
             if back_edge == pc {
@@ -737,6 +888,7 @@ impl<'p> Engine<'p> {
             ws.write_ready(d, ready_at, variable);
         }
         if removed {
+            drop(ws);
             // no issue slot, pipe or fetch redirect: silicon runs the unrolled copy straight on
             return match flow {
                 Flow::Exit => {
@@ -746,36 +898,37 @@ impl<'p> Engine<'p> {
                 Flow::Next | Flow::Jump(_) | Flow::Lanes => Ok(()),
             };
         }
-        ws.next_issue = self.cycle + cfg.issue.warp_issue_cycles;
-        ws.wait_why = Stall::Ready;
+        ws.wait_until(self.cycle + cfg.issue.warp_issue_cycles, Stall::Ready);
         // ptxas gives a plain global store a stall count of 4 (the MIO issue): a warp issues its
         // stores about one per `global.store_issue_cycles` (calibration/gmem_stores.ptx)
         if ws.issue_until > ws.next_issue {
-            (ws.next_issue, ws.wait_why) = (ws.issue_until, Stall::MemoryThrottle);
+            let until = ws.issue_until;
+            ws.wait_until(until, Stall::MemoryThrottle);
         }
         if self.info[pc as usize].sequence && mask != 0 {
             ws.hold_for_sequence(ready_at, cfg.latency.alu);
         }
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
-            (ws.next_issue, ws.wait_why) = (ws.next_issue.max(until), Stall::WgmmaWait);
+            ws.wait_at_least(until, Stall::WgmmaWait);
         }
         match flow {
             Flow::Jump(_) | Flow::Lanes => {
                 // (and the YIELD before a peeled spin loop's retry: `timing::YieldSite::Retry`)
-                ws.next_issue = self.cycle + cfg.issue.branch_cycles + cfg.issue.branch_taken_cycles + self.info[pc as usize].retry_yield_cycles;
-                ws.wait_why = Stall::Branch;
+                let retry_yield = self.info[pc as usize].retry_yield_cycles;
+                ws.wait_until(self.cycle + cfg.issue.branch_cycles + cfg.issue.branch_taken_cycles + retry_yield, Stall::Branch);
             }
             Flow::Exit => {
+                drop(ws);
                 self.m.progress();
                 return self.on_exit(c, w);
             }
             // a branch not taken costs its stall count (calibration/branch_shapes.ptx)
             Flow::Next if ins.op == Opcode::Bra => {
-                ws.next_issue = self.cycle + cfg.issue.branch_cycles;
-                ws.wait_why = Stall::Branch;
+                ws.wait_until(self.cycle + cfg.issue.branch_cycles, Stall::Branch);
             }
             Flow::Next => {}
         }
+        drop(ws);
         if mask != 0 {
             let s = w as usize % cfg.issue.schedulers.max(1) as usize;
             self.book_pipe(c as usize, s, self.info[pc as usize].pipe);
@@ -783,9 +936,7 @@ impl<'p> Engine<'p> {
         if class == Class::Sleep && mask != 0 {
             let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;
             let cycles = timing::nanosleep_cycles(&self.cfg, ns);
-            let ws = &mut self.ctas[c as usize].warps[w as usize];
-            ws.next_issue = ws.next_issue.max(self.cycle + cycles);
-            ws.wait_why = Stall::Sleep;
+            self.ctas[c as usize].warp_mut(w as usize).wait_at_least(self.cycle + cycles, Stall::Sleep);
         }
         Ok(())
     }
@@ -821,9 +972,7 @@ impl<'p> Engine<'p> {
             let cy = self.cycle;
             self.emit(Event::Retire { cycle: cy, rec: Retire { step: cy, cta: c, warp: w, pc, mask, ..Default::default() } });
         }
-        let ws = &mut self.ctas[c as usize].warps[w as usize];
-        ws.next_issue = self.cycle + self.cfg.issue.warp_issue_cycles;
-        ws.wait_why = Stall::Ready;
+        self.ctas[c as usize].warp_mut(w as usize).wait_until(self.cycle + self.cfg.issue.warp_issue_cycles, Stall::Ready);
     }
 
     /// Lanes of (c, w) exited: partial barrier arrivals complete, and a warp whose lanes are all
@@ -847,8 +996,8 @@ impl<'p> Engine<'p> {
             self.ctas[c as usize].warps[w as usize].cluster_partial = 0;
             self.queue_cluster(c, w, ClusterBarrierOp::Arrive);
         }
-        if live == 0 && !self.ctas[c as usize].warps[w as usize].exited {
-            self.ctas[c as usize].warps[w as usize].exited = true;
+        if live == 0 && !self.ctas[c as usize].warps[w as usize].exited() {
+            self.ctas[c as usize].warp_mut(w as usize).set_exited();
             self.ctas[c as usize].named.exit_q.push_back(w);
             let k = self.m.cta_cluster(c) as usize;
             let rank = self.m.cta_rank(c);
