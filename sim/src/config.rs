@@ -345,6 +345,11 @@ pub struct Tma {
     /// The engine's front end takes one copy command (a load, store or reduction; not a
     /// prefetch or commit_group) per this many cycles: the issuing instruction waits.
     pub command_cycles: u64,
+    /// Cycles a warp waits after a TMA copy, reduction or prefetch instruction, per active lane
+    /// (ptxas's loop over the lanes).
+    pub per_lane_issue_cycles: u64,
+    /// The same for a prefetch (`cp.async.bulk.prefetch{.tensor}.L2`).
+    pub prefetch_issue_cycles: u64,
     /// Cycles a TMA global read takes beyond `[global] latency` (the engine's own L2 request
     /// path): loads and prefetches pay it, stores do not.
     pub read_extra_cycles: u64,

@@ -587,6 +587,16 @@ fn a_spin_loop_that_ptxas_cannot_prove_converged_pays_its_yield() {
 }
 
 #[test]
+fn a_warp_pays_its_tma_issue_loop_and_the_front_end_queues_the_commands() {
+    // calibration/tma/tma_issue.ptx (H100): lane 0 issues 8 bulk copies in 374 cycles, although
+    // the front end takes a command every ~95 (bulk_inflight.ptx): the warp waits for ptxas's
+    // loop over the lanes, not for the front end
+    let m = calibration_medians("tma/tma_issue");
+    let t = SmConfig::sm90().tma;
+    assert!(m[0] >= 8 * t.per_lane_issue_cycles && m[0] < 8 * t.command_cycles, "8 copies issue in {m:?}");
+}
+
+#[test]
 fn a_branch_on_tid_after_bar_sync_waits_for_the_barrier() {
     // mbar_wake_regaddr.ptx's arriver reads its stamp after `bar.sync 0; @%p5 bra arr` (p5 from
     // %tid): the read waits for the barrier, so an arrive 0 cycles in is seen no later than one

@@ -97,6 +97,8 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("sync.mbarrier_wake_cycles", 0.0, 1000.0),
     fp("sync.mbarrier_phase_check_cycles", 0.0, 1000.0),
     fp("sync.phase_check_port_cycles", 1.0, 12.0),
+    fp("tma.per_lane_issue_cycles", 0.0, 200.0),
+    fp("tma.prefetch_issue_cycles", 0.0, 200.0),
     fp("sync.fence_cta_cycles", 1.0, 200.0),
     fp("sync.fence_proxy_cycles", 1.0, 200.0),
     fp("sync.release_drain_cycles", 1.0, 4000.0),

@@ -731,9 +731,8 @@ impl<'p> Engine<'p> {
         if self.pipe_busy(c, s, inf.pipe) {
             return Stall::PipeThrottle;
         }
-        // the TMA front end takes one command per `tma.command_cycles` (a prefetch:
-        // `tma.prefetch_command_cycles`)
-        if inf.class == Class::Tma && self.ctas[c].tma.next_command > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| tma::front_end_cycles(i.op, &self.cfg.tma) > 0) {
+        // a store into global memory waits for the TMA front end (`tma::waits_for_front_end`)
+        if inf.class == Class::Tma && self.ctas[c].tma.front_free > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(tma::waits_for_front_end) {
             return Stall::MemoryThrottle;
         }
         // the warp's own spacing after a shared-memory access or an mbarrier instruction
@@ -860,10 +859,9 @@ impl<'p> Engine<'p> {
         if ins.op == Opcode::CpAsyncBulkCommitGroup && mask != 0 {
             self.rtl_commit(c, w, mask);
         }
-        // one TMA copy command per active lane (ptxas elects the lanes one at a time)
-        if class == Class::Tma && mask != 0 && tma::front_end_cycles(ins.op, &self.cfg.tma) > 0 {
-            self.ctas[c as usize].tma.next_command = self.cycle + mask.count_ones() as u64 * tma::front_end_cycles(ins.op, &self.cfg.tma);
-        }
+        // one TMA command per active lane: ptxas issues them in a loop over the lanes (ELECT, the
+        // copy, BRA.U.ANY), which holds the warp (`tma::warp_issue_cycles`)
+        let tma_hold = if class == Class::Tma && mask != 0 { mask.count_ones() as u64 * tma::warp_issue_cycles(ins, &self.cfg.tma) } else { 0 };
         self.emit_retire();
         let cfg = &self.cfg;
         let mut ws = self.ctas[c as usize].warp_mut(w as usize);
@@ -899,6 +897,9 @@ impl<'p> Engine<'p> {
             };
         }
         ws.wait_until(self.cycle + cfg.issue.warp_issue_cycles, Stall::Ready);
+        if tma_hold > 0 {
+            ws.wait_at_least(self.cycle + tma_hold, Stall::MemoryThrottle);
+        }
         // ptxas gives a plain global store a stall count of 4 (the MIO issue): a warp issues its
         // stores about one per `global.store_issue_cycles` (calibration/gmem_stores.ptx)
         if ws.issue_until > ws.next_issue {

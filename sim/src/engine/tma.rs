@@ -13,9 +13,11 @@ pub(super) struct TmaPort {
     /// The `[tma]` model's command stream is busy until this cycle (one copy streams at a time;
     /// the forms the RTL TmaEngine does not implement).
     pub(super) model_free: u64,
-    /// The front end takes the next copy command of the CTA's warps from this cycle (a copy
-    /// instruction stalls with MemoryThrottle until then): `tma.command_cycles` per command.
-    pub(super) next_command: u64,
+    /// The front end takes the next command of the CTA's warps from this cycle:
+    /// `tma.command_cycles` per copy command, `tma.prefetch_command_cycles` per prefetch. The
+    /// commands wait for it in order; the issuing warp does not (it pays
+    /// `tma.per_lane_issue_cycles` per command).
+    pub(super) front_free: u64,
     /// Commands for the unit.
     cmd_q: VecDeque<TmaQueued>,
     /// Accepted load jobs in order.
@@ -43,12 +45,20 @@ pub(super) struct TmaPort {
 impl TmaPort {
     /// A port with `unit` (None: the kernel has no TMA instruction the unit takes).
     pub(super) fn new(unit: Option<TmaUnit>) -> TmaPort {
-        TmaPort { unit, model_free: 0, next_command: 0, cmd_q: VecDeque::new(), jobs: VecDeque::new(), gmem: Vec::new(), stores: VecDeque::new(), rd_data: None, stores_mixed: false, pf_busy: false, dsmem: VecDeque::new(), wr_free: 0.0 }
+        TmaPort { unit, model_free: 0, front_free: 0, cmd_q: VecDeque::new(), jobs: VecDeque::new(), gmem: Vec::new(), stores: VecDeque::new(), rd_data: None, stores_mixed: false, pf_busy: false, dsmem: VecDeque::new(), wr_free: 0.0 }
     }
 
     /// The unit has commands, jobs, memory requests or beats in flight (it is clocked).
     pub(super) fn busy(&self) -> bool {
         !self.cmd_q.is_empty() || !self.jobs.is_empty() || !self.gmem.is_empty() || !self.stores.is_empty() || self.pf_busy || !self.dsmem.is_empty()
+    }
+
+    /// The cycle the front end takes a command that could be presented from `earliest`, holding
+    /// it `cost` cycles: the commands of the CTA's warps go through it one after another.
+    pub(super) fn front_end_slot(&mut self, earliest: u64, cost: u64) -> u64 {
+        let at = earliest.max(self.front_free);
+        self.front_free = at + cost;
+        at
     }
 
     /// Queues a load command from cycle `at`, with its job.
@@ -194,6 +204,29 @@ pub(super) fn front_end_cycles(op: Opcode, t: &crate::config::Tma) -> u64 {
     }
 }
 
+/// Whether a TMA-class instruction is a store or reduction into global memory (its completion
+/// is a bulk async-group): its warp waits for the front end before it issues, as it did before
+/// the front end queued commands (their issue is not measured apart from their completion:
+/// calibration/tma/bulk_store.ptx), so every store the unit completes was issued after the
+/// commands before it reached the unit (the lockstep compares the unit's bulk-group answers).
+pub(super) fn waits_for_front_end(i: &Instr) -> bool {
+    i.has(Mod::BulkGroup)
+}
+
+/// The cycles a TMA-class instruction holds its warp per active lane (ptxas issues the lanes'
+/// commands in a loop: ELECT, the instruction, BRA.U.ANY): a prefetch
+/// `tma.prefetch_issue_cycles` (8 in 158 cycles, calibration/tma/tma_prefetch.ptx), a copy or
+/// reduction into shared memory `tma.per_lane_issue_cycles` (calibration/tma/tma_issue.ptx); none
+/// for the group instructions, nor for a store ([`waits_for_front_end`]).
+pub(super) fn warp_issue_cycles(i: &Instr, t: &crate::config::Tma) -> u64 {
+    match front_end_cycles(i.op, t) {
+        0 => 0,
+        _ if waits_for_front_end(i) => 0,
+        _ if matches!(i.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) => t.prefetch_issue_cycles,
+        _ => t.per_lane_issue_cycles,
+    }
+}
+
 impl<'p> Engine<'p> {
     /// The RTL TmaEngine's command for a TMA operation, or None for the forms it does not
     /// implement (those are timed by [`Self::schedule_tma`]): it takes the loads from global
@@ -285,11 +318,12 @@ impl<'p> Engine<'p> {
         if self.ctas[c as usize].tma.unit.is_none() {
             return;
         }
-        let at = self.cycle + self.cfg.tma.issue_cycles;
+        let earliest = self.cycle + self.cfg.tma.issue_cycles;
         for lane in 0..WARP as u32 {
             if mask >> lane & 1 == 0 {
                 continue;
             }
+            let at = self.ctas[c as usize].tma.front_end_slot(earliest, self.cfg.tma.prefetch_command_cycles);
             let mut cmd = TmaCmd::default();
             let mut desc = TmaDescImage::default();
             if ins.op == Opcode::CpAsyncBulkPrefetch {
