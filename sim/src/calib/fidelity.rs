@@ -255,9 +255,9 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   same cycle. Issuing costs the warp ptxas's loop over the guarded lanes (ELECT, the copy,
   BRA.U.ANY: `tma.per_lane_issue_cycles`, calibration/tma/tma_issue.ptx: 8 copies in 374 cycles)
   while the front end takes a command every `tma.command_cycles` (bulk_inflight.ptx), the
-  commands queueing for it; the address arithmetic ptxas moves onto the uniform datapath for a
-  copy (R2UR, UISETP / UIMAD with stall counts of 11..12) is not modelled (tma_issue.ptx's rem /
-  mul.wide figure: 916 on silicon), which leaves val_tma_pipeline.ptx's producer fast.
+  commands queueing for it. val_tma_pipeline.ptx's producer is still fast (~25%): its SASS runs
+  each item's address arithmetic on the uniform datapath (R2UR, UISETP / UIMAD with stall counts
+  of 11..12), which the model times as ordinary arithmetic.
 - `try_wait` in a converged warp (every lane not exited runs it) is suspended until the phase
   completes or a limit, its first try included: 7855 cycles with any hint from 100 to 20000 ns
   (`sync.try_wait_hint_limit_ns`; docs/SILICON_DISAGREEMENTS.md section 4), and one try of a
