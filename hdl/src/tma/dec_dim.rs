@@ -1,23 +1,37 @@
 //! TmaDimStep: one dimension of the decoder's address arithmetic: the decoder folds the head
 //! command's dimension `dk` into the job register J per Dim cycle. Every term of a dimension
 //! that does not depend on J (its fields, in-bounds windows and the three products) is computed
-//! one cycle ahead by [`TmaDimTerms`] and registered, so a Dim cycle only adds the registered
-//! products to J's 64-bit sums: the multiplies (MULT18X18D partial products and their 64-bit
-//! sum) and the accumulations are in different cycles. The decoder's cycle count is unchanged:
-//! dimension 0's terms are computed in the Idle cycle that checks the command, dimension k+1's
-//! in dimension k's Dim cycle.
+//! ahead and registered, in two stages, so that no cycle holds more than one of: the selection
+//! of a dimension's fields from the head command, the multiplies, the accumulation.
+//!
+//! - Fields ([`TmaDimSelect`]): dimension k's coordinate, globalDim, boxDim, elementStride,
+//!   stride and im2col corners picked by k, and the 33-bit factors `coord + off` and
+//!   `coord - lower`, registered into `f` two cycles before dimension k's Dim cycle.
+//! - Terms: the three products of the registered factors (MULT18X18D partial products and
+//!   their 64-bit sums, nothing before them but registers) and the windows
+//!   ([`TmaDimTerms`]), registered into `t` the cycle before the Dim cycle.
+//! - Dim: J's 64-bit sums add the registered products.
+//!
+//! The decoder's cycle count is unchanged (1 + rank + 1): in the Idle cycle that checks the
+//! command, dimension 0's terms are computed straight from the head (its stride is the element
+//! size: its products are shifts, no multiply) and dimension 1's fields are selected; in
+//! dimension k's Dim cycle, dimension k+1's terms and dimension k+2's fields.
 //!
 //! # Ports
 //!
 //! - `pre` (in): compute the terms of dimension `nk` this cycle (the decoder's Idle check cycle:
-//!   `nk` = 0; a Dim cycle: `nk` = `dk` + 1); `nes` is the element size then (the check's in
-//!   Idle, J's in Dim). The terms are registered at the edge.
+//!   `nk` = 0; a Dim cycle: `nk` = `dk` + 1) and select the fields of dimension `nk` + 1;
+//!   `nes` is the element size then (the check's in Idle, J's in Dim). Both are registered at
+//!   the edge.
 //! - `en` (in): a Dim cycle of dimension `dk` (the registered terms are dimension `dk`'s);
-//!   otherwise every output is zero.
-//! - `cmd`, `desc`, `b0m1` (in): the head command (coordinates, im2col offsets), its map, and
-//!   the row's elements - 1 ([`crate::tma::dec_check::TmaDescCheck`]).
-//! - `im2col`, `rank`, `a`, `mb2`, `mb3` (in): J as the previous dimensions left it (the start
-//!   address, the im2col distances).
+//!   otherwise every output is zero. It also says where this cycle's terms come from: in a Dim
+//!   cycle the fields selected in the cycle before, otherwise (the check cycle) dimension 0's
+//!   from the head.
+//! - `cmd`, `desc`, `b0m1` (in): the head command (coordinates, im2col offsets; its `im2col`
+//!   and its map's rank are J's whenever its fields are used), its map, and the row's elements
+//!   - 1 ([`crate::tma::dec_check::TmaDescCheck`]).
+//! - `a`, `mb2`, `mb3` (in): J as the previous dimensions left it (the start address, the
+//!   im2col distances).
 //! - Out, for J (the decoder places them by `dk`):
 //!   - `a_nx`: the start address with this dimension folded in: `a + coords[dk] * stride_dk`
 //!     (+ `im2colOffsets * stride` for an im2col spatial dimension), stride_0 = element size,
@@ -109,10 +123,6 @@ pub struct TmaDimStep {
     pub desc: Signal<In, TmaDescImage>,
     /// elements of a row - 1
     pub b0m1: Signal<In, Bits<8>>,
-    /// an im2col job
-    pub im2col: Signal<In, bool>,
-    /// tensorRank
-    pub rank: Signal<In, Bits<3>>,
     /// the start address before this dimension, low half
     pub a_lo: Signal<In, Bits<32>>,
     /// high half
@@ -170,8 +180,28 @@ pub struct TmaDimStep {
     /// wrap threshold from the lower corner
     pub kwl: Signal<Out, Bits<15>>,
 
-    /// the terms of dimension `nk`
+    /// dimension 0's fields from the head (the check cycle's terms)
+    sel0: TmaDimSelect,
+    /// dimension `nk` + 1's fields from the head
+    seln: TmaDimSelect,
+    /// the fields of dimension `nk` (selected in the cycle before), for `nk` >= 1
+    f: DFF<TmaDimFields>,
+    /// the windows of dimension `nk`
     terms: TmaDimTerms,
+    /// (coord + off) * stride of dimension `nk` >= 1
+    mul_a: TmaMul,
+    /// its step: elementStride * stride
+    mul_s: TmaMul,
+    /// (coord - lower) * stride
+    mul_m: TmaMul,
+    /// the fields of this cycle's terms
+    fsel: Signal<Local, TmaDimFields>,
+    /// dimension 0's coordinate
+    c0: Signal<Local, Bits<32>>,
+    /// sign-extended to 64 bits
+    c0x: Signal<Local, Bits<64>>,
+    /// times the element size
+    p0: Signal<Local, Bits<64>>,
     /// the terms of dimension `dk` (registered in the cycle before)
     t: DFF<TmaDimOut>,
     /// the start address's low-half sum with its carry
@@ -187,15 +217,33 @@ pub struct TmaDimStep {
 impl Logic for TmaDimStep {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, t);
+        dff_setup!(self, clock, f, t);
+        // dimension nk's terms come from its fields registered in the cycle before in a Dim cycle;
+        // in the check cycle (no Dim cycle yet) dimension 0's straight from the head (its
+        // products are shifts by the element size). `en` selects: it comes from a register.
+        self.sel0.en.next = self.pre.val() && !self.en.val();
+        self.sel0.k.next = 0.into();
+        self.sel0.cmd.next = self.cmd.val();
+        self.sel0.desc.next = self.desc.val();
+        self.sel0.b0m1.next = self.b0m1.val();
+        self.sel0.es.next = self.nes.val();
+        self.seln.en.next = self.pre.val();
+        self.seln.k.next = self.nk.val() + 1;
+        self.seln.cmd.next = self.cmd.val();
+        self.seln.desc.next = self.desc.val();
+        self.seln.b0m1.next = self.b0m1.val();
+        self.seln.es.next = self.nes.val();
+        self.f.d.next = self.seln.fld.val();
         self.terms.en.next = self.pre.val();
-        self.terms.k.next = self.nk.val();
         self.terms.es.next = self.nes.val();
-        self.terms.cmd.next = self.cmd.val();
-        self.terms.desc.next = self.desc.val();
-        self.terms.b0m1.next = self.b0m1.val();
-        self.terms.im2col.next = self.im2col.val();
-        self.terms.rank.next = self.rank.val();
+        // picked in a Local, so that the sub-block's input is written once (a transient value
+        // there would wake `terms` in the Verilog event simulation, and its transient outputs
+        // this block, for ever)
+        self.fsel.next = self.sel0.fld.val();
+        if self.en.val() {
+            self.fsel.next = self.f.q.val();
+        }
+        self.terms.fld.next = self.fsel.val();
         self.t.d.next.lo_b = self.terms.lo_b.val();
         self.t.d.next.hi_b = self.terms.hi_b.val();
         self.t.d.next.rowbytes = self.terms.rowbytes.val();
@@ -203,14 +251,42 @@ impl Logic for TmaDimStep {
         self.t.d.next.e = self.terms.e.val();
         self.t.d.next.lo = self.terms.lo.val();
         self.t.d.next.hi = self.terms.hi.val();
-        self.t.d.next.st_lo = self.terms.st_lo.val();
-        self.t.d.next.st_hi = self.terms.st_hi.val();
         self.t.d.next.sp = self.terms.sp.val();
         self.t.d.next.n = self.terms.n.val();
-        self.t.d.next.pa_lo = self.terms.pa_lo.val();
-        self.t.d.next.pa_hi = self.terms.pa_hi.val();
-        self.t.d.next.pm_lo = self.terms.pm_lo.val();
-        self.t.d.next.pm_hi = self.terms.pm_hi.val();
+        // the products of dimension nk >= 1, from registered factors only (nothing but the
+        // multiplies and their sums in this cycle): (coord + off) * stride, elementStride *
+        // stride, (coord - lower) * stride
+        self.mul_a.a.next = self.f.q.val().fa;
+        self.mul_a.b_lo.next = self.f.q.val().sb_lo;
+        self.mul_a.b_hi.next = self.f.q.val().sb_hi;
+        self.mul_s.a.next = bit_cast::<33, 9>(self.f.q.val().e);
+        self.mul_s.b_lo.next = self.f.q.val().sb_lo;
+        self.mul_s.b_hi.next = self.f.q.val().sb_hi;
+        self.mul_m.a.next = self.f.q.val().fm;
+        self.mul_m.b_lo.next = self.f.q.val().sb_lo;
+        self.mul_m.b_hi.next = self.f.q.val().sb_hi;
+        self.t.d.next.pa_lo = self.mul_a.p_lo.val();
+        self.t.d.next.pa_hi = self.mul_a.p_hi.val();
+        self.t.d.next.st_lo = self.mul_s.p_lo.val();
+        self.t.d.next.st_hi = self.mul_s.p_hi.val();
+        self.t.d.next.pm_lo = self.mul_m.p_lo.val();
+        self.t.d.next.pm_hi = self.mul_m.p_hi.val();
+        // dimension 0's stride is the element size: its products are shifts of the coordinate
+        // (sign-extended to 64 bits) and of 1
+        self.c0.next = self.sel0.fld.val().c;
+        self.c0x.next = bit_cast::<64, 32>(self.c0.val());
+        if self.c0.val().get_bit(31) {
+            self.c0x.next = bit_cast::<64, 32>(self.c0.val()) | 0xFFFF_FFFF_0000_0000_u64;
+        }
+        self.p0.next = self.c0x.val() << self.nes.val();
+        if self.sel0.en.val() {
+            self.t.d.next.pa_lo = bit_cast::<32, 64>(self.p0.val());
+            self.t.d.next.pa_hi = bit_cast::<32, 64>(self.p0.val() >> 32);
+            self.t.d.next.pm_lo = bit_cast::<32, 64>(self.p0.val());
+            self.t.d.next.pm_hi = bit_cast::<32, 64>(self.p0.val() >> 32);
+            self.t.d.next.st_lo = bits::<32>(1) << self.nes.val();
+            self.t.d.next.st_hi = 0.into();
+        }
         self.t.d.next.kcl = self.terms.kcl.val();
         self.t.d.next.kch = self.terms.kch.val();
         self.t.d.next.kll = self.terms.kll.val();
@@ -286,11 +362,43 @@ impl Logic for TmaDimStep {
     }
 }
 
-/// One dimension's terms (combinational): its fields, in-bounds windows and products, none of
-/// which depends on J's sums (module doc).
+/// A dimension's fields: what [`TmaDimSelect`] picks from the head command and its map for
+/// dimension `k`, registered between the selection and [`TmaDimTerms`] (module doc).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct TmaDimFields {
+    /// the coordinate
+    pub c: Bits<32>,
+    /// globalDim - 1
+    pub dim: Bits<32>,
+    /// boxDim (dimension 0: the row's elements)
+    pub bdim: Bits<9>,
+    /// the element stride (1 for dimension 0 and im2col's N)
+    pub e: Bits<9>,
+    /// the stride multiplying the coordinate (element size for dimension 0), low half
+    pub sb_lo: Bits<32>,
+    /// high bits
+    pub sb_hi: Bits<8>,
+    /// an im2col spatial dimension
+    pub sp: bool,
+    /// the im2col N dimension
+    pub n: bool,
+    /// im2col offset (0 but for a spatial dimension)
+    pub off: Bits<16>,
+    /// pixelBoxLowerCorner (0 but for a spatial dimension)
+    pub low: Bits<16>,
+    /// pixelBoxUpperCorner (0 but for a spatial dimension)
+    pub up: Bits<16>,
+    /// the address factor `coord + off`, 33-bit signed
+    pub fa: Bits<33>,
+    /// the im2col distance factor `coord - lower`, 33-bit signed
+    pub fm: Bits<33>,
+}
+
+/// Dimension `k`'s fields from the head command and its map (combinational): the selection by
+/// `k` and the factors' 33-bit adds, kept out of the multiplies' cycle.
 #[derive(LogicBlock, Default)]
-pub struct TmaDimTerms {
-    /// compute (else every output is zero)
+pub struct TmaDimSelect {
+    /// select (else every field is zero)
     pub en: Signal<In, bool>,
     /// the dimension
     pub k: Signal<In, Bits<3>>,
@@ -302,10 +410,147 @@ pub struct TmaDimTerms {
     pub b0m1: Signal<In, Bits<8>>,
     /// log2 element size
     pub es: Signal<In, Bits<2>>,
-    /// an im2col job
-    pub im2col: Signal<In, bool>,
+    /// the fields of dimension `k`
+    pub fld: Signal<Out, TmaDimFields>,
+
+    /// the command is im2col
+    im2col: Signal<Local, bool>,
     /// tensorRank
-    pub rank: Signal<In, Bits<3>>,
+    rank: Signal<Local, Bits<3>>,
+    /// coordinate of dimension k
+    c: Signal<Local, Bits<32>>,
+    /// the coordinate sign-extended to 33 bits
+    c33: Signal<Local, Bits<33>>,
+    /// im2col offset of dimension k
+    off: Signal<Local, Bits<16>>,
+    /// pixelBoxLowerCorner of dimension k
+    low: Signal<Local, Bits<16>>,
+    /// pixelBoxLowerCorner sign-extended to 33 bits
+    slow: Signal<Local, Bits<33>>,
+}
+
+impl Logic for TmaDimSelect {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.fld.next.c = 0.into();
+        self.fld.next.dim = 0.into();
+        self.fld.next.bdim = 0.into();
+        self.fld.next.e = 0.into();
+        self.fld.next.sb_lo = 0.into();
+        self.fld.next.sb_hi = 0.into();
+        self.fld.next.sp = false;
+        self.fld.next.n = false;
+        self.fld.next.off = 0.into();
+        self.fld.next.low = 0.into();
+        self.fld.next.up = 0.into();
+        self.fld.next.fa = 0.into();
+        self.fld.next.fm = 0.into();
+        // the head is a tensor command whenever its fields are used (a Dim cycle, or the check
+        // cycle of a tensor command): J's im2col and rank are the head's
+        self.im2col.next = self.cmd.val().im2col;
+        self.rank.next = self.desc.val().rank_m1 + 1;
+        self.c.next = 0.into();
+        self.c33.next = 0.into();
+        self.off.next = 0.into();
+        self.low.next = 0.into();
+        self.slow.next = 0.into();
+        if self.en.val() {
+            self.fld.next.e = 1.into();
+            match self.k.val().index() {
+                0 => {
+                    self.c.next = self.cmd.val().c0;
+                    self.fld.next.dim = self.desc.val().gdim0_m1;
+                    self.fld.next.bdim = bit_cast::<9, 8>(self.b0m1.val()) + 1;
+                    self.fld.next.sb_lo = bits::<32>(1) << self.es.val();
+                }
+                1 => {
+                    self.c.next = self.cmd.val().c1;
+                    self.fld.next.dim = self.desc.val().gdim1_m1;
+                    self.fld.next.bdim = bit_cast::<9, 8>(self.desc.val().box1_m1) + 1;
+                    self.fld.next.e = bit_cast::<9, 3>(self.desc.val().estride1_m1) + 1;
+                    self.fld.next.sb_lo = self.desc.val().gstride0_lo;
+                    self.fld.next.sb_hi = self.desc.val().gstride0_hi;
+                }
+                2 => {
+                    self.c.next = self.cmd.val().c2;
+                    self.fld.next.dim = self.desc.val().gdim2_m1;
+                    self.fld.next.bdim = bit_cast::<9, 8>(self.desc.val().box2_m1) + 1;
+                    self.fld.next.e = bit_cast::<9, 3>(self.desc.val().estride2_m1) + 1;
+                    self.fld.next.sb_lo = self.desc.val().gstride1_lo;
+                    self.fld.next.sb_hi = self.desc.val().gstride1_hi;
+                }
+                3 => {
+                    self.c.next = self.cmd.val().c3;
+                    self.fld.next.dim = self.desc.val().gdim3_m1;
+                    self.fld.next.bdim = bit_cast::<9, 8>(self.desc.val().box3_m1) + 1;
+                    self.fld.next.e = bit_cast::<9, 3>(self.desc.val().estride3_m1) + 1;
+                    self.fld.next.sb_lo = self.desc.val().gstride2_lo;
+                    self.fld.next.sb_hi = self.desc.val().gstride2_hi;
+                }
+                _ => {
+                    self.c.next = self.cmd.val().c4;
+                    self.fld.next.dim = self.desc.val().gdim4_m1;
+                    self.fld.next.bdim = bit_cast::<9, 8>(self.desc.val().box4_m1) + 1;
+                    self.fld.next.e = bit_cast::<9, 3>(self.desc.val().estride4_m1) + 1;
+                    self.fld.next.sb_lo = self.desc.val().gstride3_lo;
+                    self.fld.next.sb_hi = self.desc.val().gstride3_hi;
+                }
+            }
+            self.fld.next.c = self.c.val();
+            // im2col (PTX 5.5.4): spatial dimensions 1..rank-2 take the offset and the pixel box
+            // corners; the N dimension (rank-1) steps by 1
+            if self.im2col.val() && (self.k.val() != 0) {
+                if (self.k.val() + 1) == self.rank.val() {
+                    self.fld.next.n = true;
+                    self.fld.next.e = 1.into();
+                } else {
+                    self.fld.next.sp = true;
+                    match self.k.val().index() {
+                        1 => {
+                            self.off.next = self.cmd.val().o0;
+                            self.low.next = self.desc.val().lower0;
+                            self.fld.next.up = self.desc.val().upper0;
+                        }
+                        2 => {
+                            self.off.next = self.cmd.val().o1;
+                            self.low.next = self.desc.val().lower1;
+                            self.fld.next.up = self.desc.val().upper1;
+                        }
+                        _ => {
+                            self.off.next = self.cmd.val().o2;
+                            self.low.next = self.desc.val().lower2;
+                            self.fld.next.up = self.desc.val().upper2;
+                        }
+                    }
+                }
+            }
+            self.fld.next.off = self.off.val();
+            self.fld.next.low = self.low.val();
+            // the factors, sign-extended to 33 bits: coord + off, coord - lower
+            self.slow.next = bit_cast::<33, 16>(self.low.val());
+            if self.low.val().get_bit(15) {
+                self.slow.next = bit_cast::<33, 16>(self.low.val()) | 0x1_FFFF_0000_u64;
+            }
+            self.c33.next = bit_cast::<33, 32>(self.c.val());
+            if self.c.val().get_bit(31) {
+                self.c33.next = bit_cast::<33, 32>(self.c.val()) | 0x1_0000_0000_u64;
+            }
+            self.fld.next.fa = self.c33.val() + bit_cast::<33, 16>(self.off.val());
+            self.fld.next.fm = self.c33.val() - self.slow.val();
+        }
+    }
+}
+
+/// One dimension's windows (combinational) from its fields: its in-bounds window of box
+/// indices, dimension 0's bytes, the im2col windows; none depends on J's sums (module doc).
+#[derive(LogicBlock, Default)]
+pub struct TmaDimTerms {
+    /// compute (else every output is zero)
+    pub en: Signal<In, bool>,
+    /// the dimension's fields
+    pub fld: Signal<In, TmaDimFields>,
+    /// log2 element size
+    pub es: Signal<In, Bits<2>>,
     /// dimension 0: first in-bounds byte of a row
     pub lo_b: Signal<Out, Bits<24>>,
     /// dimension 0: end of the in-bounds bytes
@@ -320,22 +565,10 @@ pub struct TmaDimTerms {
     pub lo: Signal<Out, Bits<9>>,
     /// end of the in-bounds box indices (clamped to 256)
     pub hi: Signal<Out, Bits<9>>,
-    /// the address step, low half
-    pub st_lo: Signal<Out, Bits<32>>,
-    /// high half
-    pub st_hi: Signal<Out, Bits<32>>,
     /// an im2col spatial dimension
     pub sp: Signal<Out, bool>,
     /// the im2col N dimension
     pub n: Signal<Out, bool>,
-    /// the start address's term `(coord + off) * stride`, low half
-    pub pa_lo: Signal<Out, Bits<32>>,
-    /// high half
-    pub pa_hi: Signal<Out, Bits<32>>,
-    /// im2col: the term `(coord - lower) * stride`, low half
-    pub pm_lo: Signal<Out, Bits<32>>,
-    /// high half
-    pub pm_hi: Signal<Out, Bits<32>>,
     /// im2col: in-bounds window from the coordinate: start
     pub kcl: Signal<Out, Bits<15>>,
     /// end
@@ -349,42 +582,22 @@ pub struct TmaDimTerms {
     /// wrap threshold from the lower corner
     pub kwl: Signal<Out, Bits<15>>,
 
-    /// (coord + off) * stride
-    mul_a: TmaMul,
-    /// step = elementStride * stride
-    mul_s: TmaMul,
-    /// (coord - lower) * stride
-    mul_m: TmaMul,
     /// the im2col windows of dimension k
     i2c_win: TmaI2cWin,
     /// coordinate of dimension k
     c: Signal<Local, Bits<32>>,
-    /// the coordinate sign-extended to 33 bits
-    c33: Signal<Local, Bits<33>>,
     /// -coordinate
     negc: Signal<Local, Bits<32>>,
     /// globalDim - 1 of dimension k
     dim: Signal<Local, Bits<32>>,
-    /// the stride multiplying the coordinate (element size for k = 0), low half
-    sb_lo: Signal<Local, Bits<32>>,
-    /// high bits
-    sb_hi: Signal<Local, Bits<8>>,
+    /// boxDim of dimension k
+    bd: Signal<Local, Bits<9>>,
     /// globalDim - 1 - coordinate
     diff: Signal<Local, Bits<32>>,
-    /// globalDim - 1 + (-coordinate)
-    sum: Signal<Local, Bits<32>>,
     /// dimension 0: lo clamped to the box
     lo0: Signal<Local, Bits<24>>,
     /// dimension 0: hi clamped to the box
     hi0: Signal<Local, Bits<24>>,
-    /// im2col offset of dimension k
-    off: Signal<Local, Bits<16>>,
-    /// pixelBoxLowerCorner of dimension k
-    low: Signal<Local, Bits<16>>,
-    /// pixelBoxUpperCorner of dimension k
-    up: Signal<Local, Bits<16>>,
-    /// pixelBoxLowerCorner sign-extended to 33 bits
-    slow: Signal<Local, Bits<33>>,
 }
 
 impl Logic for TmaDimTerms {
@@ -397,8 +610,6 @@ impl Logic for TmaDimTerms {
         self.e.next = 0.into();
         self.lo.next = 0.into();
         self.hi.next = 0.into();
-        self.st_lo.next = 0.into();
-        self.st_hi.next = 0.into();
         self.sp.next = false;
         self.n.next = false;
         self.kcl.next = 0.into();
@@ -408,143 +619,30 @@ impl Logic for TmaDimTerms {
         self.kwc.next = 0.into();
         self.kwl.next = 0.into();
         self.c.next = 0.into();
-        self.c33.next = 0.into();
-        self.pa_lo.next = 0.into();
-        self.pa_hi.next = 0.into();
-        self.pm_lo.next = 0.into();
-        self.pm_hi.next = 0.into();
-        self.mul_a.a.next = 0.into();
-        self.mul_a.b_lo.next = 0.into();
-        self.mul_a.b_hi.next = 0.into();
-        self.mul_s.a.next = 0.into();
-        self.mul_s.b_lo.next = 0.into();
-        self.mul_s.b_hi.next = 0.into();
-        self.mul_m.a.next = 0.into();
-        self.mul_m.b_lo.next = 0.into();
-        self.mul_m.b_hi.next = 0.into();
         self.negc.next = 0.into();
         self.dim.next = 0.into();
-        self.sb_lo.next = 0.into();
-        self.sb_hi.next = 0.into();
+        self.bd.next = 0.into();
         self.diff.next = 0.into();
-        self.sum.next = 0.into();
         self.lo0.next = 0.into();
         self.hi0.next = 0.into();
-        self.off.next = 0.into();
-        self.low.next = 0.into();
-        self.up.next = 0.into();
-        self.slow.next = 0.into();
         self.i2c_win.c.next = 0.into();
         self.i2c_win.off.next = 0.into();
         self.i2c_win.lower.next = 0.into();
         self.i2c_win.upper.next = 0.into();
         self.i2c_win.gdim_m1.next = 0.into();
         if self.en.val() {
-            // the dimension's fields
-            self.e.next = 1.into();
-            self.sb_hi.next = 0.into();
-            match self.k.val().index() {
-                0 => {
-                    self.c.next = self.cmd.val().c0;
-                    self.dim.next = self.desc.val().gdim0_m1;
-                    self.bdim.next = bit_cast::<9, 8>(self.b0m1.val()) + 1;
-                    self.sb_lo.next = bits::<32>(1) << self.es.val();
-                }
-                1 => {
-                    self.c.next = self.cmd.val().c1;
-                    self.dim.next = self.desc.val().gdim1_m1;
-                    self.bdim.next = bit_cast::<9, 8>(self.desc.val().box1_m1) + 1;
-                    self.e.next = bit_cast::<9, 3>(self.desc.val().estride1_m1) + 1;
-                    self.sb_lo.next = self.desc.val().gstride0_lo;
-                    self.sb_hi.next = self.desc.val().gstride0_hi;
-                }
-                2 => {
-                    self.c.next = self.cmd.val().c2;
-                    self.dim.next = self.desc.val().gdim2_m1;
-                    self.bdim.next = bit_cast::<9, 8>(self.desc.val().box2_m1) + 1;
-                    self.e.next = bit_cast::<9, 3>(self.desc.val().estride2_m1) + 1;
-                    self.sb_lo.next = self.desc.val().gstride1_lo;
-                    self.sb_hi.next = self.desc.val().gstride1_hi;
-                }
-                3 => {
-                    self.c.next = self.cmd.val().c3;
-                    self.dim.next = self.desc.val().gdim3_m1;
-                    self.bdim.next = bit_cast::<9, 8>(self.desc.val().box3_m1) + 1;
-                    self.e.next = bit_cast::<9, 3>(self.desc.val().estride3_m1) + 1;
-                    self.sb_lo.next = self.desc.val().gstride2_lo;
-                    self.sb_hi.next = self.desc.val().gstride2_hi;
-                }
-                _ => {
-                    self.c.next = self.cmd.val().c4;
-                    self.dim.next = self.desc.val().gdim4_m1;
-                    self.bdim.next = bit_cast::<9, 8>(self.desc.val().box4_m1) + 1;
-                    self.e.next = bit_cast::<9, 3>(self.desc.val().estride4_m1) + 1;
-                    self.sb_lo.next = self.desc.val().gstride3_lo;
-                    self.sb_hi.next = self.desc.val().gstride3_hi;
-                }
-            }
+            self.c.next = self.fld.val().c;
+            self.dim.next = self.fld.val().dim;
+            self.bd.next = self.fld.val().bdim;
+            self.bdim.next = self.fld.val().bdim;
+            self.e.next = self.fld.val().e;
+            self.sp.next = self.fld.val().sp;
+            self.n.next = self.fld.val().n;
             self.negc.next = bits::<32>(0) - self.c.val();
-            // im2col (PTX 5.5.4): spatial dimensions 1..rank-2 take the offset and the pixel box
-            // corners; the N dimension (rank-1) steps by 1
-            self.sp.next = false;
-            self.n.next = false;
-            self.off.next = 0.into();
-            self.low.next = 0.into();
-            self.up.next = 0.into();
-            if self.im2col.val() && (self.k.val() != 0) {
-                if (self.k.val() + 1) == self.rank.val() {
-                    self.n.next = true;
-                    self.e.next = 1.into();
-                } else {
-                    self.sp.next = true;
-                    match self.k.val().index() {
-                        1 => {
-                            self.off.next = self.cmd.val().o0;
-                            self.low.next = self.desc.val().lower0;
-                            self.up.next = self.desc.val().upper0;
-                        }
-                        2 => {
-                            self.off.next = self.cmd.val().o1;
-                            self.low.next = self.desc.val().lower1;
-                            self.up.next = self.desc.val().upper1;
-                        }
-                        _ => {
-                            self.off.next = self.cmd.val().o2;
-                            self.low.next = self.desc.val().lower2;
-                            self.up.next = self.desc.val().upper2;
-                        }
-                    }
-                }
-            }
-            self.slow.next = bit_cast::<33, 16>(self.low.val());
-            if self.low.val().get_bit(15) {
-                self.slow.next = bit_cast::<33, 16>(self.low.val()) | 0x1_FFFF_0000_u64;
-            }
-            // the products, sign-extended factors of 33 bits: (coord + off) * stride,
-            // elementStride * stride, (coord - lower) * stride
-            self.c33.next = bit_cast::<33, 32>(self.c.val());
-            if self.c.val().get_bit(31) {
-                self.c33.next = bit_cast::<33, 32>(self.c.val()) | 0x1_0000_0000_u64;
-            }
-            self.mul_a.a.next = self.c33.val() + bit_cast::<33, 16>(self.off.val());
-            self.mul_a.b_lo.next = self.sb_lo.val();
-            self.mul_a.b_hi.next = self.sb_hi.val();
-            self.mul_s.a.next = bit_cast::<33, 9>(self.e.val());
-            self.mul_s.b_lo.next = self.sb_lo.val();
-            self.mul_s.b_hi.next = self.sb_hi.val();
-            self.mul_m.a.next = self.c33.val() - self.slow.val();
-            self.mul_m.b_lo.next = self.sb_lo.val();
-            self.mul_m.b_hi.next = self.sb_hi.val();
-            self.pa_lo.next = self.mul_a.p_lo.val();
-            self.pa_hi.next = self.mul_a.p_hi.val();
-            self.st_lo.next = self.mul_s.p_lo.val();
-            self.st_hi.next = self.mul_s.p_hi.val();
-            self.pm_lo.next = self.mul_m.p_lo.val();
-            self.pm_hi.next = self.mul_m.p_hi.val();
             self.i2c_win.c.next = self.c.val();
-            self.i2c_win.off.next = self.off.val();
-            self.i2c_win.lower.next = self.low.val();
-            self.i2c_win.upper.next = self.up.val();
+            self.i2c_win.off.next = self.fld.val().off;
+            self.i2c_win.lower.next = self.fld.val().low;
+            self.i2c_win.upper.next = self.fld.val().up;
             self.i2c_win.gdim_m1.next = self.dim.val();
             self.kcl.next = self.i2c_win.kcl.val();
             self.kch.next = self.i2c_win.kch.val();
@@ -555,7 +653,6 @@ impl Logic for TmaDimTerms {
             // the in-bounds window [lo, hi) of box indices k: 0 <= coord + k < globalDim, clamped
             // to 0..=256 (box indices are below 256)
             self.diff.next = self.dim.val() - self.c.val();
-            self.sum.next = self.dim.val() + self.negc.val();
             self.lo.next = 0.into();
             self.hi.next = 256.into();
             if self.c.val().get_bit(31) {
@@ -564,8 +661,8 @@ impl Logic for TmaDimTerms {
                 } else {
                     self.lo.next = bit_cast::<9, 32>(self.negc.val());
                 }
-                if (self.dim.val() < 255) && (self.negc.val() < 256) && (self.sum.val() < 255) {
-                    self.hi.next = bit_cast::<9, 32>(self.sum.val()) + 1;
+                if (self.dim.val() < 255) && (self.negc.val() < 256) && (self.diff.val() < 255) {
+                    self.hi.next = bit_cast::<9, 32>(self.diff.val()) + 1;
                 }
             } else if self.c.val() > self.dim.val() {
                 self.hi.next = 0.into();
@@ -574,16 +671,16 @@ impl Logic for TmaDimTerms {
             }
             // dimension 0: the window clamped to the box, in bytes
             self.lo0.next = bit_cast::<24, 9>(self.lo.val());
-            if self.lo.val() > self.bdim.val() {
-                self.lo0.next = bit_cast::<24, 9>(self.bdim.val());
+            if self.lo.val() > self.bd.val() {
+                self.lo0.next = bit_cast::<24, 9>(self.bd.val());
             }
             self.hi0.next = bit_cast::<24, 9>(self.hi.val());
-            if self.hi.val() > self.bdim.val() {
-                self.hi0.next = bit_cast::<24, 9>(self.bdim.val());
+            if self.hi.val() > self.bd.val() {
+                self.hi0.next = bit_cast::<24, 9>(self.bd.val());
             }
             self.lo_b.next = self.lo0.val() << self.es.val();
             self.hi_b.next = self.hi0.val() << self.es.val();
-            self.rowbytes.next = bit_cast::<24, 9>(self.bdim.val()) << self.es.val();
+            self.rowbytes.next = bit_cast::<24, 9>(self.bd.val()) << self.es.val();
         }
     }
 }
@@ -620,7 +717,7 @@ impl Logic for TmaMul {
     fn hdl(&self) -> Verilog {
         Verilog::Custom(
             "\
-wire [63:0] mul_p = {{31{a[32]}}, a} * {24'd0, b_hi, b_lo};
+wire [63:0] mul_p = $signed(a) * $signed({1'b0, b_hi, b_lo});
 always @(*) begin
    p_lo = mul_p[31:0];
    p_hi = mul_p[63:32];
@@ -749,13 +846,22 @@ mod tests {
         }
     }
 
-    /// Computes dimension `k`'s terms (a cycle ahead, as the decoder does), then runs its Dim
-    /// cycle on the start address `a`: the step's outputs are that cycle's.
+    /// Selects dimension `k`'s fields and computes its terms (two cycles ahead, one for
+    /// dimension 0, as the decoder does), then runs its Dim cycle on the start address `a`: the step's outputs are that cycle's.
     fn dim_cycle(d: &mut TmaDimStep, k: u64, es: u64, a: u64) {
         d.pre.next = true;
         d.en.next = false;
-        d.nk.next = k.into();
         d.nes.next = es.into();
+        if k > 0 {
+            // the cycle before selects dimension k's fields (the check cycle for k = 1)
+            d.nk.next = (k - 1).into();
+            d.en.next = k > 1;
+            d.low();
+            d.edge();
+            // dimension k - 1's Dim cycle computes dimension k's terms
+            d.en.next = true;
+        }
+        d.nk.next = k.into();
         d.low();
         d.edge();
         d.pre.next = false;

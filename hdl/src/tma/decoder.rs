@@ -23,7 +23,8 @@
 //! takes the command's constant fields and neutral outer dimensions. A tensor command then spends
 //! one Dim cycle per dimension (`dk`, [`TmaDimStep`]: its sums and in-bounds windows placed
 //! into J; the terms it adds were computed and registered in the cycle before, the Idle check
-//! cycle for dimension 0), a bulk command (a 1-row job) none; then one Fin cycle ([`TmaJobFin`]: the
+//! cycle for dimension 0, from fields selected and registered a cycle earlier still, the Idle
+//! cycle for dimension 1), a bulk command (a 1-row job) none; then one Fin cycle ([`TmaJobFin`]: the
 //! per-job constants), where J becomes valid, the head is popped and the row iterator starts.
 //! So a tensor command of rank r takes 1 + r + 1 cycles, a bulk command 2.
 
@@ -144,8 +145,6 @@ impl Logic for TmaDecoder {
         self.dim.cmd.next = self.head.val();
         self.dim.desc.next = self.head_desc.val();
         self.dim.b0m1.next = self.check.b0m1.val();
-        self.dim.im2col.next = self.jr.q.val().im2col;
-        self.dim.rank.next = self.jr.q.val().rank;
         self.dim.a_lo.next = self.jr.q.val().a_lo;
         self.dim.a_hi.next = self.jr.q.val().a_hi;
         self.dim.mb2_lo.next = self.jr.q.val().mb2_lo;

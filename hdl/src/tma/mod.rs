@@ -31,7 +31,7 @@
 //! | bulk async-groups (contexts, counters, wait answers) | [`groups::TmaGroups`] | groups.rs |
 //! | D: the decoder's FSM and the job register J | [`decoder::TmaDecoder`] | decoder.rs |
 //! | D, Idle: the checks of the head command | [`dec_check::TmaDescCheck`] | dec_check.rs |
-//! | D, Dim: one dimension's products (a cycle ahead, registered), sums and windows | [`dec_dim::TmaDimStep`] | dec_dim.rs |
+//! | D, Dim: one dimension's fields (two cycles ahead), products and windows (one cycle ahead), sums | [`dec_dim::TmaDimStep`] | dec_dim.rs |
 //! | D, Fin: the per-job constants | [`dec_fin::TmaJobFin`] | dec_fin.rs |
 //! | JQ: the job queue (J's BA part, decoder -> BA) | [`fifo::TmaJobQueue`] | fifo.rs |
 //! | RG: the row iterator | [`rg::TmaRowIter`] | rg.rs |
