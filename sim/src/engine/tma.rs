@@ -15,8 +15,8 @@ pub(super) struct TmaPort {
     pub(super) model_free: u64,
     /// The front end takes the next command of the CTA's warps from this cycle:
     /// `tma.command_cycles` per copy command, `tma.prefetch_command_cycles` per prefetch. The
-    /// commands wait for it in order; the issuing warp does not (it pays
-    /// `tma.per_lane_issue_cycles` per command).
+    /// commands wait for it in order; the issuing warp does not ([`warp_issue_cycles`]), but for
+    /// a store into global memory ([`waits_for_front_end`]).
     pub(super) front_free: u64,
     /// Commands for the unit.
     cmd_q: VecDeque<TmaQueued>,
@@ -751,7 +751,8 @@ impl<'p> Engine<'p> {
                 let sh = src_bytes(pieces, false);
                 let box_bytes = beats * 16;
                 let tensor = pieces.len() > 1 || pieces.iter().any(|p| p.src.is_none());
-                let start = (now + t.issue_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
+                // (through the front end, as the unit's commands)
+                let start = cs.tma.front_end_slot(now + t.issue_cycles, t.command_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
                 // Global reads: latency, then the narrowest of the SM's path, the bytes in flight
                 // over the latency and the shared-memory write port.
                 let rate = timing::tma_rate(&cfg);
