@@ -529,8 +529,13 @@ fn a_division_is_a_sequence_that_waits_for_its_divisors_reciprocal() {
 /// try_wait loop with the arrive 0 / 80 / 300 cycles in, the test_wait loop 80 / 300, the
 /// hinted try_wait 40).
 fn wake_figures() -> Vec<u64> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../firmware/programs/calibration/mbar_wake_regaddr.ptx");
-    let p = Program::parse(path, &std::fs::read_to_string(path).unwrap()).unwrap();
+    calibration_ts("mbar_wake_regaddr")
+}
+
+/// What a calibration program (firmware/programs/calibration/`name`.ptx) stores in `t`.
+fn calibration_ts(name: &str) -> Vec<u64> {
+    let path = format!("{}/../firmware/programs/calibration/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    let p = Program::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
     stored_ts(&p)
 }
 
@@ -540,11 +545,8 @@ fn a_try_wait_loops_retry_is_woken_by_the_arrive_whatever_the_delay() {
     // arrive 0, 80 or 300 cycles into a try_wait loop: the retry is suspended and woken, not a
     // poll whose phase the delay would move.
     let t = wake_figures();
-    let median = |k: usize| {
-        let mut r = t[k * 8..k * 8 + 8].to_vec();
-        r.sort_unstable();
-        r[4]
-    };
+    let m = medians_of_8(&t);
+    let median = |k: usize| m[k];
     assert_eq!(median(1), median(2), "try_wait loop, arrive 80 vs 300 cycles in: {t:?}");
     // and a hinted try_wait is woken the same way
     assert_eq!(median(5), median(2), "{t:?}");
@@ -552,10 +554,12 @@ fn a_try_wait_loops_retry_is_woken_by_the_arrive_whatever_the_delay() {
 
 /// The per-figure medians (8 rounds each) of a calibration program that stores them in `t`.
 fn calibration_medians(name: &str) -> Vec<u64> {
-    let path = format!("{}/../firmware/programs/calibration/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
-    let p = Program::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
-    stored_ts(&p)
-        .chunks(8)
+    medians_of_8(&calibration_ts(name))
+}
+
+/// The median of each run of 8 samples.
+fn medians_of_8(t: &[u64]) -> Vec<u64> {
+    t.chunks(8)
         .map(|c| {
             let mut r = c.to_vec();
             r.sort_unstable();
