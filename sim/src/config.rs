@@ -296,6 +296,9 @@ pub struct Sync {
     pub fence_cta_cycles: u64,
     /// A proxy fence (`fence.proxy.*`).
     pub fence_proxy_cycles: u64,
+    /// How long after the warp's previous issue an `mbarrier.init` issues (the SASS before its
+    /// SYNCS.EXCH.64: `timing::InstrInfo::setup_cycles`).
+    pub mbarrier_init_setup_cycles: u64,
     /// A release at cluster or gpu scope (`fence.*.cluster|gpu|sys`, `membar.gl|sys`,
     /// `barrier.cluster.arrive` without `.relaxed`, `mbarrier.arrive.release.cluster`, `st` /
     /// `atom` / `red` with `.release` / `.acq_rel` / `.sc` at cluster scope or wider): the warp's

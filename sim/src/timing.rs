@@ -99,6 +99,11 @@ pub struct InstrInfo {
     /// The backward `bra` of a spin loop whose retries carry the YIELD ([`YieldSite::Retry`]):
     /// what the warp waits beyond a taken branch's redirect when it is taken.
     pub retry_yield_cycles: u64,
+    /// How long after the warp's previous issue the instruction's own SASS instruction issues:
+    /// the SASS ptxas puts before it (`sync.mbarrier_init_setup_cycles` for `mbarrier.init`:
+    /// the init word computed on the uniform datapath, UIADD3 and two USHF, and usually a
+    /// FENCE.VIEW.ASYNC.S whose scoreboard the SYNCS.EXCH.64 waits on; 0: none).
+    pub setup_cycles: u64,
 }
 
 impl InstrInfo {
@@ -906,6 +911,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 unroll: Unroll::Kept,
                 branch_guard: None,
                 window_base: 0,
+                setup_cycles: if i.op == Opcode::MbarrierInit { c.sync.mbarrier_init_setup_cycles } else { 0 },
                 yield_cycles: 0,
                 retry_yield_cycles: 0,
             }

@@ -653,3 +653,27 @@ fn a_shared_variable_named_in_a_round_with_an_inner_loop_waits_for_ptxas_window_
     // the second store of the block uses the read the first one waited for
     assert_eq!(with(&twice, w) - with(&twice, 0), with(&by_symbol, w) - with(&by_symbol, 0));
 }
+
+#[test]
+fn an_mbarrier_init_waits_for_its_sass_setup_whatever_the_warp_has_in_flight() {
+    // calibration/fence_view.ptx (H100): lane 0's init 34 cycles between the clock reads
+    // (the uniform-datapath init word and FENCE.VIEW.ASYNC.S before its SYNCS.EXCH.64), the same
+    // after the warp's global stores, its shared store, or with its global load in flight
+    let m = calibration_medians("fence_view");
+    let setup = SmConfig::sm90().sync.mbarrier_init_setup_cycles;
+    for k in [0, 1, 3, 4, 5] {
+        assert!(m[k] >= setup && m[k] <= setup + 10, "figure {k}: {m:?}");
+    }
+    assert_eq!(m[0], m[1], "a store in flight changes nothing: {m:?}");
+}
+
+#[test]
+fn barrier_cluster_in_a_launch_without_cluster_dimensions_drains_no_release() {
+    // calibration/release_stores.ptx (H100): barrier.cluster.arrive.release + wait in a launch of
+    // one CTA without cluster dimensions takes 68 cycles (ptxas branches to BAR.SYNC), a fence at
+    // gpu scope ~673 whatever the warp's stores in flight
+    let m = calibration_medians("release_stores");
+    let drain = SmConfig::sm90().sync.release_drain_cycles;
+    assert!(m[10] < 150, "barrier.cluster without a cluster launch: {m:?}");
+    assert!(m[0] >= drain && m[4] >= drain, "fence.acq_rel.gpu: {m:?}");
+}

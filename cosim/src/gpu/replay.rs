@@ -138,6 +138,27 @@ pub struct ProgramReplay {
     pub notes: Vec<String>,
     /// Per opcode: silicon's and the engine's `clock_delta` cycles.
     pub timing: Vec<TimingRow>,
+    /// Per traced instruction (by program counter): silicon's and the engine's `clock_delta`
+    /// medians, so a gap can be traced to its source line.
+    #[serde(default)]
+    pub by_line: Vec<LineTiming>,
+}
+
+/// One traced instruction's `clock_delta` medians, silicon beside an engine.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LineTiming {
+    /// Instruction index in the original program.
+    pub pc: u32,
+    /// Source line.
+    pub line: u32,
+    /// The instruction as PTX text.
+    pub instr: String,
+    /// Silicon: number of samples and median cycles.
+    pub silicon_samples: u64,
+    pub silicon_median: f64,
+    /// Engine: number of samples and median.
+    pub engine_samples: u64,
+    pub engine_median: f64,
 }
 
 /// One opcode's `clock_delta` samples of one program (or, from [`timing_by_opcode`], of all),
@@ -191,6 +212,25 @@ fn timing_rows(silicon: &[ClockInstr], engine: &[ClockInstr]) -> Vec<TimingRow> 
             let empty = Histogram::default();
             let (hs, he) = (s.get(k).unwrap_or(&empty), e.get(k).unwrap_or(&empty));
             TimingRow::of(k.clone(), 1, hs, he)
+        })
+        .collect()
+}
+
+fn line_rows(silicon: &[ClockInstr], engine: &[ClockInstr]) -> Vec<LineTiming> {
+    let engine: BTreeMap<u32, &ClockInstr> = engine.iter().map(|c| (c.pc, c)).collect();
+    silicon
+        .iter()
+        .map(|s| {
+            let e = engine.get(&s.pc);
+            LineTiming {
+                pc: s.pc,
+                line: s.line,
+                instr: s.instr.clone(),
+                silicon_samples: s.samples,
+                silicon_median: s.median,
+                engine_samples: e.map_or(0, |e| e.samples),
+                engine_median: e.map_or(0.0, |e| e.median),
+            }
         })
         .collect()
 }
@@ -436,6 +476,7 @@ pub fn replay_trace_on(t: &TraceFile, root: &Path, engine: &str, run: &dyn Fn(&P
     };
     if let Some(td) = &t.trace {
         r.timing = timing_rows(&td.clocks, &gold_clocks);
+        r.by_line = line_rows(&td.clocks, &gold_clocks);
     }
     if !t.interleaving_dependent {
         match &t.trace {

@@ -328,7 +328,9 @@ impl WarpState {
         let base = (inf.window_base > 0).then(|| self.last_issue + 1 + inf.window_base);
         // the top of a spin loop: the YIELD ptxas put there
         let yielded = (inf.yield_cycles > 0).then(|| self.last_issue + 1 + inf.yield_cycles);
-        inf.reads().map(src).chain(read).chain(guard).chain(base).chain(yielded).max().unwrap_or(0)
+        // the SASS ptxas puts before the instruction's own (mbarrier.init's init word and fence)
+        let setup = (inf.setup_cycles > 0).then(|| self.last_issue + 1 + inf.setup_cycles);
+        inf.reads().map(src).chain(read).chain(guard).chain(base).chain(yielded).chain(setup).max().unwrap_or(0)
     }
 
     /// Whether `inf` may be set aside when its turn comes (`timing::Lookahead`), with `window`
@@ -819,6 +821,14 @@ impl<'p> Engine<'p> {
             return false;
         }
         if self.m.guard_mask(c, w, pc, group) == 0 {
+            return false;
+        }
+        // A launch without cluster dimensions (the manifest's cluster of one CTA: the runner sets
+        // no cluster attribute then): ptxas's barrier.cluster tests the launch (c[0x0][0x140])
+        // and runs BAR.SYNC instead of MEMBAR.ALL.GPU + UCGABAR_ARV, so its release drains
+        // nothing (calibration/release_stores.ptx on H100: arrive.release + wait 68 cycles, ~700
+        // in a cluster launch).
+        if self.info[pc as usize].class == Class::ClusterBarrier && self.m.cluster_ctas(self.m.cta_cluster(c)).len() == 1 {
             return false;
         }
         let now = self.cycle;
