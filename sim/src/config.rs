@@ -28,6 +28,11 @@ pub struct Issue {
     pub branch_cycles: u64,
     /// What a taken branch costs beyond `branch_cycles` (the fetch redirect).
     pub branch_taken_cycles: u64,
+    /// The longest run of instructions a guarded forward branch skips that ptxas predicates
+    /// instead, when the guard differs between lanes (`timing::if_converted_branches`).
+    pub if_convert_lane_instructions: u64,
+    /// The same when the guard is warp-uniform.
+    pub if_convert_uniform_instructions: u64,
     /// Cycles between two issues of one warp.
     pub warp_issue_cycles: u64,
     /// Cycles an integer mul / mad occupies its scheduler's IMAD pipe (16 lanes a cycle on sm_90:

@@ -104,6 +104,11 @@ pub struct InstrInfo {
     /// the init word computed on the uniform datapath, UIADD3 and two USHF, and usually a
     /// FENCE.VIEW.ASYNC.S whose scoreboard the SYNCS.EXCH.64 waits on; 0: none).
     pub setup_cycles: u64,
+    /// A forward `bra` that ptxas compiles to no branch at all ([`if_converted_branches`]): it
+    /// predicates the few instructions the branch skips, or deletes a branch to the next
+    /// instruction. The engine runs it in one issue slot with no branch stall or redirect, and
+    /// its target is no join.
+    pub if_converted: bool,
 }
 
 impl InstrInfo {
@@ -554,6 +559,9 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             info[pc].divisor = None;
         }
     }
+    for (pc, f) in if_converted_branches(module, &info, c).into_iter().enumerate() {
+        info[pc].if_converted = f;
+    }
     for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
         info[pc].unroll = u;
     }
@@ -636,7 +644,7 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     // joins: the targets of forward branches (a loop's exit and its header keep what was read)
     let mut joins = vec![false; n + 1];
     for (pc, i) in k.body.iter().enumerate() {
-        if let Some(t) = target_of(i).filter(|&t| t > pc) {
+        if let Some(t) = target_of(i).filter(|&t| t > pc && !info[pc].if_converted) {
             joins[t.min(n)] = true;
         }
     }
@@ -738,7 +746,45 @@ pub fn per_lane_registers(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
 /// ahead (bar_warps.ptx).
 pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     let lane = per_lane_registers(module, info);
-    module.kernel.body.iter().map(|i| i.op == Opcode::Bra && !i.has(Mod::Uni) && i.guard.is_some_and(|g| lane[g.reg.0 as usize])).collect()
+    let body = module.kernel.body.iter().zip(info);
+    body.map(|(i, f)| i.op == Opcode::Bra && !f.if_converted && !i.has(Mod::Uni) && i.guard.is_some_and(|g| lane[g.reg.0 as usize])).collect()
+}
+
+/// Per instruction index: a forward `bra` that ptxas compiles to no branch
+/// ([`InstrInfo::if_converted`]). A branch to the next instruction is deleted. A guarded branch
+/// over a short straight run of predicable instructions (arithmetic, loads and stores: no
+/// branch, label, barrier, fence, mbarrier, async or sleep instruction) becomes those
+/// instructions under the guard: ptxas 13.5 -arch=sm_90 does so for a run of at most
+/// `issue.if_convert_lane_instructions` instructions when the guard differs between lanes
+/// ([`per_lane_registers`]; a branch would diverge) and at most
+/// `issue.if_convert_uniform_instructions` when it is warp-uniform (measured on `@p bra L; N
+/// instructions; L:` with N xor / mad, st.shared or ld.shared + add: with a per-lane guard a BRA
+/// remains from 24 on, with a uniform one from 8 (ALU), 16 (st.shared) or 3 (ld.shared)).
+pub fn if_converted_branches(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<bool> {
+    let k = &module.kernel;
+    let lane = per_lane_registers(module, info);
+    let mut labelled = vec![false; k.body.len() + 1];
+    for &p in &k.label_pc {
+        if let Some(t) = labelled.get_mut(p as usize) {
+            *t = true;
+        }
+    }
+    let predicable = |pc: usize| {
+        let f = &info[pc];
+        matches!(f.class, Class::Compute | Class::Mem) && !f.atomic && f.ordering == Ordering::None && !labelled[pc]
+    };
+    (0..k.body.len())
+        .map(|pc| {
+            let i = &k.body[pc];
+            let Some(t) = branch_target(module, i).filter(|&t| t > pc) else { return false };
+            if t == pc + 1 {
+                return true;
+            }
+            let Some(g) = i.guard else { return false };
+            let limit = if lane[g.reg.0 as usize] { c.issue.if_convert_lane_instructions } else { c.issue.if_convert_uniform_instructions };
+            t - pc - 1 <= limit as usize && (pc + 1..t).all(predicable)
+        })
+        .collect()
 }
 
 /// Where ptxas puts the YIELD of a spin loop ([`yield_loops`]).
@@ -847,7 +893,7 @@ fn branch_guards(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<Optio
     (0..k.body.len())
         .map(|pc| {
             let i = &k.body[pc];
-            let g = i.guard.filter(|_| i.op == Opcode::Bra)?.reg.0;
+            let g = i.guard.filter(|_| i.op == Opcode::Bra && !info[pc].if_converted)?.reg.0;
             let mut p = pc;
             while p > 0 && !target[p] {
                 p -= 1;
@@ -912,6 +958,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 branch_guard: None,
                 window_base: 0,
                 setup_cycles: if i.op == Opcode::MbarrierInit { c.sync.mbarrier_init_setup_cycles } else { 0 },
+                if_converted: false,
                 yield_cycles: 0,
                 retry_yield_cycles: 0,
             }
@@ -974,8 +1021,8 @@ pub fn unrolled_loops(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<
     let target = |i: &Instr| branch_target(module, i);
     // pcs some branch jumps to, and by how many branches
     let mut joins = vec![0u32; n + 1];
-    for i in &k.body {
-        if let Some(t) = target(i) {
+    for (i, f) in k.body.iter().zip(info) {
+        if let Some(t) = target(i).filter(|_| !f.if_converted) {
             if t <= n {
                 joins[t] += 1;
             }
@@ -996,7 +1043,7 @@ pub fn unrolled_loops(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<
             continue;
         }
         let body = h..b;
-        let straight = body.clone().all(|pc| !matches!(class_of(k.body[pc].op), Class::Branch) && !matches!(k.body[pc].op, Opcode::Exit | Opcode::Trap | Opcode::Brkpt));
+        let straight = body.clone().all(|pc| (info[pc].if_converted || !matches!(class_of(k.body[pc].op), Class::Branch)) && !matches!(k.body[pc].op, Opcode::Exit | Opcode::Trap | Opcode::Brkpt));
         let entered_only_at_head = (h + 1..=b).all(|pc| joins[pc] == 0);
         let kept = k.pragmas.iter().any(|(pc, t)| t == "nounroll" && (h..=b).contains(&(*pc as usize)))
             || nounroll_fn.iter().any(|&(a, e)| (a..e).contains(&h));
@@ -1431,17 +1478,18 @@ mod branch_tests {
 
     #[test]
     fn branches_on_lane_values_are_divergent_and_counted_loops_are_not() {
-        // pcs: 2 mov tid, 3 setp (from tid), 4 bra (divergent), 5 mov, 6 add, 7 setp, 8 bra
-        // (counter: uniform), 9..11 %rd1 = %rd0 + 4 x %tid.x, 12 ld at that per-lane address, 13
-        // add (from the load), 14 setp, 15 bra (divergent), 16 ld at the parameter's address (every
-        // lane reads one word), 17 setp, 18 bra (uniform), 19 shfl.sync.idx from lane 0 of %tid,
-        // 20 setp, 21 bra (uniform), 22 bra.uni on the %tid predicate (the program says uniform)
+        // pcs: 2 mov tid, 3 setp (from tid), 4 bra (divergent) over 5 nanosleep (not predicable:
+        // a BRA remains), 6 mov, 7 add, 8 setp, 9 bra (counter: uniform), 10..12 %rd1 = %rd0 + 4 x
+        // %tid.x, 13 ld at that per-lane address, 14 add (from the load), 15 setp, 16 bra
+        // (divergent) over 17 nanosleep, 18 ld at the parameter's address (every lane reads one
+        // word), 19 setp, 20 bra (uniform), 21 shfl.sync.idx from lane 0 of %tid, 22 setp, 23 bra
+        // (uniform), 24 bra.uni on the %tid predicate (the program says uniform)
         let m = module(
-            "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tmov.u32 %r7, %tid.x;\n\tmul.wide.u32 %rd2, %r7, 4;\n\tadd.s64 %rd1, %rd0, %rd2;\n\tld.global.u32 %r3, [%rd1];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\nY:\n\tld.global.u32 %r5, [%rd0];\n\tsetp.eq.u32 %p0, %r5, 0;\n\t@%p0 bra Z;\nZ:\n\tshfl.sync.idx.b32 %r6, %r1, 0, 31, -1;\n\tsetp.eq.u32 %p0, %r6, 0;\n\t@%p0 bra V;\nV:\n\t@%p1 bra.uni W;\nW:",
+            "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\n\tnanosleep.u32 0;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tmov.u32 %r7, %tid.x;\n\tmul.wide.u32 %rd2, %r7, 4;\n\tadd.s64 %rd1, %rd0, %rd2;\n\tld.global.u32 %r3, [%rd1];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\n\tnanosleep.u32 0;\nY:\n\tld.global.u32 %r5, [%rd0];\n\tsetp.eq.u32 %p0, %r5, 0;\n\t@%p0 bra Z;\nZ:\n\tshfl.sync.idx.b32 %r6, %r1, 0, 31, -1;\n\tsetp.eq.u32 %p0, %r6, 0;\n\t@%p0 bra V;\nV:\n\t@%p1 bra.uni W;\nW:",
         );
         let d = divergent_branches(&m, &analyze(&m, &SmConfig::sm90()));
         let at: Vec<usize> = d.iter().enumerate().filter(|(_, &v)| v).map(|(pc, _)| pc).collect();
-        assert_eq!(at, vec![4, 15]);
+        assert_eq!(at, vec![4, 16]);
     }
 
     /// The pcs where ptxas puts a YIELD ([`yield_loops`]) in a kernel with this body, after
@@ -1498,24 +1546,44 @@ mod branch_tests {
     fn a_branch_on_a_compare_of_its_block_waits_for_it() {
         let c = SmConfig::sm90();
         let total = c.latency.alu + c.latency.predicate_branch;
-        // pcs: 2 setp, 3 add, 4 bra on the setp; 6 bra on a predicate set in another block
-        let m = module("\tsetp.eq.u32 %p1, %r1, 0;\n\tadd.u32 %r2, %r2, 1;\n\t@%p1 bra X;\nX:\n\tadd.u32 %r2, %r2, 1;\n\t@%p1 bra Y;\nY:");
+        // pcs: 2 setp, 3 add, 4 bra on the setp over 5 nanosleep (a BRA remains); 7 bra on a
+        // predicate set in another block
+        let m = module("\tsetp.eq.u32 %p1, %r1, 0;\n\tadd.u32 %r2, %r2, 1;\n\t@%p1 bra X;\n\tnanosleep.u32 0;\nX:\n\tadd.u32 %r2, %r2, 1;\n\t@%p1 bra Y;\n\tnanosleep.u32 0;\nY:");
         let info = analyze(&m, &c);
         assert_eq!(info[4].branch_guard, Some((info[2].dsts[0], total)));
-        assert_eq!(info[6].branch_guard, None, "the compare is in another basic block");
+        assert_eq!(info[7].branch_guard, None, "the compare is in another basic block");
         assert_eq!(info[3].branch_guard, None);
     }
 
     #[test]
     fn a_shared_variable_named_in_a_loop_with_an_inner_loop_waits_for_the_window_base() {
         let c = SmConfig::sm90();
-        // pcs: 2 ld [s] (top level), 3 bra J (forward), 4 add at J (round R), 5 add (spin S),
-        // 6 bra S, 7 st [s] (round body after the spin, after the join: waits), 8 ld [s+4] and
-        // 9 mov %r1, s (the same read), 10 bra R; 11 ld [s] in loop T (innermost: hoisted), 12 bra T
-        let m = module("\t.shared .align 4 .b32 s[4];\n\tld.shared.u32 %r2, [s];\n\t@%p0 bra J;\nJ:\nR:\n\tadd.u32 %r3, %r3, 1;\nS:\n\tadd.u32 %r4, %r4, 1;\n\t@%p1 bra S;\n\tst.shared.u32 [s], %r2;\n\tld.shared.u32 %r5, [s+4];\n\tmov.u32 %r1, s;\n\t@%p2 bra R;\nT:\n\tld.shared.u32 %r6, [s];\n\t@%p3 bra T;");
+        // pcs: 2 ld [s] (top level), 3 bra J (forward, over 4 nanosleep: a BRA remains), 5 add
+        // at J (round R), 6 add (spin S), 7 bra S, 8 st [s] (round body after the spin, after
+        // the join: waits), 9 ld [s+4] and 10 mov %r1, s (the same read), 11 bra R; 12 ld [s] in
+        // loop T (innermost: hoisted), 13 bra T
+        let m = module("\t.shared .align 4 .b32 s[4];\n\tld.shared.u32 %r2, [s];\n\t@%p0 bra J;\n\tnanosleep.u32 0;\nJ:\nR:\n\tadd.u32 %r3, %r3, 1;\nS:\n\tadd.u32 %r4, %r4, 1;\n\t@%p1 bra S;\n\tst.shared.u32 [s], %r2;\n\tld.shared.u32 %r5, [s+4];\n\tmov.u32 %r1, s;\n\t@%p2 bra R;\nT:\n\tld.shared.u32 %r6, [s];\n\t@%p3 bra T;");
         let info = analyze(&m, &c);
         let waits: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.window_base > 0).map(|(pc, _)| pc).collect();
-        assert_eq!(waits, vec![7]);
-        assert_eq!(info[7].window_base, c.latency.window_base);
+        assert_eq!(waits, vec![8]);
+        assert_eq!(info[8].window_base, c.latency.window_base);
+    }
+
+    #[test]
+    fn ptxas_predicates_a_short_forward_branch_and_deletes_one_to_the_next_instruction() {
+        let c = SmConfig::sm90();
+        // pcs: 2 mov tid, 3 setp (per lane), 4 bra over 5..6 (two adds: predicated), 7 bra to the
+        // next instruction (deleted), 8 bra over 9 bar.sync (kept), 10 ld (uniform address), 11
+        // setp (uniform), 12 bra over 13..15 (three adds: kept with a uniform guard), 16 bra over
+        // 17 add (predicated)
+        let m = module(
+            "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra A;\n\tadd.u32 %r2, %r2, 1;\n\tadd.u32 %r3, %r3, 1;\nA:\n\tbra.uni B;\nB:\n\t@%p1 bra C;\n\tbar.sync 0;\nC:\n\tld.global.u32 %r4, [%rd0];\n\tsetp.eq.u32 %p2, %r4, 0;\n\t@%p2 bra D;\n\tadd.u32 %r2, %r2, 1;\n\tadd.u32 %r3, %r3, 1;\n\tadd.u32 %r5, %r5, 1;\nD:\n\t@%p2 bra E;\n\tadd.u32 %r2, %r2, 1;\nE:",
+        );
+        let info = analyze(&m, &c);
+        let at: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.if_converted).map(|(pc, _)| pc).collect();
+        assert_eq!(at, vec![4, 7, 16]);
+        assert_eq!(info[4].branch_guard, None, "no BRA waits for the predicate");
+        assert_eq!(divergent_branches(&m, &info)[4], false, "predicated: the warp does not diverge");
+        assert_eq!(divergent_branches(&m, &info)[8], true);
     }
 }

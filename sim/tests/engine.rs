@@ -634,10 +634,11 @@ fn a_shared_variable_named_in_a_round_with_an_inner_loop_waits_for_ptxas_window_
     // calibration/mbar_wake.ptx against mbar_wake_regaddr.ptx (H100): the arriver's stamp store
     // and arrive through bare shared symbols, after a spin loop in a round loop, come ~24 cycles
     // later than through a register holding the address (ptxas reads SR_CgaCtaId again right
-    // before them), once after each join
+    // before them), once after each join (here the target of a `bra.uni` over an instruction:
+    // a branch to the next instruction would be deleted, no join)
     let decls = "\t.shared .align 8 .b64 buf[4];\n";
     let setup = "\tmov.u32 %r5, buf;\n";
-    let round = |uses: &str| format!("\tmov.u32 %r6, 0;\nR1:\n\tbra.uni J1;\nJ1:\n\tmov.u32 %r7, 0;\nS1:\n\t.pragma \"nounroll\";\n\tadd.u32 %r7, %r7, 1;\n\tsetp.lt.u32 %p1, %r7, 2;\n\t@%p1 bra S1;\n{uses}\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, 2;\n\t@%p1 bra R1;\n");
+    let round = |uses: &str| format!("\tmov.u32 %r6, 0;\nR1:\n\tbra.uni J1;\n\tnanosleep.u32 0;\nJ1:\n\tmov.u32 %r7, 0;\nS1:\n\t.pragma \"nounroll\";\n\tadd.u32 %r7, %r7, 1;\n\tsetp.lt.u32 %p1, %r7, 2;\n\t@%p1 bra S1;\n{uses}\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, 2;\n\t@%p1 bra R1;\n");
     let by_symbol = timed_program("sym", decls, setup, &round("\tst.shared.u64 [buf], %rd7;\n"));
     let by_register = timed_program("reg", decls, setup, &round("\tst.shared.u64 [%r5], %rd7;\n"));
     let twice = timed_program("sym2", decls, setup, &round("\tst.shared.u64 [buf], %rd7;\n\tst.shared.u64 [buf+8], %rd7;\n"));

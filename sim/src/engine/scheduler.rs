@@ -922,7 +922,10 @@ impl<'p> Engine<'p> {
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
             ws.wait_at_least(until, Stall::WgmmaWait);
         }
+        let if_converted = self.info[pc as usize].if_converted;
         match flow {
+            // ptxas predicated the skipped instructions (or deleted the branch): no BRA on silicon
+            Flow::Jump(_) | Flow::Lanes | Flow::Next if if_converted => {}
             Flow::Jump(_) | Flow::Lanes => {
                 // (and the YIELD before a peeled spin loop's retry: `timing::YieldSite::Retry`)
                 let retry_yield = self.info[pc as usize].retry_yield_cycles;
