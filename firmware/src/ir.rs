@@ -217,8 +217,13 @@ impl ModSet {
         MOD_ALL.iter().copied().filter(|m| self.has(*m))
     }
     /// The first member that is a data type (the instruction type; `cvt` has two: see `types`).
+    /// The data types come first in declaration order (`Mod::is_type`), so it is the lowest
+    /// member when that is a type (every golden body asks: no walk over every modifier).
+    #[inline]
     pub fn ty(&self) -> Option<Mod> {
-        self.iter().find(|m| m.is_type())
+        let k = self.0.iter().position(|&w| w != 0)?;
+        let m = MOD_ALL[k * 64 + self.0[k].trailing_zeros() as usize];
+        m.is_type().then_some(m)
     }
 }
 
@@ -822,5 +827,24 @@ impl Module {
             }
         }
         Some(innermost)
+    }
+}
+
+#[cfg(test)]
+mod modset_tests {
+    use super::{ModSet, MOD_ALL};
+
+    #[test]
+    fn ty_is_the_first_type_member_in_declaration_order() {
+        // every modifier alone, every pair (the instruction type is the first type among them)
+        for (a, &ma) in MOD_ALL.iter().enumerate() {
+            for &mb in &MOD_ALL[a..] {
+                let mut s = ModSet::default();
+                s.insert(ma);
+                s.insert(mb);
+                assert_eq!(s.ty(), s.iter().find(|m| m.is_type()), "{ma:?} {mb:?}");
+            }
+        }
+        assert_eq!(ModSet::default().ty(), None);
     }
 }

@@ -5,6 +5,7 @@ use crate::config::SmConfig;
 use hopsync_firmware::ir::{AddrBase, Instr, Mod, Module, Operand, Space, Sreg};
 use hopsync_cosim::exec::{self, MbarFamily};
 use hopsync_firmware::Opcode;
+use smallvec::SmallVec;
 
 /// How the engine executes and times an instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1235,37 +1236,40 @@ fn only_address_base(i: &Instr, r: u32) -> bool {
     })
 }
 
-/// Bank wavefronts of one warp access to shared memory: per bank, the number of distinct
-/// bank words the lanes touch (a broadcast of one word costs nothing extra), at least one.
-pub fn bank_wavefronts(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
-    let bb = c.smem.bank_bytes as u64;
-    let banks = c.smem.banks as u64;
-    let mut words: Vec<u64> = Vec::with_capacity(accesses.len() * 2);
+/// The distinct bank words (numbers, of `bank_bytes`) one warp access to shared memory touches,
+/// ascending (on the stack for up to 16 aligned bytes a lane: this runs for every shared access).
+fn bank_words(bb: u64, accesses: &[(u64, usize)]) -> SmallVec<[u64; 128]> {
+    let mut words = SmallVec::new();
     for &(off, size) in accesses {
-        let first = off / bb;
-        let last = (off + size.max(1) as u64 - 1) / bb;
-        for w in first..=last {
-            words.push(w);
-        }
+        words.extend(off / bb..=(off + size.max(1) as u64 - 1) / bb);
     }
     words.sort_unstable();
     words.dedup();
-    let mut per_bank = vec![0u64; banks as usize];
-    for w in words {
+    words
+}
+
+/// Bank wavefronts of distinct bank words `words`: per bank, the number of them it holds (a
+/// broadcast of one word costs nothing extra), at least one.
+fn wavefronts_of(banks: u64, words: &[u64]) -> u64 {
+    let mut per_bank: SmallVec<[u64; 32]> = smallvec::smallvec![0; banks as usize];
+    for &w in words {
         per_bank[(w % banks) as usize] += 1;
     }
     per_bank.into_iter().max().unwrap_or(0).max(1)
+}
+
+/// Bank wavefronts of one warp access to shared memory: per bank, the number of distinct
+/// bank words the lanes touch (a broadcast of one word costs nothing extra), at least one.
+pub fn bank_wavefronts(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
+    wavefronts_of(c.smem.banks as u64, &bank_words(c.smem.bank_bytes as u64, accesses))
 }
 
 /// Cycles one warp access occupies the shared-memory pipe: the pipe moves one wavefront of
 /// `banks x bank_bytes` bytes per cycle, and each wavefront more than the bytes need (a bank
 /// conflict's replay) costs `smem.conflict_replay_cycles`.
 pub fn smem_pipe_cycles(c: &SmConfig, accesses: &[(u64, usize)]) -> u64 {
-    let waves = bank_wavefronts(c, accesses);
-    let bb = c.smem.bank_bytes.max(1) as u64;
-    let mut words: Vec<u64> = accesses.iter().flat_map(|&(off, size)| off / bb..=(off + size.max(1) as u64 - 1) / bb).collect();
-    words.sort_unstable();
-    words.dedup();
+    let words = bank_words(c.smem.bank_bytes.max(1) as u64, accesses);
+    let waves = wavefronts_of(c.smem.banks as u64, &words);
     let bandwidth = (words.len() as u64).div_ceil(c.smem.banks.max(1) as u64).max(1);
     bandwidth + waves.saturating_sub(bandwidth) * c.smem.conflict_replay_cycles
 }

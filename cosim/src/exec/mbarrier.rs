@@ -57,6 +57,26 @@ fn locate_at(cx: &mut Cx<'_, '_>, lane: u32, a: u64, sp: Option<Mod>) -> Result<
     }
 }
 
+/// [`locate_at`] over a warp's lanes in lane order, the last address's object kept: the lanes
+/// of a warp-instruction mostly name one object, and an address that located an object for one
+/// lane locates the same one for every lane (only a `.local` place depends on the lane, and it is
+/// no mbarrier), with no finding.
+#[derive(Default)]
+struct Located(Option<(u64, Obj)>);
+
+impl Located {
+    fn at(&mut self, cx: &mut Cx<'_, '_>, lane: u32, a: u64, sp: Option<Mod>) -> Result<Obj, Stop> {
+        match self.0 {
+            Some((b, o)) if b == a => Ok(o),
+            _ => {
+                let o = locate_at(cx, lane, a, sp)?;
+                self.0 = Some((a, o));
+                Ok(o)
+            }
+        }
+    }
+}
+
 fn word(m: &Machine<'_>, o: Obj) -> u64 {
     m.read_mbar_word(o.cta, o.off)
 }
@@ -295,8 +315,9 @@ fn plan_arrive(cx: &mut Cx<'_, '_>, i: &Instr, drop: bool) -> Result<Vec<MbarSte
     let name = if drop { "mbarrier.arrive_drop" } else { "mbarrier.arrive" };
     let mut reqs: Vec<(u32, Obj, u64, u64)> = Vec::with_capacity(cx.mask.count_ones() as usize);
     let (addrs, sp) = (cx.addr_lanes(i, 1), cx.space(i, 1));
+    let mut located = Located::default();
     for l in lanes(cx.mask) {
-        let o = locate_at(cx, l, addrs[l as usize], sp)?;
+        let o = located.at(cx, l, addrs[l as usize], sp)?;
         let Some((count, tx)) = arrive_operands(cx, i, o, l)? else { continue };
         reqs.push((l, o, count, tx));
     }
@@ -345,8 +366,9 @@ fn plan_wait(cx: &mut Cx<'_, '_>, i: &Instr, try_wait: bool) -> Result<Vec<MbarS
     let mut steps: Vec<MbarStep> = Vec::new();
     let mut keys: Vec<(u32, u32, u64)> = Vec::new();
     let (addrs, sp, args) = (cx.addr_lanes(i, 1), cx.space(i, 1), cx.src_lanes(i, 2));
+    let mut located = Located::default();
     for l in lanes(cx.mask) {
-        let o = locate_at(cx, l, addrs[l as usize], sp)?;
+        let o = located.at(cx, l, addrs[l as usize], sp)?;
         require_local(cx, i, o, l)?;
         let arg = args[l as usize];
         if !parity && cx.m.ctas[o.cta as usize].mbarriers.contains_key(&o.off) {

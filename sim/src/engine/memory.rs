@@ -4,6 +4,7 @@
 //! to it; which pipe an access takes, and what it costs.
 
 use super::*;
+use smallvec::SmallVec;
 
 /// A CTA's memory pipes: each is booked ahead by the accesses issued to it.
 #[derive(Debug, Clone, Default)]
@@ -445,6 +446,18 @@ impl<'p> Engine<'p> {
         self.m.resolve(c, w, lane, sp, a, size).ok()
     }
 
+    /// [`Self::place_of`] of each lane of `mask` that resolves (lane order), the address
+    /// operand and its space decoded once for the warp as the golden body decodes them (on the
+    /// stack: this runs for every memory instruction).
+    #[allow(clippy::too_many_arguments)]
+    fn places_of(&mut self, c: u32, w: u32, pc: u32, mask: u32, k: usize, size: usize, space: Option<Option<Mod>>) -> SmallVec<[Place; WARP]> {
+        let ins = &self.m.module().kernel.body[pc as usize];
+        let cx = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group: mask };
+        let addrs = cx.addr_lanes(ins, k);
+        let sp = space.unwrap_or_else(|| cx.space(ins, k));
+        bits_of(mask).filter_map(|l| self.m.resolve(c, w, l, sp, addrs[l as usize], size).ok()).collect()
+    }
+
     pub(super) fn pipe_of(&self, c: u32, p: Option<Place>) -> Pipe {
         match p {
             Some(Place::Shared(t, _)) if t == c => Pipe::Smem,
@@ -502,12 +515,7 @@ impl<'p> Engine<'p> {
             Opcode::TensormapCpFenceproxy => (128, 0, Some(Some(Mod::Global))),
             _ => (Self::access_size(ins), k, None),
         };
-        let mut places = Vec::with_capacity(mask.count_ones() as usize);
-        for l in bits_of(mask) {
-            if let Some(p) = self.place_of(c, w, pc, l, global_k, size, space) {
-                places.push(p);
-            }
-        }
+        let mut places = self.places_of(c, w, pc, mask, global_k, size, space);
         // ptxas's warp-aggregated atomic (timing::aggregates_atomic): the whole warp on one
         // address scans its operands first (the warp issues nothing else meanwhile), the last lane
         // alone makes the access, a shuffle hands each lane its result
@@ -526,7 +534,7 @@ impl<'p> Engine<'p> {
         let cs = &mut self.ctas[c as usize];
         let (ready, done) = match pipe {
             Pipe::Smem => {
-                let acc: Vec<(u64, usize)> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
+                let acc: SmallVec<[(u64, usize); WARP]> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
                 let occ = timing::smem_pipe_cycles(&cfg, &acc);
                 let start = cs.mem.smem.book(now, occ, sched);
                 // a warp's next memory or mbarrier instruction waits after a shared-memory access:
@@ -549,7 +557,7 @@ impl<'p> Engine<'p> {
                     }
                 }
                 let far_extra = if far { cfg.global.far_line_cycles } else { 0 };
-                let acc: Vec<(u64, usize)> = places
+                let acc: SmallVec<[(u64, usize); WARP]> = places
                     .iter()
                     .filter_map(|p| if let Place::Global(r, o) = p { Some((self.m.global_address(*r, *o), size)) } else { None })
                     .collect();
