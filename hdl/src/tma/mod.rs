@@ -9,6 +9,15 @@
 //! [`TmaEngine`] (top.rs) only wires one rust-hdl block per pipeline stage; each stage's file
 //! says its ports, assumptions and the spec clauses it implements, and holds its own tests.
 //!
+//! Writing a stage block's inputs: rust-hdl writes one Verilog module per block, and a parent's
+//! `update` becomes one `always @(*)` whose assignments to a sub-block's input ports drive that
+//! instance. Where a parent writes the same sub-block input twice in one evaluation (a default,
+//! then an override), an event-driven simulator (iverilog, the Verilog replay tests) sees the
+//! input change twice per pass; when the parent reads that sub-block's outputs (a
+//! combinational stage), it re-runs the sub-block, then the parent, and loops forever
+//! (helper-fpga4 hit this in the decoder). Compute the value in a local signal and write each
+//! sub-block input exactly once per `update`.
+//!
 //! # Pipeline
 //!
 //! ```text
