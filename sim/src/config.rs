@@ -279,6 +279,9 @@ pub struct Sync {
     pub named_barrier_request_cycles: u64,
     /// Release to issue of the released warps.
     pub named_barrier_release_cycles: u64,
+    /// What a bar.red's result register takes beyond the release (the B2R.RESULT after
+    /// ptxas's BAR.RED).
+    pub named_barrier_red_result_cycles: u64,
     /// A released warp is asleep at the barrier when it has nothing to issue before the release
     /// and its arrival was at least this many cycles before it.
     pub named_barrier_sleep_cycles: u64,

@@ -101,6 +101,7 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("tma.prefetch_issue_cycles", 0.0, 200.0),
     fp("sync.fence_cta_cycles", 1.0, 200.0),
     fp("sync.fence_proxy_cycles", 1.0, 200.0),
+    fp("sync.named_barrier_red_result_cycles", 0.0, 200.0),
     fp("sync.mbarrier_init_setup_cycles", 0.0, 200.0),
     fp("sync.release_drain_cycles", 1.0, 4000.0),
     fp("sync.release_gather_cycles", 0.0, 200.0),

@@ -309,8 +309,10 @@ impl<'p> Engine<'p> {
                 Mod::And => all as u64,
                 _ => any as u64,
             };
+            // the result register comes through B2R.RESULT after the release
+            let result_at = back + self.cfg.sync.named_barrier_red_result_cycles;
             for (l, reg) in dsts {
-                self.ctas[c as usize].warps[w as usize].write_ready(reg, back, true);
+                self.ctas[c as usize].warps[w as usize].write_ready(reg, result_at, true);
                 let v = exec::named_red_value(&self.m, reg, result);
                 let rec = if rec_warp == Some(w) { rec_r.as_deref_mut() } else { None };
                 self.m.deliver_reg(c, w, reg, l, v, rec);
