@@ -108,7 +108,9 @@ pub struct InstrInfo {
     /// A forward `bra` that ptxas compiles to no branch at all ([`if_converted_branches`]): it
     /// predicates the few instructions the branch skips, or deletes a branch to the next
     /// instruction. The engine runs it in one issue slot with no branch stall or redirect, and
-    /// its target is no join.
+    /// its target is no join. Not modelled: the issue slots silicon spends on the predicated
+    /// instructions when the guard skips them (the engine jumps over them), and a guard that
+    /// differs between lanes still splits the warp in the engine for those few instructions.
     pub if_converted: bool,
 }
 
