@@ -153,11 +153,13 @@ pub struct LineTiming {
     pub line: u32,
     /// The instruction as PTX text.
     pub instr: String,
-    /// Silicon: number of samples and median cycles.
+    /// Silicon: number of samples.
     pub silicon_samples: u64,
+    /// Silicon: median cycles.
     pub silicon_median: f64,
-    /// Engine: number of samples and median.
+    /// Engine: number of samples (0: the engine never ran the instruction).
     pub engine_samples: u64,
+    /// Engine: median (cycles for the RTL engine, scheduler steps for the golden one).
     pub engine_median: f64,
 }
 
@@ -216,6 +218,8 @@ fn timing_rows(silicon: &[ClockInstr], engine: &[ClockInstr]) -> Vec<TimingRow> 
         .collect()
 }
 
+/// One row per instruction silicon traced, the engine's figures matched by program counter (the
+/// per-opcode rows mix every instance of an opcode: a gap's source line is only seen here).
 fn line_rows(silicon: &[ClockInstr], engine: &[ClockInstr]) -> Vec<LineTiming> {
     let engine: BTreeMap<u32, &ClockInstr> = engine.iter().map(|c| (c.pc, c)).collect();
     silicon
@@ -725,6 +729,23 @@ pub fn replay_dir(dir: &Path, root: &Path) -> Vec<ProgramReplay> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn clock(pc: u32, median: f64, samples: u64) -> ClockInstr {
+        let deltas = format!("{}*{samples}", median as u64);
+        ClockInstr { pc, line: pc + 100, instr: format!("i{pc}"), opcode: "op".into(), samples, median, min: median as u64, max: median as u64, deltas }
+    }
+
+    /// Each instruction silicon traced gets a row with the engine's figure of the same pc, and
+    /// none (0 samples) where the engine never ran it.
+    #[test]
+    fn line_rows_match_the_engines_figures_by_program_counter() {
+        let silicon = [clock(3, 40.0, 32), clock(7, 12.0, 64)];
+        let engine = [clock(7, 9.0, 64), clock(9, 5.0, 32)];
+        let rows = line_rows(&silicon, &engine);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].pc, rows[0].line, rows[0].silicon_median, rows[0].engine_samples), (3, 103, 40.0, 0));
+        assert_eq!((rows[1].pc, rows[1].silicon_median, rows[1].engine_median, rows[1].engine_samples), (7, 12.0, 9.0, 64));
+    }
 
     fn field(id: u32, pc: u32, kind: FieldKind) -> Field {
         Field { id, pc, line: pc, instr: format!("i{pc}"), kind, reg: "%r".into() }
