@@ -665,6 +665,19 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
     out
 }
 
+/// Per pc (and one past the last): whether a label points at it, i.e. a basic block may start
+/// there.
+fn labelled_pcs(module: &Module) -> Vec<bool> {
+    let k = &module.kernel;
+    let mut labelled = vec![false; k.body.len() + 1];
+    for &p in &k.label_pc {
+        if let Some(t) = labelled.get_mut(p as usize) {
+            *t = true;
+        }
+    }
+    labelled
+}
+
 /// The pc a `bra` to a label jumps to (`None` for any other instruction).
 fn branch_target(module: &Module, i: &Instr) -> Option<usize> {
     match (i.op, i.operands.first()) {
@@ -766,12 +779,7 @@ pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
 pub fn if_converted_branches(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<bool> {
     let k = &module.kernel;
     let lane = per_lane_registers(module, info);
-    let mut labelled = vec![false; k.body.len() + 1];
-    for &p in &k.label_pc {
-        if let Some(t) = labelled.get_mut(p as usize) {
-            *t = true;
-        }
-    }
+    let labelled = labelled_pcs(module);
     let predicable = |pc: usize| {
         let f = &info[pc];
         matches!(f.class, Class::Compute | Class::Mem) && !f.atomic && f.ordering == Ordering::None && !labelled[pc]
@@ -886,12 +894,7 @@ pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>
 /// a fixed-latency instruction.
 fn branch_guards(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<Option<(u32, u64)>> {
     let k = &module.kernel;
-    let mut target = vec![false; k.body.len() + 1];
-    for &p in &k.label_pc {
-        if let Some(t) = target.get_mut(p as usize) {
-            *t = true;
-        }
-    }
+    let target = labelled_pcs(module);
     let total = c.latency.alu + c.latency.predicate_branch;
     (0..k.body.len())
         .map(|pc| {

@@ -324,13 +324,12 @@ impl WarpState {
             let between = self.issued.saturating_sub(n + 1);
             (at + total).max(self.last_issue + total.saturating_sub(between))
         });
-        // a shared variable's address: the window base ptxas reads again right before it
-        let base = (inf.window_base > 0).then(|| self.last_issue + 1 + inf.window_base);
-        // the top of a spin loop: the YIELD ptxas put there
-        let yielded = (inf.yield_cycles > 0).then(|| self.last_issue + 1 + inf.yield_cycles);
-        // the SASS ptxas puts before the instruction's own (mbarrier.init's init word and fence)
-        let setup = (inf.setup_cycles > 0).then(|| self.last_issue + 1 + inf.setup_cycles);
-        inf.reads().map(src).chain(read).chain(guard).chain(base).chain(yielded).chain(setup).max().unwrap_or(0)
+        // the SASS ptxas puts before the instruction's own, counted from the warp's previous
+        // issue: the window base it reads again for a shared variable's address, the YIELD at
+        // the top of a spin loop, mbarrier.init's init word and fence
+        let before = inf.window_base.max(inf.yield_cycles).max(inf.setup_cycles);
+        let sass_before = (before > 0).then(|| self.last_issue + 1 + before);
+        inf.reads().map(src).chain(read).chain(guard).chain(sass_before).max().unwrap_or(0)
     }
 
     /// Whether `inf` may be set aside when its turn comes (`timing::Lookahead`), with `window`
