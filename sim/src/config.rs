@@ -359,6 +359,15 @@ pub struct Tma {
     /// Cycles a warp waits after a TMA copy, reduction or prefetch instruction, per active lane
     /// (ptxas's loop over the lanes).
     pub per_lane_issue_cycles: u64,
+    /// Cycles an SM's TMA unit takes to fetch a tensor map's descriptor at its first use.
+    pub map_fetch_cycles: u64,
+    /// What the SM's first tensor load waits beyond that when its warps made no global access
+    /// before.
+    pub first_read_cycles: u64,
+    /// The same when the CTA's warps wrote global memory before (and read none).
+    pub first_read_after_store_cycles: u64,
+    /// The same when they read global memory before.
+    pub first_read_after_load_cycles: u64,
     /// The same for a prefetch (`cp.async.bulk.prefetch{.tensor}.L2`).
     pub prefetch_issue_cycles: u64,
     /// Cycles a TMA global read takes beyond `[global] latency` (the engine's own L2 request

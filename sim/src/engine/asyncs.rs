@@ -46,8 +46,9 @@ impl<'p> Engine<'p> {
                         // Completed by the unit's store pulses and write acknowledgements
                         // (`clock_tma`); the placeholder keeps the run from looking idle.
                         self.asyncs.push(Box::new(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: None }, queued: true }));
+                        let earliest = (self.cycle + self.cfg.tma.issue_cycles).max(self.tma_op_ready(c, op));
                         let cs = &mut self.ctas[c as usize];
-                        let at = cs.tma.front_end_slot(self.cycle + self.cfg.tma.issue_cycles, self.cfg.tma.command_cycles) + self.cfg.tma.store_start_cycles;
+                        let at = cs.tma.front_end_slot(earliest, self.cfg.tma.command_cycles) + self.cfg.tma.store_start_cycles;
                         cs.tma.send_store(at, cmd, desc, TmaStore { key: p.seq, seq: p.seq, op: (**op).clone(), read: false, issued: false, unacked: 0 });
                     }
                     Some((cmd, desc)) => {
@@ -58,8 +59,9 @@ impl<'p> Engine<'p> {
                             // Completed by the unit's complete-tx (`clock_tma`, `async_done`).
                             self.asyncs.push(Box::new(AsyncItem { seq: p.seq, at: u64::MAX, kind: AsyncKind::Tma { op: op.clone(), cta: Some(d) }, queued: true }));
                         }
+                        let earliest = (self.cycle + self.cfg.tma.issue_cycles).max(self.tma_op_ready(c, op));
                         let cs = &mut self.ctas[c as usize];
-                        let at = cs.tma.front_end_slot(self.cycle + self.cfg.tma.issue_cycles, self.cfg.tma.command_cycles);
+                        let at = cs.tma.front_end_slot(earliest, self.cfg.tma.command_cycles);
                         cs.tma.send_load(at, cmd, desc, TmaJob { seq: p.seq, op: (**op).clone(), dests: dests.into() });
                     }
                     None => {

@@ -21,6 +21,10 @@ pub(super) struct MemPipes {
     syncs_owed: f64,
     /// The L1 data cache's tags (global loads that allocate in L1).
     pub(super) l1: L1Tags,
+    /// The CTA's warps read global memory (a load, atomic or cp.async) before.
+    pub(super) global_read: bool,
+    /// The CTA's warps wrote global memory (a plain store) before.
+    pub(super) global_written: bool,
 }
 
 impl MemPipes {
@@ -36,7 +40,7 @@ impl MemPipes {
 
     /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
     pub(super) fn new(schedulers: usize) -> MemPipes {
-        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default() }
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default(), global_read: false, global_written: false }
     }
 
     /// Books one local mbarrier request of warp `warp` issued at `now` on the SYNCS path, which
@@ -580,6 +584,7 @@ impl<'p> Engine<'p> {
                 // a plain store is complete at its acknowledgement; loads, atomics and cp.async
                 // reads take the round trip. Writes leave the SM slower than reads come in.
                 let store = class == Class::Mem && !inf.load && !inf.atomic;
+                if store { cs.mem.global_written = true } else { cs.mem.global_read = true }
                 if store {
                     let end = store_cost(&cfg, cs, w as usize, now, StoreShape::of(&acc, sb), &self.info[pc as usize].srcs);
                     return (now + cfg.latency.misc, end + cfg.global.write_ack_cycles, end + cfg.global.write_ack_cycles);

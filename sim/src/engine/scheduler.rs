@@ -861,6 +861,11 @@ impl<'p> Engine<'p> {
         if mask != 0 && self.m.findings().len() == findings && matches!(ins.op, Opcode::CpAsyncBulkPrefetch | Opcode::CpAsyncBulkPrefetchTensor) {
             self.send_prefetch(c, w, pc, mask, ins);
         }
+        // prefetch.tensormap: the TMA unit fetches the descriptor now (lane 0 of the guard's)
+        if mask != 0 && ins.op == Opcode::Prefetch && ins.has(Mod::Tensormap) {
+            let map = self.tensor_map_address((c, w, mask.trailing_zeros(), pc));
+            self.tensor_map_ready(c, map);
+        }
         self.m.advance(c, w, pc, group, mask, flow);
         if self.m.has_pending() {
             self.take_pending(c, w, copy_done, store_done)?;

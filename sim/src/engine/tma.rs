@@ -4,6 +4,7 @@
 //! view it gives the lockstep, and the `[tma]` model for the forms the unit does not implement.
 
 use super::*;
+use hopsync_firmware::ir::{AddrBase, Operand};
 use hopsync_hdl::tma_engine::{TmaData128, TMA_CTXS};
 
 /// A CTA's TmaEngine, its command queue and its work in flight.
@@ -40,12 +41,17 @@ pub(super) struct TmaPort {
     /// The global side takes the unit's next sector write from this (fractional) cycle on:
     /// stores at `[tma] write_bytes_per_cycle`, reductions at `reduce_bytes_per_cycle`.
     wr_free: f64,
+    /// The tensor maps (generic addresses) this SM's TMA unit fetched, each with the cycle its
+    /// descriptor is there ([`Engine::tensor_map_ready`]).
+    maps: Vec<(u64, u64)>,
+    /// The SM's first tensor load was taken ([`Engine::tma_op_ready`]).
+    read_before: bool,
 }
 
 impl TmaPort {
     /// A port with `unit` (None: the kernel has no TMA instruction the unit takes).
     pub(super) fn new(unit: Option<TmaUnit>) -> TmaPort {
-        TmaPort { unit, model_free: 0, front_free: 0, cmd_q: VecDeque::new(), jobs: VecDeque::new(), gmem: Vec::new(), stores: VecDeque::new(), rd_data: None, stores_mixed: false, pf_busy: false, dsmem: VecDeque::new(), wr_free: 0.0 }
+        TmaPort { unit, model_free: 0, front_free: 0, cmd_q: VecDeque::new(), jobs: VecDeque::new(), gmem: Vec::new(), stores: VecDeque::new(), rd_data: None, stores_mixed: false, pf_busy: false, dsmem: VecDeque::new(), wr_free: 0.0, maps: Vec::new(), read_before: false }
     }
 
     /// The unit has commands, jobs, memory requests or beats in flight (it is clocked).
@@ -350,6 +356,75 @@ impl<'p> Engine<'p> {
             }
             self.ctas[c as usize].tma.cmd_q.push_back(TmaQueued { at, cmd, desc });
         }
+    }
+
+    /// The cycle from which CTA `c`'s TMA unit can take `op`'s command: once it holds the
+    /// descriptor of its tensor map (none for a bulk copy), and, for the SM's first tensor read
+    /// of global memory, once that first read's set-up is done. Silicon (H100, 2026-11-27,
+    /// calibration/tma/tma_first_use.ptx and tma_store_first.ptx, 16 CTAs of one warp, one per
+    /// SM, each step after ~2000 idle cycles, no global access before the first): the kernel's first
+    /// tensor load (expect_tx + copy + wait) 772 cycles in every CTA against 375.5 for a second
+    /// with the same map, the first load with a second map 414.5, one with a map a
+    /// `prefetch.tensormap` named 2000 cycles before 372.5; the kernel's first tensor store
+    /// (+ commit_group + wait_group 0) 271 against 224 for a second; tma_first_after_global.ptx,
+    /// the first load 697 after the warp's st.global, 532 after its ld.global.cg. So a map's
+    /// first use costs its SM `tma.map_fetch_cycles` (loads and stores alike, nothing when
+    /// prefetched), and the SM's first tensor load `tma.first_read_cycles` more, less after the
+    /// CTA's warps wrote global memory (`first_read_after_store_cycles`) and less again after
+    /// they read it (`first_read_after_load_cycles`).
+    pub(super) fn tma_op_ready(&mut self, c: u32, op: &TmaOp) -> u64 {
+        let map = self.tensor_map_address(op.at());
+        let ready = self.tensor_map_ready(c, map);
+        if !matches!(op, TmaOp::ToShared { .. }) || map.is_none() {
+            return ready;
+        }
+        let (cs, t) = (&mut self.ctas[c as usize], &self.cfg.tma);
+        let first = if cs.tma.read_before {
+            0
+        } else if cs.mem.global_read {
+            t.first_read_after_load_cycles
+        } else if cs.mem.global_written {
+            t.first_read_after_store_cycles
+        } else {
+            t.first_read_cycles
+        };
+        cs.tma.read_before = true;
+        ready + first
+    }
+
+    /// The cycle from which CTA `c`'s TMA unit holds the descriptor of the tensor map at generic
+    /// address `map` (None: none named), fetching it now when it has not (`tma.map_fetch_cycles`):
+    /// at its first use, or at a `prefetch.tensormap` of it.
+    pub(super) fn tensor_map_ready(&mut self, c: u32, map: Option<u64>) -> u64 {
+        let now = self.cycle;
+        let Some(addr) = map else { return now };
+        let port = &mut self.ctas[c as usize].tma;
+        if let Some(&(_, ready)) = port.maps.iter().find(|m| m.0 == addr) {
+            return ready;
+        }
+        let ready = now + self.cfg.tma.map_fetch_cycles;
+        port.maps.push((addr, ready));
+        ready
+    }
+
+    /// The generic address of the tensor map instruction `pc` names for thread `at` (CTA, warp,
+    /// lane, pc): its tensor operand's (`[map, {coords}]`), or a `prefetch.tensormap`'s address.
+    pub(super) fn tensor_map_address(&mut self, at: (u32, u32, u32, u32)) -> Option<u64> {
+        let ins = self.m.module().kernel.body.get(at.3 as usize)?;
+        let lane = at.2;
+        if ins.op == Opcode::Prefetch {
+            return ins.has(Mod::Tensormap).then(|| self.m.quiet_eval(at, |cx| Ok(cx.addr(ins, 0, lane)))).flatten();
+        }
+        let Some(Operand::Tensor { base, offset, .. }) = ins.operands.iter().find(|o| matches!(o, Operand::Tensor { .. })) else { return None };
+        let (base, offset) = (*base, *offset);
+        self.m.quiet_eval(at, |cx| {
+            let b = match base {
+                AddrBase::Reg(r) => cx.reg(r, lane),
+                AddrBase::Sym(s) => cx.m.symbol_address(s),
+                AddrBase::Imm(v) => v,
+            };
+            Ok(b.wrapping_add(offset as u64))
+        })
     }
 
     /// The tensor operands of thread `at` (CTA, warp, lane, pc) for its TmaEngine command: the
@@ -742,6 +817,11 @@ impl<'p> Engine<'p> {
             }),
             TmaOp::ToGlobal { .. } => false,
         };
+        // the descriptor of a tensor copy's map (a store's writes were timed at its reads)
+        let map_ready = match &op {
+            TmaOp::ToGlobal { data: Some(_), .. } => now,
+            _ => self.tma_op_ready(c, &op),
+        };
         let cs = &mut self.ctas[c as usize];
         // Source bytes fetched from global memory (OOB fill is not fetched) or shared memory.
         let src_bytes = |pieces: &[exec::TmaPiece], global: bool| -> u64 { pieces.iter().filter(|p| matches!(p.src, Some(Place::Global(..))) == global && p.src.is_some()).map(|p| p.len as u64).sum() };
@@ -752,7 +832,7 @@ impl<'p> Engine<'p> {
                 let box_bytes = beats * 16;
                 let tensor = pieces.len() > 1 || pieces.iter().any(|p| p.src.is_none());
                 // (through the front end, as the unit's commands)
-                let start = cs.tma.front_end_slot(now + t.issue_cycles, t.command_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
+                let start = cs.tma.front_end_slot((now + t.issue_cycles).max(map_ready), t.command_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
                 // Global reads: latency, then the narrowest of the SM's path, the bytes in flight
                 // over the latency and the shared-memory write port.
                 let rate = timing::tma_rate(&cfg);
@@ -778,7 +858,7 @@ impl<'p> Engine<'p> {
                 // stores at `write_bytes_per_cycle`, reductions at `reduce_bytes_per_cycle`).
                 let bytes: u64 = pieces.iter().map(|p| p.len as u64).sum();
                 let tensor = pieces.len() > 1;
-                let start = (now + t.issue_cycles + t.store_start_cycles).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
+                let start = (now + t.issue_cycles + t.store_start_cycles).max(map_ready).max(cs.tma.model_free) + if tensor { t.decode_cycles } else { 2 };
                 let rate = if red.is_some() { t.reduce_bytes_per_cycle } else { t.write_bytes_per_cycle };
                 let read = ((bytes as f64 / rate).ceil() as u64).max(1);
                 cs.tma.model_free = start + read;
