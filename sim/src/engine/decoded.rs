@@ -4,10 +4,10 @@
 //!
 //! Every fact here is copied from `timing::analyze`'s [`InstrInfo`] (or the golden model's
 //! `exec::runs_ahead_of_barrier`): the timing rules stay in `timing.rs`, this only stores their
-//! results where the per-cycle loop reads them with one cache line per instruction instead of a
-//! 200-byte `InstrInfo` and two heap lists. Why: pipeline_32warps asks for the operand wait of a
-//! warp's next instruction ~3.6 times per issued instruction, and for its unroll state ~6.5 times
-//! (perf probes, docs/PERF.md 2026-11-27 speed10).
+//! results where the per-cycle loop reads them with one cache line per instruction instead of an
+//! `InstrInfo` of well over 100 bytes and two heap lists. Why: pipeline_32warps asks for the
+//! operand wait of a warp's next instruction ~3.6 times per issued instruction, and for its
+//! unroll state ~6.5 times (perf probes, docs/PERF.md 2026-11-27 "decoded once").
 
 use super::*;
 use hopsync_firmware::ir::Module;
@@ -185,5 +185,7 @@ mod tests {
             }
         }
         assert!(programs > 100 && instrs > 1000, "{programs} programs, {instrs} instructions");
+        // one instruction's record within one cache line (the point of the table)
+        assert!(std::mem::size_of::<IssueFacts>() <= 64, "{} bytes", std::mem::size_of::<IssueFacts>());
     }
 }
