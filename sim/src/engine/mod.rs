@@ -75,8 +75,10 @@ mod tma;
 mod memory;
 mod asyncs;
 mod observe;
+mod decoded;
 
 use asyncs::{AsyncKind, AsyncItem};
+use decoded::{Decoded, DecodedInstr};
 use cluster::{ClusterState};
 use mbarrier::{MbarPort, Part, Tag};
 use memory::{MemPipes, Pipe};
@@ -246,6 +248,8 @@ pub struct Engine<'p> {
     /// does not implement; a store counts its read and its write event).
     pub tma_model_ops: u64,
     info: Vec<InstrInfo>,
+    /// What the schedulers read of `info` every cycle, flat (decoded.rs).
+    decoded: Decoded,
     ctas: Vec<CtaState>,
     clusters: Vec<ClusterState>,
     /// In flight, in issue order (completions look them up by sequence number and remove them
@@ -341,6 +345,7 @@ impl<'p> Engine<'p> {
             backend_unsupported,
             tma_unit_commands: 0,
             tma_model_ops: 0,
+            decoded: Decoded::new(&prog.module, &info),
             info,
             ctas,
             clusters,
@@ -544,11 +549,11 @@ impl<'p> Engine<'p> {
                 let Some((pc, _)) = self.group(ci, wi) else { continue };
                 let w = &self.ctas[ci].warps[wi];
                 let mut front = 0;
-                if self.m.module().kernel.body.get(pc as usize).is_some_and(|i| exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::No) {
-                    front = w.barrier_back;
-                }
-                if let Some(inf) = self.info.get(pc as usize) {
-                    front = front.max(w.front_at(inf, self.cfg.issue.lookahead_instructions));
+                if let Some(d) = self.decoded.at(pc) {
+                    if d.f.waits_for_barrier {
+                        front = w.barrier_back;
+                    }
+                    front = front.max(w.front_at(&d, self.cfg.issue.lookahead_instructions));
                 }
                 next = next.min(w.next_issue().max(front.min(w.earliest_set_aside())));
             }

@@ -309,53 +309,62 @@ impl WarpState {
         self.variable[r as usize] = variable;
     }
 
-    /// The cycle from which instruction `inf` may issue as far as its registers go: what it
+    /// The cycle from which instruction `d` may issue as far as its registers go: what it
     /// reads written (a renaming `mov` waits only for a source an instruction set aside writes),
     /// and its destinations read by the queued stores that name them (the SASS read barrier). A
     /// destination still being written is no wait unless the instruction merges into it: ptxas
     /// gives the new value another register.
-    pub(super) fn operands_at(&self, inf: &InstrInfo) -> u64 {
-        let src = |r: u32| if inf.rename && self.set_aside_writer[r as usize] == 0 { 0 } else { self.ready[r as usize] };
-        let read = inf.dsts.iter().map(|&r| self.read_pending[r as usize]);
+    pub(super) fn operands_at(&self, d: &DecodedInstr<'_>) -> u64 {
+        // (explicit loops over the decoded lists: this runs several times per issued instruction)
+        let mut at = 0;
+        for &r in d.reads() {
+            if !d.f.rename || self.set_aside_writer[r as usize] != 0 {
+                at = at.max(self.ready[r as usize]);
+            }
+        }
+        for &r in d.dsts() {
+            at = at.max(self.read_pending[r as usize]);
+        }
         // a branch on a compare: `total` after the compare, and whatever of it the instructions
         // issued in between do not cover after the last of them
-        let guard = inf.branch_guard.map(|(g, total)| {
-            let (at, n) = self.fixed_write[g as usize];
+        if let Some((g, total)) = d.f.branch_guard {
+            let (w_at, n) = self.fixed_write[g as usize];
             let between = self.issued.saturating_sub(n + 1);
-            (at + total).max(self.last_issue + total.saturating_sub(between))
-        });
+            at = at.max((w_at + total).max(self.last_issue + total.saturating_sub(between)));
+        }
         // the SASS ptxas puts before the instruction's own, counted from the warp's previous
         // issue: the window base it reads again for a shared variable's address, the YIELD at
         // the top of a spin loop, mbarrier.init's init word and fence
-        let before = inf.window_base.max(inf.yield_cycles).max(inf.setup_cycles);
-        let sass_before = (before > 0).then(|| self.last_issue + 1 + before);
-        inf.reads().map(src).chain(read).chain(guard).chain(sass_before).max().unwrap_or(0)
+        if d.f.sass_before > 0 {
+            at = at.max(self.last_issue + 1 + d.f.sass_before);
+        }
+        at
     }
 
-    /// Whether `inf` may be set aside when its turn comes (`timing::Lookahead`), with `window`
+    /// Whether `d` may be set aside when its turn comes (`timing::Lookahead`), with `window`
     /// instructions at most set aside, once [`Self::fixed_at`].
-    pub(super) fn sets_aside(&self, inf: &InstrInfo, window: usize) -> bool {
-        inf.lookahead == Lookahead::Defer && !inf.rename && self.set_aside.len() < window
+    pub(super) fn sets_aside(&self, d: &DecodedInstr<'_>, window: usize) -> bool {
+        d.f.lookahead == Lookahead::Defer && !d.f.rename && self.set_aside.len() < window
     }
 
-    /// The cycle from which what `inf` reads from fixed-latency writers is ready: ptxas orders
+    /// The cycle from which what `d` reads from fixed-latency writers is ready: ptxas orders
     /// fixed-latency work by stall counts in program order and schedules around the variable
     /// latencies only (loads, unit responses, and what waits for them, set aside).
-    pub(super) fn fixed_at(&self, inf: &InstrInfo) -> u64 {
+    pub(super) fn fixed_at(&self, d: &DecodedInstr<'_>) -> u64 {
         let fixed = |&r: &u32| self.set_aside_writer[r as usize] == 0 && !self.variable[r as usize];
-        inf.reads().filter(fixed).map(|r| self.ready[r as usize]).max().unwrap_or(0)
+        d.reads().iter().copied().filter(|r| fixed(r)).map(|r| self.ready[r as usize]).max().unwrap_or(0)
     }
 
-    /// The cycle from which the warp's next instruction `inf` may issue or be set aside, as far
+    /// The cycle from which the warp's next instruction `d` may issue or be set aside, as far
     /// as registers and the instructions set aside go (`u64::MAX`: not before one of those issues).
-    pub(super) fn front_at(&self, inf: &InstrInfo, window: usize) -> u64 {
-        if inf.lookahead == Lookahead::Drain && !self.set_aside.is_empty() {
+    pub(super) fn front_at(&self, d: &DecodedInstr<'_>, window: usize) -> u64 {
+        if d.f.lookahead == Lookahead::Drain && !self.set_aside.is_empty() {
             return u64::MAX;
         }
-        if self.sets_aside(inf, window) {
-            return self.fixed_at(inf);
+        if self.sets_aside(d, window) {
+            return self.fixed_at(d);
         }
-        self.operands_at(inf)
+        self.operands_at(d)
     }
 
     /// The earliest cycle an instruction set aside may issue without another issuing first.
@@ -464,6 +473,9 @@ impl<'p> Engine<'p> {
     /// Whether ptxas unrolled the instruction at `pc` away for warp (c, w)'s current iteration of
     /// its loop (`timing::Unroll`).
     pub(super) fn unrolled_away(&self, c: usize, w: usize, pc: u32) -> bool {
+        if !self.decoded.facts(pc).is_some_and(|f| f.unrolled) {
+            return false;
+        }
         match self.info.get(pc as usize).map(|i| i.unroll) {
             Some(Unroll::Gone) => true,
             Some(Unroll::Every { back_edge, factor }) => {
@@ -517,7 +529,7 @@ impl<'p> Engine<'p> {
     fn ready_set_aside(&self, c: usize, w: usize) -> Option<usize> {
         let ws = &self.ctas[c].warps[w];
         let s = w % self.cfg.issue.schedulers.max(1) as usize;
-        ws.set_aside.iter().position(|d| d.producers.is_empty() && d.operands_at <= self.cycle && !(d.active && self.pipe_busy(c, s, self.info[d.pc as usize].pipe)))
+        ws.set_aside.iter().position(|d| d.producers.is_empty() && d.operands_at <= self.cycle && !(d.active && self.decoded.facts(d.pc).is_some_and(|f| self.pipe_busy(c, s, f.pipe))))
     }
 
     /// Whether execution pipe `pipe` of scheduler `s` of CTA `c` is busy this cycle.
@@ -546,19 +558,19 @@ impl<'p> Engine<'p> {
     /// its operands not ready, room among the instructions set aside.
     fn front_sets_aside(&mut self, c: usize, w: usize) -> bool {
         let Some((pc, _)) = self.group(c, w) else { return false };
-        let Some(inf) = self.info.get(pc as usize) else { return false };
+        let Some(d) = self.decoded.at(pc) else { return false };
         let ws = &self.ctas[c].warps[w];
-        !self.unrolled_away(c, w, pc) && ws.sets_aside(inf, self.cfg.issue.lookahead_instructions) && ws.operands_at(inf) > self.cycle && ws.fixed_at(inf) <= self.cycle
+        !self.unrolled_away(c, w, pc) && ws.sets_aside(&d, self.cfg.issue.lookahead_instructions) && ws.operands_at(&d) > self.cycle && ws.fixed_at(&d) <= self.cycle
     }
 
     /// The warp issues instruction `pc` now (`timing::InstrInfo::branch_guard`).
     fn count_issue(&mut self, c: usize, w: usize, pc: u32) {
-        let inf = &self.info[pc as usize];
+        let d = self.decoded.at(pc).expect("an issued instruction is in the kernel");
         let ws = &mut self.ctas[c].warps[w];
         ws.last_issue = self.cycle;
         ws.issued += 1;
-        if inf.class == Class::Compute {
-            for &r in &inf.dsts {
+        if d.f.class == Class::Compute {
+            for &r in d.dsts() {
                 ws.fixed_write[r as usize] = (self.cycle, ws.issued);
             }
         }
@@ -571,12 +583,12 @@ impl<'p> Engine<'p> {
         self.count_issue(c, w, d.pc);
         let s = w % self.cfg.issue.schedulers.max(1) as usize;
         if d.active {
-            self.book_pipe(c, s, self.info[d.pc as usize].pipe);
+            self.book_pipe(c, s, self.decoded.at(d.pc).expect("an instruction set aside is in the kernel").f.pipe);
         }
         let done = self.cycle + self.latency_now(c, w, d.pc);
-        let inf = &self.info[d.pc as usize];
+        let inf = self.decoded.at(d.pc).expect("an instruction set aside is in the kernel");
         let mut ws = self.ctas[c].warp_mut(w);
-        for &r in &inf.dsts {
+        for &r in inf.dsts() {
             if ws.set_aside_writer[r as usize] == d.seq {
                 ws.write_ready(r, done, false);
             }
@@ -589,7 +601,7 @@ impl<'p> Engine<'p> {
         }
         ws.set_scoreboard_until(0);
         ws.wait_until(self.cycle + self.cfg.issue.warp_issue_cycles, Stall::Ready);
-        if inf.sequence && d.active {
+        if inf.f.sequence && d.active {
             ws.hold_for_sequence(done, self.cfg.latency.alu);
         }
     }
@@ -608,13 +620,13 @@ impl<'p> Engine<'p> {
     fn set_aside_front(&mut self, c: u32, w: u32) -> Result<(), Stop> {
         let (pc, group) = self.group(c as usize, w as usize).expect("eligible warp has a group");
         let ins = &self.m.module().kernel.body[pc as usize];
-        let inf = &self.info[pc as usize];
+        let inf = self.decoded.at(pc).expect("an instruction set aside is in the kernel");
         let mask = self.m.guard_mask(c, w, pc, group);
         let ws = &mut self.ctas[c as usize].warps[w as usize];
         ws.set_aside_seq += 1;
         let seq = ws.set_aside_seq;
         let mut d = SetAside { seq, pc, active: mask != 0, operands_at: 0, producers: Vec::new() };
-        for r in inf.reads() {
+        for &r in inf.reads() {
             match ws.set_aside_writer[r as usize] {
                 0 => d.operands_at = d.operands_at.max(ws.ready[r as usize]),
                 q => d.producers.push(q),
@@ -622,15 +634,15 @@ impl<'p> Engine<'p> {
         }
         d.producers.sort_unstable();
         d.producers.dedup();
-        for &r in &inf.dsts {
+        for &r in inf.dsts() {
             d.operands_at = d.operands_at.max(ws.read_pending[r as usize]);
         }
-        let dsts = inf.dsts.clone();
         let (flow, _) = self.golden_body(c, w, pc, group, mask, ins)?;
         self.m.advance(c, w, pc, group, mask, flow);
         self.emit_retire();
+        let dsts = self.decoded.at(pc).expect("an instruction set aside is in the kernel").dsts();
         let mut ws = self.ctas[c as usize].warp_mut(w as usize);
-        for &r in &dsts {
+        for &r in dsts {
             ws.ready[r as usize] = u64::MAX;
             ws.set_aside_writer[r as usize] = seq;
         }
@@ -706,20 +718,20 @@ impl<'p> Engine<'p> {
             }
             return if mw.exited() { Stall::Exited } else { Stall::BarrierWait };
         };
-        if ws.barrier_back > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(|i| exec::runs_ahead_of_barrier(i.op) == exec::RunAhead::No) {
+        let Some(d) = self.decoded.at(pc) else { return Stall::Ready };
+        if ws.barrier_back > self.cycle && d.f.waits_for_barrier {
             return Stall::BarrierWait;
         }
-        let Some(inf) = self.info.get(pc as usize) else { return Stall::Ready };
         // what ptxas unrolled away waits for nothing
         if self.unrolled_away(c, w, pc) {
             return Stall::Ready;
         }
         // its operands, and the instructions set aside (`timing::Lookahead`): what is not ready
         // is set aside if it may be, else it waits
-        let until = ws.operands_at(inf);
-        let drain = inf.lookahead == Lookahead::Drain && !ws.set_aside.is_empty();
+        let until = ws.operands_at(&d);
+        let drain = d.f.lookahead == Lookahead::Drain && !ws.set_aside.is_empty();
         if until > self.cycle || drain {
-            if !drain && ws.sets_aside(inf, self.cfg.issue.lookahead_instructions) && ws.fixed_at(inf) <= self.cycle {
+            if !drain && ws.sets_aside(&d, self.cfg.issue.lookahead_instructions) && ws.fixed_at(&d) <= self.cycle {
                 return Stall::Ready;
             }
             if !mw.lane().iter().any(|l| matches!(l, Lane::Blocked(_))) {
@@ -729,16 +741,16 @@ impl<'p> Engine<'p> {
             return Stall::ScoreboardDep;
         }
         let s = w % self.cfg.issue.schedulers.max(1) as usize;
-        if self.pipe_busy(c, s, inf.pipe) {
+        if self.pipe_busy(c, s, d.f.pipe) {
             return Stall::PipeThrottle;
         }
         // a store into global memory waits for the TMA front end (`tma::waits_for_front_end`)
-        if inf.class == Class::Tma && self.ctas[c].tma.front_free > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(tma::waits_for_front_end) {
+        if d.f.class == Class::Tma && self.ctas[c].tma.front_free > self.cycle && self.m.module().kernel.body.get(pc as usize).is_some_and(tma::waits_for_front_end) {
             return Stall::MemoryThrottle;
         }
         // the warp's own spacing after a shared-memory access or an mbarrier instruction
-        let memory = matches!(inf.class, Class::Mem | Class::CpAsync | Class::AsyncStore);
-        let mbarrier = matches!(inf.class, Class::Mbarrier(_));
+        let memory = matches!(d.f.class, Class::Mem | Class::CpAsync | Class::AsyncStore);
+        let mbarrier = matches!(d.f.class, Class::Mbarrier(_));
         if (memory || mbarrier) && self.ctas[c].warps[w].smem_issue_until > self.cycle {
             return Stall::MemoryThrottle;
         }
@@ -747,7 +759,7 @@ impl<'p> Engine<'p> {
             return Stall::MemoryThrottle;
         }
         if memory {
-            let plain_store = inf.class == Class::Mem && !inf.load && !inf.atomic;
+            let plain_store = d.f.plain_store;
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
             let queue = match pipe {
@@ -797,7 +809,7 @@ impl<'p> Engine<'p> {
             self.m.progress();
             return self.on_exit(c, w);
         };
-        let class = self.info[pc as usize].class;
+        let class = self.decoded.at(pc).expect("an issued instruction is in the kernel").f.class;
         self.count_issue(c as usize, w as usize, pc);
         match class {
             Class::Mbarrier(family) => self.issue_mbarrier(c, w, pc, group, ins, family),
@@ -812,10 +824,10 @@ impl<'p> Engine<'p> {
     /// release also for the warp's writes still in flight), then issues it. Lanes whose guards are
     /// all false order nothing.
     fn hold_for_ordering(&mut self, c: u32, w: u32, pc: u32, group: u32) -> bool {
-        let Some(order) = self.info.get(pc as usize).map(|i| i.ordering) else { return false };
-        if order == Ordering::None {
+        if !self.decoded.facts(pc).is_some_and(|f| f.ordered) {
             return false;
         }
+        let order = self.info[pc as usize].ordering;
         if self.ctas[c as usize].warps[w as usize].ordered.take() == Some((pc, group)) {
             return false;
         }
@@ -849,9 +861,10 @@ impl<'p> Engine<'p> {
             Class::Mem | Class::CpAsync | Class::AsyncStore if mask != 0 => self.mem_cost(c, w, pc, mask, ins, class),
             // ptxas unrolled the loop: the value is a constant of the unrolled copy
             _ if removed => (self.cycle, self.cycle, self.cycle),
-            _ if self.info[pc as usize].rename => {
+            _ if self.decoded.facts(pc).is_some_and(|f| f.rename) => {
                 let ws = &self.ctas[c as usize].warps[w as usize];
-                let ready = self.info[pc as usize].srcs.iter().map(|&r| ws.ready[r as usize]).max().unwrap_or(0);
+                let srcs = self.decoded.at(pc).map_or(&[][..], |d| d.srcs());
+                let ready = srcs.iter().map(|&r| ws.ready[r as usize]).max().unwrap_or(0);
                 (ready.max(self.cycle), self.cycle, self.cycle)
             }
             _ => (self.cycle + self.latency_now(c as usize, w as usize, pc), self.cycle, self.cycle),
@@ -878,9 +891,11 @@ impl<'p> Engine<'p> {
         let tma_hold = if class == Class::Tma && mask != 0 { mask.count_ones() as u64 * tma::warp_issue_cycles(ins, &self.cfg.tma) } else { 0 };
         self.emit_retire();
         let cfg = &self.cfg;
+        let inf = self.decoded.at(pc).expect("an issued instruction is in the kernel");
         let mut ws = self.ctas[c as usize].warp_mut(w as usize);
         // a partly unrolled loop's backward branch counts its run's iterations
-        if let Unroll::Every { back_edge, .. } = self.info[pc as usize].unroll {
+        let unroll = if inf.f.unrolled { self.info[pc as usize].unroll } else { Unroll::Kept };
+        if let Unroll::Every { back_edge, .. } = unroll {
             if back_edge == pc {
                 let taken = matches!(flow, Flow::Jump(_) | Flow::Lanes);
                 match ws.loop_iters.iter_mut().find(|(b, _)| *b == pc) {
@@ -890,13 +905,12 @@ impl<'p> Engine<'p> {
                 }
             }
         }
-        if mask != 0 && matches!(class, Class::Mem | Class::AsyncStore) && !self.info[pc as usize].load {
+        if mask != 0 && matches!(class, Class::Mem | Class::AsyncStore) && !inf.f.load {
             ws.writes_done = ws.writes_done.max(if class == Class::AsyncStore { store_done } else { copy_done });
         }
         // a memory access's result has a variable latency, and a renaming mov's of one
-        let inf = &self.info[pc as usize];
-        let variable = mask != 0 && matches!(class, Class::Mem | Class::CpAsync | Class::AsyncStore) || inf.rename && inf.srcs.iter().any(|&r| ws.variable[r as usize] && ws.ready[r as usize] > self.cycle);
-        for &d in &self.info[pc as usize].dsts {
+        let variable = mask != 0 && matches!(class, Class::Mem | Class::CpAsync | Class::AsyncStore) || inf.f.rename && inf.srcs().iter().any(|&r| ws.variable[r as usize] && ws.ready[r as usize] > self.cycle);
+        for &d in inf.dsts() {
             ws.write_ready(d, ready_at, variable);
         }
         if removed {
@@ -920,13 +934,13 @@ impl<'p> Engine<'p> {
             let until = ws.issue_until;
             ws.wait_until(until, Stall::MemoryThrottle);
         }
-        if self.info[pc as usize].sequence && mask != 0 {
+        if inf.f.sequence && mask != 0 {
             ws.hold_for_sequence(ready_at, cfg.latency.alu);
         }
         if let Some(until) = self.wgmma.issued(c, w, ins, mask, self.cycle) {
             ws.wait_at_least(until, Stall::WgmmaWait);
         }
-        let if_converted = self.info[pc as usize].if_converted;
+        let if_converted = inf.f.if_converted;
         match flow {
             // ptxas predicated the skipped instructions (or deleted the branch): no BRA on silicon
             Flow::Jump(_) | Flow::Lanes | Flow::Next if if_converted => {}
@@ -949,7 +963,7 @@ impl<'p> Engine<'p> {
         drop(ws);
         if mask != 0 {
             let s = w as usize % cfg.issue.schedulers.max(1) as usize;
-            self.book_pipe(c as usize, s, self.info[pc as usize].pipe);
+            self.book_pipe(c as usize, s, inf.f.pipe);
         }
         if class == Class::Sleep && mask != 0 {
             let ns = Cx { m: &mut self.m, cta: c, warp: w, pc, mask, group }.src(ins, 0, mask.trailing_zeros()) as f64;
