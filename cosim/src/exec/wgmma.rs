@@ -452,7 +452,13 @@ fn smem_matrix(cx: &mut Cx<'_, '_>, i: &Instr, k_op: usize, rows: u32, k: u32, r
         while k1 < chunks.len() && chunks[k1] == chunks[k1 - 1] + 16 {
             k1 += 1;
         }
-        super::tma::on_async_read(cx, cta, chunks[k0] as usize, (chunks[k1 - 1] + 16).min(smem) as usize, lane0)?;
+        let (start, end) = (chunks[k0] as usize, (chunks[k1 - 1] + 16).min(smem) as usize);
+        super::tma::on_async_read(cx, cta, start, end, lane0)?;
+        // The warp's read of its operands, for the happens-before detector: another warp's write
+        // to them (a cp.async landing, a store) must be ordered before it by a barrier or an
+        // mbarrier wait; the .sync.aligned wgmma orders only the warp's own lanes (PTX 9.7.15.5.2).
+        // (Checked, not recorded: see `race::Access::OperandRead`.)
+        crate::race::thread_access(cx.m, cta, cx.warp, lane0, cx.pc, crate::machine::Place::Shared(cta, start), end - start, crate::race::Access::OperandRead)?;
         k0 = k1;
     }
     Ok(out)
