@@ -24,6 +24,9 @@
 //! * `ProxyFenceMissing` / `TmaReadBeforeComplete` (exec/tma.rs): the shared-memory operands are
 //!   read through the async proxy, so generic writes to them need a `fence.proxy.async` first, and
 //!   a TMA load into them must have completed its mbarrier phase.
+//! * `SharedMemoryRace` (race.rs): a write to the shared-memory operands by another warp or
+//!   asynchronous agent not ordered before the read (the wgmma's `.sync.aligned` orders only the
+//!   warp's own lanes); the reads are checked, not recorded (`race::Access::OperandRead`).
 
 use super::mma::{a16, c16, check_full_warp, elem, vec_regs, Acc, Mat, Val};
 use super::{lanes, unsupported, Cx, Exec, Flow, Stop, R, WARP};
