@@ -205,6 +205,21 @@ const CLIENTS: &[(&str, UbMode, Check)] = &[
         });
         expect("out", words(r, "out"), want.collect())
     }),
+    // Rank 0 multicasts chunk r (words r * 64 ..) to all 4 CTAs; lane l of warp w reads word
+    // w * 32 + l of it, weighted by r + 1: each warp's sum, then the CTA's rank twice.
+    ("ptx_multicast_parity_ring.cu", UbMode::Error, |r, _| {
+        let warp = |w: u32| (0..4u32).flat_map(|c| (0..32u32).map(move |l| (c * 64 + w * 32 + l) * (c + 1))).sum::<u32>();
+        expect("out", words(r, "out"), (0..4u32).flat_map(|rank| [warp(0), warp(1), rank, rank]).collect())
+    }),
+    ("ws_setmaxnreg_bulk_ring.cu", UbMode::Error, |r, _| {
+        let want = (0..128u32).map(|t| (0..12u32).map(|c| ((c * 128 + t) * (c + 1)) as f32).sum()).collect();
+        expect("out", floats(r, "out"), want)
+    }),
+    // Tile t (64 floats of the iota input, 10 per CTA): out = 3 * in + 1, sums[t] = its sum.
+    ("pipeline_partitioned_three_stage.cu", UbMode::Error, |r, _| {
+        expect("out", floats(r, "out"), (0..1280).map(|i| 3.0 * i as f32 + 1.0).collect())?;
+        expect("sums", floats(r, "sums"), (0..20).map(|t| (t * 64..t * 64 + 64).sum::<u32>() as f32).collect())
+    }),
     // CUTLASS example 48: A row-major (M x K), B column-major (K x N), C and D column-major.
     ("cutlass_ex48_tf32_cooperative.cu", UbMode::Error, |r, m| {
         let (a, b, c) = (input_f32(m, "A"), input_f32(m, "B"), input_f32(m, "C"));

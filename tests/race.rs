@@ -147,6 +147,73 @@ fn cp_async_wait_group_and_mbarrier_arrive() {
     racy("plain arrive before the copies land", &cp_case(&format!("\t@%p1 mbarrier.arrive.shared.b64 _, [bar];\n{wait}")), &[FindingKind::SharedMemoryRace]);
 }
 
+/// Warp 1 copies the shared-memory B operand of a wgmma with cp.async and waits for its own
+/// copies; warp 0's wgmma.mma_async then reads it (the CuTe tutorial hopper/wgmma_sm90.cu: no
+/// `__syncthreads` between `cp_async_wait<0>` and the gemm). wgmma's `.sync.aligned` orders one
+/// warp's lanes (PTX 9.7.15.5.2), not the warpgroup's warps: a `bar.sync` after the wait does.
+const WGMMA_OPERAND: &str = r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [128, 1, 1]
+//! [[buffer]]
+//! name = "in"
+//! bytes = 256
+//! fill = "iota"
+//! type = "u32"
+//! [[param]]
+//! name = "in_ptr"
+//! buffer = "in"
+.version 8.5
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .u64 in_ptr)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<8>;
+	.reg .f32 %f<8>;
+	.reg .b64 %rd<8>;
+	.shared .align 128 .b8 sm[2048];
+
+	ld.param.u64 %rd2, [in_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, sm;
+	// warp 1: lane l copies 4 bytes to sm + 4 l
+	shr.u32 %r4, %r1, 5;
+	setp.eq.u32 %p2, %r4, 1;
+	and.b32 %r5, %r1, 31;
+	shl.b32 %r5, %r5, 2;
+	add.u32 %r6, %r2, %r5;
+	cvt.u64.u32 %rd3, %r5;
+	add.s64 %rd4, %rd2, %rd3;
+	@%p2 cp.async.ca.shared.global [%r6], [%rd4], 4;
+	cp.async.wait_all;
+	fence.proxy.async.shared::cta;
+{SYNC}
+	// the other warps take a while (the copies have landed when they read), and still race
+	mov.u32 %r7, 0;
+delay:
+	add.u32 %r7, %r7, 1;
+	setp.lt.u32 %p0, %r7, 64;
+	@%p0 bra delay;
+	shr.u32 %r3, %r2, 4;
+	cvt.u64.u32 %rd1, %r3;
+	or.b64 %rd1, %rd1, 0x0000001000080000;
+	setp.ne.b32 %p1, 0, 0;
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0, %f1, %f2, %f3}, %rd1, %rd1, %p1, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	ret;
+}
+"#;
+
+#[test]
+fn wgmma_operand_reads_are_ordered_after_other_warps_writes() {
+    racy("wgmma after the copier's own wait_all", &WGMMA_OPERAND.replace("{SYNC}", ""), &[FindingKind::SharedMemoryRace]);
+    ordered("wgmma after wait_all + bar.sync", &WGMMA_OPERAND.replace("{SYNC}", "\tbar.sync 0;"));
+}
+
 /// Warp 1 writes data[lane]; thread 0 (warp 0) stores the tile to `out` with a bulk copy and then
 /// overwrites data[0].
 fn store_case(before_store: &str, after_store: &str) -> String {

@@ -286,6 +286,22 @@ fn rtl_cosim_applies_a_multi_cta_arrive_part_by_part() {
     assert!(d.instr.contains("mbarrier.arrive"), "{d}");
 }
 
+/// cp.async.mbarrier.arrive from two warps on one barrier, only some lanes with a cp.async in
+/// flight (a partitioned cuda::pipeline's producer_commit): the unit takes one warp's pending-count
+/// increments between the other warp's deferred arrive-ons, so the engine hands each increment to
+/// the golden model as the unit applied it (this program diverged at `mbarrier change 0` when the
+/// golden model applied all 32 at the retire), and the arrive-ons keep their issue numbers.
+#[test]
+fn rtl_cosim_applies_cp_async_arrive_increments_part_by_part() {
+    use hopsync_sim::engine::Event;
+    let (prog, events) = recorded_events("sched/cp_async_arrive_two_warps.ptx");
+    let arrive = |pc: u32| prog.module.kernel.body[pc as usize].op == hopsync_firmware::Opcode::CpAsyncMbarrierArrive;
+    let early = events.iter().filter(|ev| matches!(ev, Event::MbarPart { pc, .. } if arrive(*pc))).count();
+    // 2 phases x 2 warps x 31 lanes handed over before the retire (the last lane's with it)
+    assert_eq!(early, 124, "increments handed over early");
+    replay(&prog, events).expect("the increment-by-increment stream replays without divergence");
+}
+
 #[test]
 fn rtl_cosim_report_has_compared_and_divergences() {
     let p = programs_dir().join("seeds/bar_red.ptx");

@@ -215,6 +215,11 @@ pub enum Access {
     /// A strong (morally strong, PTX 8.7) access: atomics, `.relaxed`/`.acquire`/`.release`/
     /// `.volatile` loads and stores; (acquires, releases).
     Strong(bool, bool),
+    /// A `wgmma.mma_async` operand read: checked against earlier writes but not recorded. The
+    /// warpgroup's operation reads its operands until a `wgmma.wait_group`, which the warp that
+    /// releases the buffer may execute for the others (CUTLASS's consumer_release signals from
+    /// one thread of the warpgroup), so a later write is ordered by that wait, not by the warp.
+    OperandRead,
 }
 
 impl Access {
@@ -882,7 +887,7 @@ pub fn thread_access(m: &mut Machine<'_>, cta: u32, warp: u32, lane: u32, pc: u3
         Some(c) => &mut smem[c as usize],
         None => &mut global[region],
     };
-    let hit = check(sh, off, len, who, write, pf, size);
+    let hit = check(sh, off, len, who, write, acc != Access::OperandRead, pf, size);
     report_hit(m, hit, p, off, site, (cta, warp, lane, pc))
 }
 
@@ -922,7 +927,7 @@ pub fn op_access(m: &mut Machine<'_>, p: Place, len: usize, write: bool, reducti
         Some(c) => &mut smem[c as usize],
         None => &mut global[region],
     };
-    let hit = check(sh, off, len, who, write, pf, size);
+    let hit = check(sh, off, len, who, write, true, pf, size);
     report_hit(m, hit, p, off, site, (issuer.cta, issuer.warp, issuer.lane, issuer.pc))
 }
 
@@ -948,7 +953,10 @@ fn mem_size(m: &Machine<'_>, p: Place) -> usize {
 }
 
 /// FastTrack's read and write rules on the words of `[off, off + len)`; the first conflict.
-fn check(sh: &mut Shadow, off: usize, len: usize, who: Who<'_>, write: bool, pf: Fences<'_>, size: usize) -> Option<(Hit, usize)> {
+/// Checks an access of `len` bytes at `off` against the shadow words and, with `record`, makes it
+/// their last access.
+#[allow(clippy::too_many_arguments)]
+fn check(sh: &mut Shadow, off: usize, len: usize, who: Who<'_>, write: bool, record: bool, pf: Fences<'_>, size: usize) -> Option<(Hit, usize)> {
     if sh.words.is_empty() {
         sh.words = vec![EMPTY; size.div_ceil(4)];
     }
@@ -980,6 +988,9 @@ fn check(sh: &mut Shadow, off: usize, len: usize, who: Who<'_>, write: bool, pf:
             if let Some(h) = hit {
                 first = Some((h, k * 4));
             }
+        }
+        if !record {
+            continue;
         }
         let wd = &mut sh.words[k];
         if write {

@@ -103,6 +103,11 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* func, v
 }
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* c, const void* func, void** args) { return cudaLaunchKernelExC(c, func, args); }
 cudaError_t cudaLaunchKernel_ptsz(const void* f, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st) { return cudaLaunchKernel(f, g, b, a, s, st); }
+// nvcc 13's `<<<...>>>` (crt/host_runtime.h's __cudaLaunch without __NV_LEGACY_LAUNCH) looks the
+// kernel up once with __cudaGetKernel and launches the handle: the handle is the stub's address.
+extern "C" cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* f) { *k = (cudaKernel_t)f; return cudaSuccess; }
+extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st) { return cudaLaunchKernel((const void*)k, g, b, a, s, st); }
+extern "C" cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st) { return cudaLaunchKernel((const void*)k, g, b, a, s, st); }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
   *p = reinterpret_cast<void*>(FAKE_BASE + (static_cast<unsigned long long>(allocations) << 32));

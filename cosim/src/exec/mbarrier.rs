@@ -411,6 +411,12 @@ fn plan_pending_count(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<Vec<MbarStep>, S
 /// semantics of [`crate::mbarrier`] (what the RTL engine's MbarrierUnit does). None: the step
 /// changed nothing (a finding, warn mode).
 pub fn golden_step(cx: &mut Cx<'_, '_>, i: &Instr, s: &MbarStep) -> Result<Option<MbarOutcome>, Stop> {
+    step_word(cx, i, s, false)
+}
+
+/// [`golden_step`]; with `increment_only`, a cp.async.mbarrier.arrive step raises the pending
+/// count and leaves its deferred arrive-on to the retire ([`cp_async_arrive_on`]).
+fn step_word(cx: &mut Cx<'_, '_>, i: &Instr, s: &MbarStep, increment_only: bool) -> Result<Option<MbarOutcome>, Stop> {
     let o = s.obj;
     let l = s.lanes.trailing_zeros();
     let old = word(cx.m, o);
@@ -499,18 +505,26 @@ pub fn golden_step(cx: &mut Cx<'_, '_>, i: &Instr, s: &MbarStep) -> Result<Optio
                 st.pending_arrivals += 1;
                 store(cx.m, o, old, st.encode());
             }
-            // The arrive-on completes after every earlier cp.async of this thread.
-            let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
-            let after = w.cp_inflight.iter().filter(|(ln, _, _)| *ln == l).map(|(_, _, r)| *r).max();
-            let ready = after.unwrap_or(0).max(cx.m.async_ready_at());
-            cx.m.seq += 1;
-            let seq = cx.m.seq;
-            crate::race::issued(cx.m, seq, cx.cta, cx.warp, l, cx.pc, crate::race::CP, true);
-            cx.m.pending.push(Pending { ready_at: ready, seq, issued_at: (cx.cta, cx.warp, cx.pc), op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l } });
+            if !increment_only {
+                cp_async_arrive_on(cx, o, noinc, l);
+            }
         }
     }
     out.phase_after = cx.m.ctas[o.cta as usize].mbarriers.get(&o.off).map(|s| s.phase).unwrap_or(0);
     Ok(Some(out))
+}
+
+/// The deferred arrive-on of lane `l`'s cp.async.mbarrier.arrive on `o` (PTX 9.7.9.24.3): it
+/// is issued (takes its issue number) when the instruction retires and completes after every
+/// earlier cp.async of the thread.
+fn cp_async_arrive_on(cx: &mut Cx<'_, '_>, o: Obj, noinc: bool, l: u32) {
+    let w = &cx.m.ctas[cx.cta as usize].warps[cx.warp as usize];
+    let after = w.cp_inflight.iter().filter(|(ln, _, _)| *ln == l).map(|(_, _, r)| *r).max();
+    let ready = after.unwrap_or(0).max(cx.m.async_ready_at());
+    cx.m.seq += 1;
+    let seq = cx.m.seq;
+    crate::race::issued(cx.m, seq, cx.cta, cx.warp, l, cx.pc, crate::race::CP, true);
+    cx.m.pending.push(Pending { ready_at: ready, seq, issued_at: (cx.cta, cx.warp, cx.pc), op: AsyncOp::CpAsyncArrive { cta: o.cta, offset: o.off, noinc, warp: cx.warp, lane: l } });
 }
 
 /// Back half: each step's outcome (None: the step did nothing) into the destination registers
@@ -586,6 +600,11 @@ fn golden(cx: &mut Cx<'_, '_>, i: &Instr, f: MbarFamily) -> R {
             Some((out, changes)) => {
                 for e in changes {
                     cx.m.sync_event(e);
+                }
+                // An early cp.async.mbarrier.arrive step raised the count only; its arrive-on
+                // is issued now, in step order, as the engine under test issues it.
+                if let (MbarStepOp::CpAsyncArrive { noinc }, Some(_)) = (s.op, &out) {
+                    cp_async_arrive_on(cx, s.obj, noinc, s.lanes.trailing_zeros());
                 }
                 outcomes.push(out);
             }
@@ -682,7 +701,8 @@ pub fn step_early(m: &mut Machine<'_>, c: u32, w: u32, pc: u32, group: u32, f: M
     }
     // The step's word changes, caught in a record of their own.
     let outer = cx.m.rec.replace(Retire::default());
-    let r = golden_step(&mut cx, i, &s);
+    // (a cp.async.mbarrier.arrive step: the count only; the arrive-on is issued at the retire)
+    let r = step_word(&mut cx, i, &s, true);
     let changes = std::mem::replace(&mut cx.m.rec, outer).map(|r| r.sync).unwrap_or_default();
     let out = arrive_half(r?, cx.m.mbar_early[e].before_half[k]);
     cx.m.mbar_early[e].done[k] = Some((out, changes.clone()));

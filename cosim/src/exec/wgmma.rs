@@ -24,6 +24,9 @@
 //! * `ProxyFenceMissing` / `TmaReadBeforeComplete` (exec/tma.rs): the shared-memory operands are
 //!   read through the async proxy, so generic writes to them need a `fence.proxy.async` first, and
 //!   a TMA load into them must have completed its mbarrier phase.
+//! * `SharedMemoryRace` (race.rs): a write to the shared-memory operands by another warp or
+//!   asynchronous agent not ordered before the read (the wgmma's `.sync.aligned` orders only the
+//!   warp's own lanes); the reads are checked, not recorded (`race::Access::OperandRead`).
 
 use super::mma::{a16, c16, check_full_warp, elem, vec_regs, Acc, Mat, Val};
 use super::{lanes, unsupported, Cx, Exec, Flow, Stop, R, WARP};
@@ -452,7 +455,13 @@ fn smem_matrix(cx: &mut Cx<'_, '_>, i: &Instr, k_op: usize, rows: u32, k: u32, r
         while k1 < chunks.len() && chunks[k1] == chunks[k1 - 1] + 16 {
             k1 += 1;
         }
-        super::tma::on_async_read(cx, cta, chunks[k0] as usize, (chunks[k1 - 1] + 16).min(smem) as usize, lane0)?;
+        let (start, end) = (chunks[k0] as usize, (chunks[k1 - 1] + 16).min(smem) as usize);
+        super::tma::on_async_read(cx, cta, start, end, lane0)?;
+        // The warp's read of its operands, for the happens-before detector: another warp's write
+        // to them (a cp.async landing, a store) must be ordered before it by a barrier or an
+        // mbarrier wait; the .sync.aligned wgmma orders only the warp's own lanes (PTX 9.7.15.5.2).
+        // (Checked, not recorded: see `race::Access::OperandRead`.)
+        crate::race::thread_access(cx.m, cta, cx.warp, lane0, cx.pc, crate::machine::Place::Shared(cta, start), end - start, crate::race::Access::OperandRead)?;
         k0 = k1;
     }
     Ok(out)

@@ -337,9 +337,10 @@ impl<'p> Engine<'p> {
         let Some(op) = self.ctas[cta as usize].warps[warp as usize].op() else { return };
         let OpKind::Mbar(family) = op.kind else { return };
         let Some(p) = op.parts.get(part as usize) else { return };
-        // cp.async.mbarrier.arrive's step also takes the deferred arrive-on's issue number, which
-        // the engine assigns at the retire: its steps stay with the retire (they are all local).
-        if !p.done() || op.parts.iter().all(|p| p.done()) || family == MbarFamily::CpAsyncArrive {
+        // A cp.async.mbarrier.arrive part too: its lanes' increments reach the unit between other
+        // warps' arrive-ons (the async-copy port), so the golden model applies each one now, and
+        // issues the deferred arrive-ons (their issue numbers) at the retire, as the engine does.
+        if !p.done() || op.parts.iter().all(|p| p.done()) {
             return;
         }
         let change = p.change();
