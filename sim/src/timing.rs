@@ -120,6 +120,13 @@ impl InstrInfo {
     pub fn reads(&self) -> impl Iterator<Item = u32> + '_ {
         self.srcs.iter().chain(if self.merges { &self.dsts[..] } else { &[] }).copied()
     }
+
+    /// How long after the warp's previous issue the SASS ptxas puts before the instruction
+    /// keeps it waiting: the window-base read, the YIELD or its own set-up, whichever is longest
+    /// (`WarpState::operands_at`; 0: none).
+    pub fn sass_before(&self) -> u64 {
+        self.window_base.max(self.yield_cycles).max(self.setup_cycles)
+    }
 }
 
 /// ptxas's list schedule within a basic block, as the engine follows it: silicon issues SASS in

@@ -119,7 +119,7 @@ impl Decoded {
                     lookahead: i.lookahead,
                     unrolled: i.unroll != Unroll::Kept,
                     branch_guard: i.branch_guard,
-                    sass_before: i.window_base.max(i.yield_cycles).max(i.setup_cycles),
+                    sass_before: i.sass_before(),
                     waits_for_barrier: exec::runs_ahead_of_barrier(ins.op) == exec::RunAhead::No,
                 }
             })
@@ -176,7 +176,7 @@ mod tests {
                     assert_eq!(d.f.plain_store, i.class == Class::Mem && !i.load && !i.atomic, "{at}");
                     assert_eq!(d.f.unrolled, i.unroll != Unroll::Kept, "{at}");
                     assert_eq!((d.f.load, d.f.sequence, d.f.if_converted, d.f.ordered), (i.load, i.sequence, i.if_converted, i.ordering != Ordering::None), "{at}");
-                    assert_eq!(d.f.sass_before, i.window_base.max(i.yield_cycles).max(i.setup_cycles), "{at}");
+                    assert_eq!(d.f.sass_before, i.sass_before(), "{at}");
                     assert_eq!(d.f.waits_for_barrier, exec::runs_ahead_of_barrier(ins.op) == exec::RunAhead::No, "{at}");
                     instrs += 1;
                 }
