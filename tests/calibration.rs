@@ -146,17 +146,17 @@ fn fit_is_deterministic_and_improves() {
     let recs: Vec<_> = calib::read_records(&records_dir()).unwrap().into_iter().filter(|r| r.program.ends_with("cluster_barrier_2.ptx") || r.program.ends_with("remote_arrive.ptx")).collect();
     assert_eq!(recs.len(), 2);
     let w = Workload::new(recs, &root());
-    let params = [FitParam { key: "sync.cluster_barrier_cycles", min: 1.0, max: 1000.0 }, FitParam { key: "dsmem.latency", min: 1.0, max: 2000.0 }];
+    let params = [FitParam { key: "sync.cluster_barrier_cycles", min: 1.0, max: 1000.0 }, FitParam { key: "dsmem.sync_latency", min: 1.0, max: 2000.0 }];
     let start = SmConfig::sm90();
     let a = calib::fit(&w, &start, &params, 2).unwrap();
     let b = calib::fit(&w, &start, &params, 2).unwrap();
     assert_eq!(a, b, "two fits from the same start differ");
     assert!(a.after.0 <= a.before.0 && a.after.1 <= a.before.1 + 1e-12, "the fit made things worse: {:?} -> {:?}", a.before, a.after);
     // Each key names the figure that moves most with it: the cluster barrier's figure for the
-    // barrier's cycles, the remote arrive's for the DSMEM latency.
+    // barrier's cycles, the remote arrive's for the DSMEM latency of a remote mbarrier operation.
     let figure = |k: &str| a.provenance.iter().find(|p| p.key == k).and_then(|p| p.figure.clone()).unwrap();
     assert_eq!(figure("sync.cluster_barrier_cycles").0, "firmware/programs/calibration/cluster_barrier_2.ptx");
-    assert_eq!(figure("dsmem.latency").0, "firmware/programs/calibration/remote_arrive.ptx");
+    assert_eq!(figure("dsmem.sync_latency").0, "firmware/programs/calibration/remote_arrive.ptx");
     // Written into the TOML: new value, provenance sentence naming the program and figure, the
     // placeholder gone, every other line unchanged.
     let text = std::fs::read_to_string(root().join("sim/configs/sm90.toml")).unwrap();
@@ -169,7 +169,7 @@ fn fit_is_deterministic_and_improves() {
     let flat = out.lines().map(|l| l.trim_start_matches('#').trim()).collect::<Vec<_>>().join(" ");
     // (the values the fit started from, sm90.toml's today)
     let was = |k: &str| calib::param(&start, k).unwrap() as u64;
-    let (cb, dl) = (was("sync.cluster_barrier_cycles"), was("dsmem.latency"));
+    let (cb, dl) = (was("sync.cluster_barrier_cycles"), was("dsmem.sync_latency"));
     assert!(flat.contains(&format!("to calibration/cluster_barrier_2.ptx \"barrier.cluster arrive+wait, 2 CTAs\", GPU, 2026-01-01 (was {cb}).")), "{out}");
     assert!(flat.contains(&format!("to calibration/remote_arrive.ptx \"remote arrive ping-pong round trip, 2 CTAs\", GPU, 2026-01-01 (was {dl}).")), "{out}");
     assert!(out.lines().filter(|l| l.starts_with("# Fitted by")).all(|l| l.len() <= 100), "a provenance line over 100 columns");

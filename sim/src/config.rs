@@ -243,6 +243,8 @@ pub struct Global {
 pub struct Dsmem {
     /// One-way latency.
     pub latency: u64,
+    /// One-way latency of a remote mbarrier operation to the other CTA's MbarrierUnit.
+    pub sync_latency: u64,
     /// Bytes per cycle an SM sends.
     pub bytes_per_cycle: u64,
     /// Booking horizon of the port before MemoryThrottle.

@@ -394,7 +394,7 @@ impl<'p> Engine<'p> {
             for (j, r) in p.reqs.iter().enumerate() {
                 let tag = Tag::Part { cta: c, warp: w, part: k as u32, req: j as u32 };
                 if p.remote {
-                    let at = now + self.cfg.dsmem.latency;
+                    let at = now + self.cfg.dsmem.sync_latency;
                     self.ctas[p.step.obj.cta as usize].mbar.cluster_q.push_back(Queued { at, req: *r, tag });
                 } else {
                     let start = self.ctas[c as usize].mem.book_syncs(now, rate, w as usize);
