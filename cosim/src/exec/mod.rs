@@ -33,7 +33,7 @@ pub use mbarrier::{describe, locate, on_phase_complete, MbarFamily, MbarOutcome,
 pub use mbarrier::{apply as mbar_apply, plan as mbar_plan, step_early as mbar_step_early, EarlySteps};
 pub use barrier::{runs_ahead_of_barrier, RunAhead, cluster_aligned_check, cluster_arrive_plan, apply_arrival as named_apply_arrival, exit_arrival as named_exit_arrival, named_plan, on_lanes_exit, red_value as named_red_value, release_waiters as named_release_waiters, ArrivingLane, NamedArrival};
 pub use tma::tracks as tma_tracks;
-pub use tma::{bulk_state, bulk_view, complete_written as tma_complete_written, im2col_offsets as tma_im2col_offsets, reduce_element as tma_reduce_element, reduce_into as tma_reduce_into, BulkState, BulkView, complete_in as tma_complete_in, land_data as tma_land_data, land_guard as tma_land_guard, modelled, signal_target_check as tma_signal_target_check, tensor_operands as tma_tensor_operands, Piece as TmaPiece, TmaOp, TmaState};
+pub use tma::{bulk_state, bulk_view, complete_written as tma_complete_written, im2col_offsets as tma_im2col_offsets, reduce_element as tma_reduce_element, reduce_into as tma_reduce_into, BulkState, BulkView, complete_in as tma_complete_in, land_data as tma_land_data, land_guard as tma_land_guard, modelled, signal_target_check as tma_signal_target_check, tensor_operand_address as tma_tensor_operand_address, tensor_operands as tma_tensor_operands, Piece as TmaPiece, TmaOp, TmaState};
 
 /// Where control goes after an instruction (for the lanes whose guard held).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

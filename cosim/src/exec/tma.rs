@@ -1042,24 +1042,31 @@ pub fn tensor_operands(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> R
     tensor_map(cx, i, k, lane)
 }
 
-fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
-    let Some(Operand::Tensor { base, offset, coords }) = i.operands.get(k) else {
-        return Err(Stop::Unsupported(format!("internal: operand {k} of `{}` is not a tensor operand", cx.text(i))));
-    };
+/// The generic address a tensor operand (`[map, {coords}]`) names for `lane`: its base (a
+/// register, a variable's address or a constant) plus its offset; None for another operand.
+pub fn tensor_operand_address(cx: &Cx<'_, '_>, o: &Operand, lane: u32) -> Option<u64> {
+    let Operand::Tensor { base, offset, .. } = o else { return None };
     let b = match base {
         AddrBase::Reg(r) => cx.reg(*r, lane),
-        AddrBase::Sym(s) => {
-            let sym = &cx.m.module().symbols[s.0 as usize];
-            if !matches!(sym.space, Space::Global | Space::Const) {
-                let msg = format!("the tensor-map operand `{}` is a .{} variable, not the generic address of a tensor map in .param, .const or .global memory (PTX 9.7.9.25.5.2)", sym.name, sym.space.text());
-                cx.finding(FindingKind::TensorMapInvalid, lane, msg)?;
-                return Err(Stop::Finding);
-            }
-            cx.m.symbol_address(*s)
-        }
+        AddrBase::Sym(s) => cx.m.symbol_address(*s),
         AddrBase::Imm(v) => *v,
     };
-    let addr = b.wrapping_add(*offset as u64);
+    Some(b.wrapping_add(*offset as u64))
+}
+
+fn tensor_map(cx: &mut Cx<'_, '_>, i: &Instr, k: usize, lane: u32) -> Result<(TensorMap, Vec<i64>), Stop> {
+    let Some(o @ Operand::Tensor { base, coords, .. }) = i.operands.get(k) else {
+        return Err(Stop::Unsupported(format!("internal: operand {k} of `{}` is not a tensor operand", cx.text(i))));
+    };
+    if let AddrBase::Sym(s) = base {
+        let sym = &cx.m.module().symbols[s.0 as usize];
+        if !matches!(sym.space, Space::Global | Space::Const) {
+            let msg = format!("the tensor-map operand `{}` is a .{} variable, not the generic address of a tensor map in .param, .const or .global memory (PTX 9.7.9.25.5.2)", sym.name, sym.space.text());
+            cx.finding(FindingKind::TensorMapInvalid, lane, msg)?;
+            return Err(Stop::Finding);
+        }
+    }
+    let addr = tensor_operand_address(cx, o, lane).unwrap_or(0);
     if addr % 64 != 0 {
         misaligned(cx, lane, format!("tensor-map address 0x{addr:x} is not 64-byte aligned (CUDA Driver API §6.30: tensorMap address must be aligned to 64 bytes)"))?;
     }

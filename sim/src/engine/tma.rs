@@ -4,7 +4,7 @@
 //! view it gives the lockstep, and the `[tma]` model for the forms the unit does not implement.
 
 use super::*;
-use hopsync_firmware::ir::{AddrBase, Operand};
+use hopsync_firmware::ir::Operand;
 use hopsync_hdl::tma_engine::{TmaData128, TMA_CTXS};
 
 /// A CTA's TmaEngine, its command queue and its work in flight.
@@ -415,16 +415,8 @@ impl<'p> Engine<'p> {
         if ins.op == Opcode::Prefetch {
             return ins.has(Mod::Tensormap).then(|| self.m.quiet_eval(at, |cx| Ok(cx.addr(ins, 0, lane)))).flatten();
         }
-        let Some(Operand::Tensor { base, offset, .. }) = ins.operands.iter().find(|o| matches!(o, Operand::Tensor { .. })) else { return None };
-        let (base, offset) = (*base, *offset);
-        self.m.quiet_eval(at, |cx| {
-            let b = match base {
-                AddrBase::Reg(r) => cx.reg(r, lane),
-                AddrBase::Sym(s) => cx.m.symbol_address(s),
-                AddrBase::Imm(v) => v,
-            };
-            Ok(b.wrapping_add(offset as u64))
-        })
+        let o = ins.operands.iter().find(|o| matches!(o, Operand::Tensor { .. }))?;
+        self.m.quiet_eval(at, |cx| Ok(exec::tma_tensor_operand_address(cx, o, lane)))?
     }
 
     /// The tensor operands of thread `at` (CTA, warp, lane, pc) for its TmaEngine command: the
