@@ -112,6 +112,9 @@ pub struct InstrInfo {
     /// instructions when the guard skips them (the engine jumps over them), and a guard that
     /// differs between lanes still splits the warp in the engine for those few instructions.
     pub if_converted: bool,
+    /// A guarded `bra` ptxas compiles with a convergence barrier because its predicate may
+    /// differ between lanes ([`divergent_branches`]).
+    pub divergent: bool,
 }
 
 impl InstrInfo {
@@ -569,8 +572,13 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             info[pc].divisor = None;
         }
     }
-    for (pc, f) in if_converted_branches(module, &info, c).into_iter().enumerate() {
+    // (one taint pass serves the if-conversion, the divergent branches and the YIELDs)
+    let lane = per_lane_registers(module, &info);
+    for (pc, f) in if_converted_branches(module, &info, c, &lane).into_iter().enumerate() {
         info[pc].if_converted = f;
+    }
+    for (pc, d) in divergent_branches(module, &info, &lane).into_iter().enumerate() {
+        info[pc].divergent = d;
     }
     for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
         info[pc].unroll = u;
@@ -767,8 +775,7 @@ pub fn per_lane_registers(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
 /// `bar.sync; @p bra` with `p` from `%tid` after the barrier completes (the arrive 0 cycles after
 /// it wakes the waiter in 121 cycles, as 300 cycles after), while a counted loop's branch runs
 /// ahead (bar_warps.ptx).
-pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
-    let lane = per_lane_registers(module, info);
+fn divergent_branches(module: &Module, info: &[InstrInfo], lane: &[bool]) -> Vec<bool> {
     let body = module.kernel.body.iter().zip(info);
     body.map(|(i, f)| i.op == Opcode::Bra && !f.if_converted && !i.has(Mod::Uni) && i.guard.is_some_and(|g| lane[g.reg.0 as usize])).collect()
 }
@@ -783,9 +790,8 @@ pub fn divergent_branches(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
 /// `issue.if_convert_uniform_instructions` when it is warp-uniform (measured on `@p bra L; N
 /// instructions; L:` with N xor / mad, st.shared or ld.shared + add: with a per-lane guard a BRA
 /// remains from 24 on, with a uniform one from 8 (ALU), 16 (st.shared) or 3 (ld.shared)).
-pub fn if_converted_branches(module: &Module, info: &[InstrInfo], c: &SmConfig) -> Vec<bool> {
+fn if_converted_branches(module: &Module, info: &[InstrInfo], c: &SmConfig, lane: &[bool]) -> Vec<bool> {
     let k = &module.kernel;
-    let lane = per_lane_registers(module, info);
     let labelled = labelled_pcs(module);
     let predicable = |pc: usize| {
         let f = &info[pc];
@@ -832,7 +838,6 @@ pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>
     let n = k.body.len();
     let mut out = vec![None; n];
     let target_of = |i: &Instr| branch_target(module, i);
-    let divergent = divergent_branches(module, info);
     let loops = Loops::of(module, info);
     if loops.spans.is_empty() {
         return out;
@@ -846,7 +851,7 @@ pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>
     // the divergent regions (a depth per pc), from the forward divergent branches
     let mut depth = vec![0i64; n + 1];
     for (b, i) in k.body.iter().enumerate() {
-        let Some(t) = target_of(i).filter(|&t| t > b && divergent[b]) else { continue };
+        let Some(t) = target_of(i).filter(|&t| t > b && info[b].divergent) else { continue };
         let join = match k.body.get(t - 1).filter(|e| e.guard.is_none()).and_then(target_of) {
             Some(u) if u > t => u,
             _ => t,
@@ -881,7 +886,7 @@ pub fn yield_loops(module: &Module, info: &[InstrInfo]) -> Vec<Option<YieldSite>
             if exits && i.guard.is_some_and(|g| tainted.contains(&g.reg.0)) {
                 spins = true;
             }
-            leaves_divergent |= exits && divergent[pc];
+            leaves_divergent |= exits && info[pc].divergent;
         }
         let under = depth[h] > 0 && depth[j] > 0;
         if spins && (leaves_divergent || under) {
@@ -972,6 +977,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 window_base: 0,
                 setup_cycles: if i.op == Opcode::MbarrierInit { c.sync.mbarrier_init_setup_cycles } else { 0 },
                 if_converted: false,
+                divergent: false,
                 yield_cycles: 0,
                 retry_yield_cycles: 0,
             }
@@ -1503,8 +1509,8 @@ mod branch_tests {
         let m = module(
             "\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra X;\n\tnanosleep.u32 0;\nX:\n\tmov.u32 %r2, 0;\nL:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p2, %r2, 8;\n\t@%p2 bra L;\n\tmov.u32 %r7, %tid.x;\n\tmul.wide.u32 %rd2, %r7, 4;\n\tadd.s64 %rd1, %rd0, %rd2;\n\tld.global.u32 %r3, [%rd1];\n\tadd.u32 %r4, %r3, 1;\n\tsetp.eq.u32 %p3, %r4, 0;\n\t@%p3 bra Y;\n\tnanosleep.u32 0;\nY:\n\tld.global.u32 %r5, [%rd0];\n\tsetp.eq.u32 %p0, %r5, 0;\n\t@%p0 bra Z;\nZ:\n\tshfl.sync.idx.b32 %r6, %r1, 0, 31, -1;\n\tsetp.eq.u32 %p0, %r6, 0;\n\t@%p0 bra V;\nV:\n\t@%p1 bra.uni W;\nW:",
         );
-        let d = divergent_branches(&m, &analyze(&m, &SmConfig::sm90()));
-        let at: Vec<usize> = d.iter().enumerate().filter(|(_, &v)| v).map(|(pc, _)| pc).collect();
+        let info = analyze(&m, &SmConfig::sm90());
+        let at: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.divergent).map(|(pc, _)| pc).collect();
         assert_eq!(at, vec![4, 16]);
     }
 
@@ -1599,7 +1605,7 @@ mod branch_tests {
         let at: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.if_converted).map(|(pc, _)| pc).collect();
         assert_eq!(at, vec![4, 7, 16]);
         assert_eq!(info[4].branch_guard, None, "no BRA waits for the predicate");
-        assert_eq!(divergent_branches(&m, &info)[4], false, "predicated: the warp does not diverge");
-        assert_eq!(divergent_branches(&m, &info)[8], true);
+        assert_eq!(info[4].divergent, false, "predicated: the warp does not diverge");
+        assert_eq!(info[8].divergent, true);
     }
 }

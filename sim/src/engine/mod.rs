@@ -295,7 +295,7 @@ impl<'p> Engine<'p> {
         cfg.run.max_cycles = cfg.run.max_cycles.min(mcfg.max_steps);
         let mut m = Machine::new(prog, Config { seed: None, race: hopsync_cosim::race::RaceMode::Off, ..mcfg });
         let info = timing::analyze(&prog.module, &cfg);
-        m.set_branches_waiting_for_barrier(timing::divergent_branches(&prog.module, &info));
+        m.set_branches_waiting_for_barrier(info.iter().map(|f| f.divergent).collect());
         let nregs = prog.module.kernel.regs.len();
         let suspend = cfg.ns_to_cycles(cfg.sync.default_suspend_ns).min(u32::MAX as u64) as u32;
         let ctas: Vec<CtaState> = (0..m.cta_count() as u32)
