@@ -94,7 +94,7 @@ fn records_belong_to_the_current_programs() {
     let w = workload();
     for r in w.records() {
         let p = hopsync_firmware::Program::load(&root().join(&r.program)).unwrap_or_else(|d| panic!("{}: {d}", r.program));
-        assert_eq!(hopsync_cosim::gpu::fnv64_hex(&p.source), r.provenance.program_fnv64, "{}: stale record (program changed since it ran on silicon)", r.program);
+        assert_eq!(hopsync_cosim::gpu::fnv64_hex(&p.portable_source()), r.provenance.program_fnv64, "{}: stale record (program changed since it ran on silicon)", r.program);
         assert!(!r.provenance.gpu.is_empty() && !r.provenance.date_utc.is_empty(), "{}: provenance missing", r.program);
         // The figures are those of the manifest, each with its samples and their median.
         let names: Vec<String> = p.manifest.buffers.iter().filter(|b| b.timing).flat_map(|b| if b.figures.is_empty() { vec![b.name.clone()] } else { b.figures.clone() }).collect();
@@ -191,7 +191,7 @@ fn fit_leaves_the_validation_set_out() {
     let prog = hopsync_firmware::Program::load(&root().join(val)).unwrap();
     let mut rec = recs[0].clone();
     rec.program = val.into();
-    rec.provenance.program_fnv64 = hopsync_cosim::gpu::fnv64_hex(&prog.source);
+    rec.provenance.program_fnv64 = hopsync_cosim::gpu::fnv64_hex(&prog.portable_source());
     rec.figures = prog
         .manifest
         .buffers

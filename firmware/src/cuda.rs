@@ -102,7 +102,9 @@ fn nvcc_args(cu: &Path, opts: &crate::manifest::CudaOptions, tools: &Toolchain) 
             a.push(format!("-I{}", inc.display()));
         }
     }
-    a.push(cu.display().to_string());
+    // by its file name (nvcc runs in its folder): `__FILE__`, which `assert` prints, is then the
+    // same in every checkout
+    a.push(cu.file_name().map_or_else(|| cu.display().to_string(), |n| n.to_string_lossy().into_owned()));
     a
 }
 
@@ -121,6 +123,48 @@ struct Toolchain {
 pub const CU_PLACEHOLDER: &str = "@HOPSYNC_CU@";
 /// ... and in place of [`cache_dir`] (the CUTLASS headers' folder in nvcc's `.file` directives).
 pub const CACHE_PLACEHOLDER: &str = "@HOPSYNC_CACHE@";
+
+/// `ptx`, nvcc's output for the `.cu` file `cu` (as its `.file` directive names it), with this
+/// machine's paths in it (the `.cu` file's, the cache folder's with the toolchain's headers)
+/// replaced by [`CU_PLACEHOLDER`] and [`CACHE_PLACEHOLDER`]: the same program reads the same in
+/// every checkout and home folder.
+pub fn portable_ptx(ptx: &str, cu: &str) -> String {
+    ptx.replace(cu, CU_PLACEHOLDER).replace(&cache_dir().display().to_string(), CACHE_PLACEHOLDER)
+}
+
+/// What a hash of `ptx` (nvcc's output for `cu`) covers: [`portable_ptx`] without the
+/// `.debug_str` section (`-lineinfo`'s names of inlined functions) and with the 8 hex digits nvcc
+/// puts in the names of internal-linkage symbols (`_ZN53_INTERNAL_9c4eacc1_22_k_cu_...`), which it
+/// derives from the `.cu` file's absolute path, replaced. Not PTX to run: only to hash.
+pub fn fingerprint_ptx(ptx: &str, cu: &str) -> String {
+    let mut p = String::with_capacity(ptx.len());
+    let mut in_debug_str = false;
+    for line in portable_ptx(ptx, cu).split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with(".section") && t.ends_with(".debug_str") {
+            in_debug_str = true;
+        } else if in_debug_str && t == "}" {
+            in_debug_str = false;
+        } else if !in_debug_str {
+            p.push_str(line);
+        }
+    }
+    let mut out = String::with_capacity(p.len());
+    let mut rest = p.as_str();
+    while let Some(i) = rest.find("_INTERNAL_") {
+        let (head, tail) = rest.split_at(i + "_INTERNAL_".len());
+        out.push_str(head);
+        let b = tail.as_bytes();
+        if b.len() > 8 && b[..8].iter().all(u8::is_ascii_hexdigit) && b[8] == b'_' {
+            out.push_str("@HOPSYNC_ID@");
+            rest = &tail[8..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
 
 /// The machine-independent key of a committed PTX file (module doc). The manifest's `//!` lines
 /// count as blank lines (nvcc sees comments; only the line numbers matter), so clients that differ
@@ -163,7 +207,7 @@ pub fn compile(cu: &Path, opts: &crate::manifest::CudaOptions) -> Result<(PathBu
     }
     let (ptx, t) = compile_cached(cu, opts, &tools, &cache, &text)?;
     if std::env::var_os("HOPSYNC_WRITE_PTX").is_some_and(|v| v == "1") {
-        let body = format!("{header}\n{}", t.replace(&cu_path, CU_PLACEHOLDER).replace(&cache_path, CACHE_PLACEHOLDER));
+        let body = format!("{header}\n{}", portable_ptx(&t, &cu_path));
         std::fs::write(&committed, body).map_err(|e| format!("cannot write {}: {e}", committed.display()))?;
     } else {
         eprintln!("hopsync: {} is not the PTX of {} as it is now (nvcc, CUTLASS or the source changed); compiled instead (HOPSYNC_WRITE_PTX=1 rewrites it)", committed.display(), cu.display());
@@ -181,6 +225,9 @@ fn compile_cached(cu: &Path, opts: &crate::manifest::CudaOptions, tools: &Toolch
         h.update(a.as_bytes());
         h.update([0]);
     }
+    // the command line names the file only; its folder is in nvcc's `.file` directives
+    h.update(cu.display().to_string().as_bytes());
+    h.update([0]);
     h.update(text);
     let key = hex(&h.finalize());
     let dir = cache.join("ptx");
@@ -456,6 +503,30 @@ fn pip_install(cache: &Path, packages: &[&str]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn portable_ptx_names_no_path_of_this_machine() {
+        let cache = cache_dir().display().to_string();
+        let ptx = format!(".file\t1 \"/some/checkout/k.cu\"\n.file\t2 \"{cache}/cuda/include/cuda/pipeline\"\n");
+        let p = portable_ptx(&ptx, "/some/checkout/k.cu");
+        assert_eq!(p, format!(".file\t1 \"{CU_PLACEHOLDER}\"\n.file\t2 \"{CACHE_PLACEHOLDER}/cuda/include/cuda/pipeline\"\n"));
+        // the same PTX compiled in another checkout reads the same
+        assert_eq!(portable_ptx(&ptx.replace("/some/checkout", "/elsewhere"), "/elsewhere/k.cu"), p);
+    }
+
+    #[test]
+    fn a_fingerprint_ignores_the_path_hash_in_internal_names() {
+        let a = ".global .b8 _ZN53_INTERNAL_9c4eacc1_22_k_cu_6895ab27E[1];\n.file\t1 \"/a/k.cu\"\n";
+        let b = ".global .b8 _ZN53_INTERNAL_43da35e1_22_k_cu_6895ab27E[1];\n.file\t1 \"/b/c/k.cu\"\n";
+        assert_eq!(fingerprint_ptx(a, "/a/k.cu"), fingerprint_ptx(b, "/b/c/k.cu"));
+        assert!(fingerprint_ptx(a, "/a/k.cu").contains("_INTERNAL_@HOPSYNC_ID@_22_k_cu"));
+        // anything else named _INTERNAL_ stays
+        assert_eq!(fingerprint_ptx("_INTERNAL_xyz", "/a/k.cu"), "_INTERNAL_xyz");
+        // -lineinfo's debug strings (the same names, byte by byte) are left out
+        let dbg = |x: &str| format!("ret;\n}}\n\t.section\t.debug_str\n\t{{\n$L__info_string0:\n.b8 {x},0\n\n\t}}\n");
+        assert_eq!(fingerprint_ptx(&dbg("95,57"), "/a/k.cu"), fingerprint_ptx(&dbg("95,98"), "/a/k.cu"));
+        assert_eq!(fingerprint_ptx(&dbg("95,57"), "/a/k.cu"), "ret;\n}\n");
+    }
 
     #[test]
     fn the_target_is_read_from_the_directive() {

@@ -52,6 +52,18 @@ pub struct CudaInput {
 }
 
 impl Program {
+    /// The text a GPU trace or a calibration record names by its hash: the source, where a CUDA
+    /// program's PTX has what depends on the checkout replaced ([`cuda::fingerprint_ptx`]): nvcc
+    /// writes the `.cu` file's absolute path and the headers' into `.file` directives and a hash
+    /// of it into internal symbols' names, so a trace recorded in one checkout would be stale in
+    /// every other. Only to hash.
+    pub fn portable_source(&self) -> std::borrow::Cow<'_, str> {
+        match &self.cuda {
+            Some(c) => std::borrow::Cow::Owned(cuda::fingerprint_ptx(&self.source, &c.file)),
+            None => std::borrow::Cow::Borrowed(&self.source),
+        }
+    }
+
     /// Parses program text; errors carry `path:line:col` and the source line.
     pub fn parse(path: &str, source: &str) -> Result<Program, Diag> {
         let wrap = |d: Diag| d.with_source(path, source);

@@ -199,6 +199,73 @@ fn stores_fill_the_store_queue_then_go_at_the_paths_pace() {
     assert!(beyond >= within + 6 * per, "8 stores beyond the queue: {within} -> {beyond} cycles ({per} a store)");
 }
 
+/// One warp: `stores` (lane base `%rd3`: 2048 bytes apart; `%rd9` the lane), then a
+/// `fence.acq_rel.gpu` between two `%clock64` reads; the cycles go to `t`.
+fn release_after_stores_program(stores: &str) -> Program {
+    let src = format!(
+        r#"//! [launch]
+//! grid = [1, 1, 1]
+//! block = [32, 1, 1]
+//! [[buffer]]
+//! name = "dst"
+//! bytes = 65536
+//! [[buffer]]
+//! name = "t"
+//! bytes = 8
+//! output = true
+//! [[param]]
+//! name = "dst_ptr"
+//! buffer = "dst"
+//! [[param]]
+//! name = "t_ptr"
+//! buffer = "t"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 dst_ptr, .param .u64 t_ptr)
+{{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<16>;
+	.reg .pred %p<2>;
+	ld.param.u64 %rd1, [dst_ptr];
+	cvta.to.global.u64 %rd1, %rd1;
+	ld.param.u64 %rd2, [t_ptr];
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r0, %tid.x;
+	mul.wide.u32 %rd3, %r0, 2048;
+	add.s64 %rd3, %rd3, %rd1;
+	cvt.u64.u32 %rd9, %r0;
+	setp.eq.u32 %p0, %r0, 0;
+{stores}	mov.u64 %rd4, %clock64;
+	fence.acq_rel.gpu;
+	mov.u64 %rd5, %clock64;
+	sub.s64 %rd6, %rd5, %rd4;
+	@%p0 st.global.u64 [%rd2], %rd6;
+	ret;
+}}
+"#
+    );
+    Program::parse("release_after_stores.ptx", &src).unwrap()
+}
+
+#[test]
+fn a_release_drains_after_the_warps_stores_are_acknowledged() {
+    let cfg = SmConfig::sm90();
+    let drain = cfg.sync.release_drain_cycles;
+    let alone = stored_t(&release_after_stores_program(""));
+    assert!(alone.abs_diff(drain) <= 8, "a fence alone: {alone} cycles, drain {drain}");
+    // 8 stores with every lane in its own line (partial sectors, as `hopsync gpu pack`'s trace
+    // stores): the SM's store path holds them for hundreds of cycles, and the drain starts after
+    let scattered: String = (0..8).map(|k| format!("\tst.global.u64 [%rd3+{}], %rd9;\n", k * 8)).collect();
+    let after = stored_t(&release_after_stores_program(&scattered));
+    assert!(after > drain + 150, "a fence after 8 scattered stores: {after} cycles, alone {alone}");
+    // one lane rewriting one line: the rewrites merge, the fence costs what it costs alone
+    // (calibration/release_stores.ptx: 673 cycles, 673 alone)
+    let one_line: String = (0..8).map(|k| format!("\t@%p0 st.global.u64 [%rd3+{}], %rd9;\n", k * 8)).collect();
+    let merged = stored_t(&release_after_stores_program(&one_line));
+    assert!(merged <= alone + cfg.global.write_ack_cycles + 8, "a fence after one lane's 8 stores to one line: {merged} cycles, alone {alone}");
+}
+
 #[test]
 fn a_write_to_a_queued_stores_register_waits_for_its_read() {
     let n = SmConfig::sm90().global.store_queue as u32;

@@ -101,7 +101,7 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
     if layout.bytes() > 1 << 30 {
         return Err(format!("trace buffer of {} bytes is too large", layout.bytes()));
     }
-    let program_fnv64 = fnv64_hex(&prog.source);
+    let program_fnv64 = fnv64_hex(&prog.portable_source());
     let mut s = String::new();
     // A `.cu` program's manifest is in the .cu file, its PTX (`source`) came from nvcc.
     let manifest_src = match &prog.cuda {
@@ -130,7 +130,12 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
         name,
         original: prog.clone(),
         program_fnv64,
-        instrumented_fnv64: fnv64_hex(&s),
+        // (with the machine's paths of a `.cu` program's `.file` directives replaced, as its
+        // program_fnv64: `Program::portable_source`)
+        instrumented_fnv64: fnv64_hex(&match &prog.cuda {
+            Some(c) => hopsync_firmware::cuda::fingerprint_ptx(&s, &c.file),
+            None => s.clone(),
+        }),
         source: s,
         program,
         fields,
@@ -150,7 +155,7 @@ pub fn launch_description(prog: &Program, name: &str, ptx: &str, data: &str) -> 
     let l = &man.launch;
     let mut s = String::new();
     let _ = writeln!(s, "hopsync-launch 1");
-    let _ = writeln!(s, "# {} ({})", prog.path, fnv64_hex(&prog.source));
+    let _ = writeln!(s, "# {} ({})", prog.path, fnv64_hex(&prog.portable_source()));
     let _ = writeln!(s, "name {name}");
     let _ = writeln!(s, "ptx {ptx}");
     let _ = writeln!(s, "entry {}", prog.module.kernel.name);

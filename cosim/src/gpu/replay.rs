@@ -405,7 +405,7 @@ pub fn replay_trace_on(t: &TraceFile, root: &Path, engine: &str, run: &dyn Fn(&P
         }
     };
     prog.path = t.program.clone();
-    let h = fnv64_hex(&prog.source);
+    let h = fnv64_hex(&prog.portable_source());
     if h != t.provenance.program_fnv64 {
         r.status = "stale".into();
         r.detail = Some(format!("stale trace: {} has fnv64 {h}, the trace was recorded from {}", t.program, t.provenance.program_fnv64));

@@ -477,7 +477,7 @@ pub fn import_one(results: &Path, meta: &PackMeta, root: &Path) -> Result<TraceF
     }
     let mut prog = Program::load(&root.join(&meta.program)).map_err(|d| d.to_string())?;
     prog.path = meta.program.clone();
-    let h = crate::gpu::fnv64_hex(&prog.source);
+    let h = crate::gpu::fnv64_hex(&prog.portable_source());
     if h != meta.program_fnv64 {
         return Err(format!("{} changed since it was packed (fnv64 {h}, packed {}): pack and run it again", meta.program, meta.program_fnv64));
     }

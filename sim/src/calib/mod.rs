@@ -254,7 +254,7 @@ fn read_clocks(dir: &Path) -> String {
 /// A program loaded from `root` whose text is still the one that ran (FNV-1a 64 `fnv64`).
 fn load_checked(program: &str, fnv64: &str, root: &Path) -> Result<Program, String> {
     let prog = Program::load(&root.join(program)).map_err(|d| d.to_string())?;
-    let h = hopsync_cosim::gpu::fnv64_hex(&prog.source);
+    let h = hopsync_cosim::gpu::fnv64_hex(&prog.portable_source());
     if h != fnv64 {
         return Err(format!("{program} changed since it was packed (fnv64 {h}, packed {fnv64}): pack and run it again"));
     }
@@ -436,7 +436,7 @@ impl Workload {
             .iter()
             .map(|r| {
                 let p = Program::load(&root.join(&r.program)).map_err(|d| format!("does not load: {d}"))?;
-                let h = hopsync_cosim::gpu::fnv64_hex(&p.source);
+                let h = hopsync_cosim::gpu::fnv64_hex(&p.portable_source());
                 if h != r.provenance.program_fnv64 {
                     return Err(format!("stale: {} changed since it was recorded (fnv64 {h}, recorded {}); record it again", r.program, r.provenance.program_fnv64));
                 }

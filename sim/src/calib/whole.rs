@@ -189,7 +189,7 @@ pub struct ReplayMemo(Mutex<HashMap<String, EngineRun>>);
 impl ReplayMemo {
     /// The RTL engine's run of `p` (an instrumented program) with `sm`, remembered.
     pub fn run(&self, p: &Program, sm: &SmConfig) -> EngineRun {
-        let key = hopsync_cosim::gpu::fnv64_hex(&p.source);
+        let key = hopsync_cosim::gpu::fnv64_hex(&p.portable_source());
         if let Some(r) = self.0.lock().unwrap().get(&key) {
             return r.clone();
         }

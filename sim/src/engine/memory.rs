@@ -277,7 +277,8 @@ impl StoreShape {
 /// `global.store_line_reuse_cycles` after the warp's previous store where it writes one of the same
 /// lines, within the warp's window of unacknowledged store sectors. The store holds its source
 /// registers until the SM's path has sent its last line (a later write to them waits:
-/// `WarpState::read_pending`). Returns the cycle its last sector has left.
+/// `WarpState::read_pending`), and a release waits for its acknowledgement
+/// (`WarpState::writes_acked`). Returns the cycle its last sector has left.
 fn store_cost(cfg: &SmConfig, cs: &mut CtaState, w: usize, now: u64, st: StoreShape, srcs: &[u32]) -> u64 {
     let g = &cfg.global;
     let path = &mut cs.stores;
@@ -293,12 +294,17 @@ fn store_cost(cfg: &SmConfig, cs: &mut CtaState, w: usize, now: u64, st: StoreSh
     let ws = &cs.warps[w];
     let reuse = if sorted_overlap(&ws.last_store.1, &st.lines) { ws.last_store.0 + g.store_line_reuse_cycles } else { 0 };
     let start = cs.mem.global.book(path.free[s].max(reuse), occ, Some(w));
+    // the same store on the path without the waits for lines rewritten (a release does not wait
+    // for those: silicon's fence after one lane's 8 stores to one line takes what it takes alone)
+    let unmerged = path.free[s].max(path.unmerged_free);
+    path.unmerged_free = unmerged + occ;
     path.queued.push_back((start, w));
     let ws = &mut cs.warps[w];
     ws.last_store = (start, st.lines);
     ws.issue_until = now + g.store_issue_cycles;
     let sent = warp_window(&mut ws.store_inflight, start, st.sectors, g.store_inflight_sectors);
     let end = (start + occ).max(sent);
+    ws.writes_acked = ws.writes_acked.max((unmerged + occ).min(end) + g.write_ack_cycles);
     ws.store_inflight.extend((0..st.sectors).map(|_| std::cmp::Reverse(end + g.write_ack_cycles)));
     for &r in srcs {
         ws.read_pending[r as usize] = ws.read_pending[r as usize].max(start + occ);
@@ -409,11 +415,15 @@ pub(super) struct StorePath {
     queued: std::collections::VecDeque<(u64, usize)>,
     /// The fraction of a cycle the SM's path has taken beyond the whole cycles booked so far.
     carry: f64,
+    /// Until when the SM's path would be busy with the stores booked so far if none had waited
+    /// for a line its warp's previous store wrote (those rewrites merge: a release does not wait
+    /// for them, `WarpState::writes_acked`).
+    unmerged_free: u64,
 }
 
 impl StorePath {
     pub(super) fn new(schedulers: usize) -> StorePath {
-        StorePath { free: vec![0; schedulers.max(1)], queued: Default::default(), carry: 0.0 }
+        StorePath { free: vec![0; schedulers.max(1)], queued: Default::default(), carry: 0.0, unmerged_free: 0 }
     }
 
     /// Whether the queue holds `capacity` stores whose registers are not read by `now`.

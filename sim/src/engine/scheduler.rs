@@ -33,6 +33,10 @@ pub(super) struct WarpState {
     /// When the warp's latest write (global, DSMEM) completes: a release at cluster scope or
     /// wider drains up to it.
     pub(super) writes_done: u64,
+    /// When the warp's latest plain global store is acknowledged (sent by the SM's store path,
+    /// the wait for a line its previous store wrote not counted: `memory::store_cost`): a release
+    /// at cluster scope or wider starts its own drain no earlier.
+    pub(super) writes_acked: u64,
     /// The instruction (pc, lane group) whose memory-ordering wait has been served: it issues next.
     pub(super) ordered: Option<(u32, u32)>,
     /// When each of the warp's global sectors in flight completes (at most
@@ -298,7 +302,7 @@ impl WarpState {
 
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, writes_acked: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -845,8 +849,17 @@ impl<'p> Engine<'p> {
         let now = self.cycle;
         let cycles = timing::ordering_cycles(order, &self.cfg);
         let cta = &mut self.ctas[c as usize];
-        // The drain's round trip covers writes still in flight; later ones extend it.
-        let until = if order == Ordering::ReleaseDrain { cta.releases.join(now, &self.cfg.sync).max(cta.warps[w as usize].writes_done) } else { now + cycles };
+        // The drain's round trip covers the warp's writes still in flight, and starts no
+        // earlier than its plain global stores are acknowledged: silicon's MEMBAR.ALL.GPU takes
+        // ~680 cycles alone and ~950..1050 after `hopsync gpu pack`'s trace stores, which the
+        // store path holds (sm90.toml `sync.release_drain_cycles`).
+        let until = if order == Ordering::ReleaseDrain {
+            let ws = &cta.warps[w as usize];
+            let (done, acked) = (ws.writes_done, ws.writes_acked);
+            cta.releases.join(now, &self.cfg.sync).max(done).max(acked + self.cfg.sync.release_drain_cycles)
+        } else {
+            now + cycles
+        };
         let mut ws = cta.warp_mut(w as usize);
         ws.ordered = Some((pc, group));
         ws.wait_until(until.max(now + 1), Stall::MemoryOrder);
