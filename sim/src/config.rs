@@ -176,6 +176,11 @@ pub struct Smem {
     /// Cycles after a shared-memory load before the warp's next memory or mbarrier instruction
     /// issues (the warp's own rate into the shared-memory pipe).
     pub load_issue_cycles: u64,
+    /// An atomic ptxas makes a compare-and-swap loop on shared memory (`timing::cas_loop_atomic`):
+    /// its first pass, from issue to the result's use.
+    pub cas_first_cycles: u64,
+    /// ... and each further pass (one per lane beyond the first on one word).
+    pub cas_pass_cycles: u64,
 }
 
 /// Global memory.

@@ -201,6 +201,25 @@ pub fn aggregates_atomic(i: &Instr) -> bool {
     i.op == Opcode::Atom && i.has(Mod::Add) && matches!(i.ty(), Some(Mod::U32 | Mod::S32))
 }
 
+/// Whether ptxas makes `i`, an atomic or reduction on shared memory, a compare-and-swap loop: sm_90
+/// has ATOMS for the 32-bit integer operations (add, min, max, inc, dec, and, or, xor, exch, cas)
+/// and 64-bit exch / cas only. Floating point of any width, 16-bit types and the other 64-bit
+/// operations are LDS, the operation, ATOMS.CAST.SPIN (or ATOMS.CAS) and a branch back while the
+/// compare failed (ptxas 13.5 -arch=sm_90, checked for add.f32 / .f64 / .u64 / .noftz.f16 /
+/// .noftz.bf16x2, max.s64, and.b64; calibration/smem_cas_atomics.ptx): the lanes on one word
+/// succeed one per pass (`smem.cas_first_cycles`, `smem.cas_pass_cycles`).
+pub fn cas_loop_atomic(i: &Instr) -> bool {
+    if !matches!(i.op, Opcode::Atom | Opcode::Red) {
+        return false;
+    }
+    let native = match i.ty() {
+        Some(Mod::B32 | Mod::U32 | Mod::S32) => [Mod::Add, Mod::Min, Mod::Max, Mod::Inc, Mod::Dec, Mod::And, Mod::Or, Mod::Xor, Mod::Exch, Mod::Cas].iter().any(|&m| i.has(m)),
+        Some(Mod::B64 | Mod::U64 | Mod::S64) => i.has(Mod::Exch) || i.has(Mod::Cas),
+        _ => false,
+    };
+    !native
+}
+
 /// [`Lookahead`] of an instruction.
 pub fn lookahead_of(i: &Instr, class: Class, ordering: Ordering) -> Lookahead {
     let clock = i.operands.iter().any(|o| matches!(o, Operand::Special(Sreg::Clock | Sreg::Clock64)));

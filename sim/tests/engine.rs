@@ -266,6 +266,31 @@ fn a_release_drains_after_the_warps_stores_are_acknowledged() {
     assert!(merged <= alone + cfg.global.write_ack_cycles + 8, "a fence after one lane's 8 stores to one line: {merged} cycles, alone {alone}");
 }
 
+/// One warp's `atom.shared.<op>` with `per` lanes on each word, its result used, timed.
+fn shared_atomic_program(op: &str, per: u32) -> Program {
+    let setup = format!("\tmov.u32 %r2, s;\n\tdiv.u32 %r1, %r0, {per};\n\tshl.b32 %r1, %r1, 3;\n\tadd.u32 %r2, %r2, %r1;\n\tcvt.rn.f32.u32 %f1, %r0;\n");
+    let body = match op {
+        "add.f32" => "\tatom.shared.add.f32 %f2, [%r2], %f1;\n\tcvt.rzi.u64.f32 %rd7, %f2;\n",
+        _ => "\tatom.shared.add.u32 %r3, [%r2], %r0;\n\tcvt.u64.u32 %rd7, %r3;\n",
+    };
+    timed_program("shared_atomic.ptx", "\t.shared .align 8 .b64 s[32];\n\t.reg .f32 %f<4>;\n", &setup, body)
+}
+
+#[test]
+fn a_shared_float_atomic_is_a_compare_and_swap_loop_one_lane_a_pass() {
+    let cfg = SmConfig::sm90();
+    let own = stored_ts(&shared_atomic_program("add.f32", 1))[0];
+    let eight = stored_ts(&shared_atomic_program("add.f32", 8))[0];
+    let all = stored_ts(&shared_atomic_program("add.f32", 32))[0];
+    // one pass when every lane has its own word; one more per lane on the busiest word
+    assert!(own >= cfg.smem.cas_first_cycles && own < cfg.smem.cas_first_cycles + 40, "{own}");
+    assert_eq!(eight - own, 7 * cfg.smem.cas_pass_cycles, "8 lanes a word: {eight}, own words: {own}");
+    assert_eq!(all - own, 31 * cfg.smem.cas_pass_cycles, "32 lanes on one word: {all}, own words: {own}");
+    // the 32-bit integer add has an ATOMS: no loop
+    let native = stored_ts(&shared_atomic_program("add.u32", 32))[0];
+    assert!(native < all / 4, "atom.shared.add.u32 of 32 lanes on one word: {native}, the f32 add {all}");
+}
+
 #[test]
 fn a_write_to_a_queued_stores_register_waits_for_its_read() {
     let n = SmConfig::sm90().global.store_queue as u32;

@@ -208,6 +208,12 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   within 10%). The engine holds the warp before such an instruction (`timing::ordering_of`,
   `sync.release_drain_cycles`), starting once the warp's global stores are acknowledged (alone
   673 cycles; ~950..1050 after `hopsync gpu pack`'s trace stores in the whole programs).
+- Shared-memory atomics sm_90 has no ATOMS for (floating point, 16-bit, 64-bit but exch / cas)
+  are ptxas's compare-and-swap loops (LDS, the operation, ATOMS.CAST.SPIN, a branch back): one lane
+  per word succeeds a pass of ~88 cycles, so 32 lanes of a warp on one word take ~3000 cycles and
+  the native `atom.shared.add.u32` 90 (`timing::cas_loop_atomic`, `smem.cas_first_cycles`,
+  `smem.cas_pass_cycles`; the model runs warps on one word one after another, silicon interleaves
+  them).
 - The cluster barrier: a wait on a phase completed long before takes 19 cycles; arrive.relaxed +
   wait 82 with 2 CTAs, 144 with 32 warps per CTA. The engine's wait sees a completion
   `sync.cluster_release_cycles` after the unit has it.

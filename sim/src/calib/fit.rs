@@ -112,6 +112,9 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("sync.release_gather_cycles", 0.0, 200.0),
     fp("sync.release_round_size", 1.0, 64.0),
     fp("sync.release_round_gap_cycles", 0.0, 4000.0),
+    // calibration/smem_cas_atomics.ptx: ptxas's compare-and-swap loops
+    fp("smem.cas_first_cycles", 1.0, 2000.0),
+    fp("smem.cas_pass_cycles", 1.0, 1000.0),
     fp("sync.cp_async_arrive_cycles", 1.0, 500.0),
     fp("sync.cp_async_wait_cycles", 0.0, 500.0),
     fp("tma.issue_cycles", 1.0, 400.0),

@@ -25,6 +25,9 @@ pub(super) struct MemPipes {
     pub(super) global_read: bool,
     /// The CTA's warps wrote global memory (a plain store) before.
     pub(super) global_written: bool,
+    /// Per shared-memory word (byte offset): until when a compare-and-swap loop of a warp runs on
+    /// it (`timing::cas_loop_atomic`; the next warp's loop on the word starts after it).
+    pub(super) cas_words: std::collections::HashMap<u64, u64>,
 }
 
 impl MemPipes {
@@ -40,7 +43,7 @@ impl MemPipes {
 
     /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
     pub(super) fn new(schedulers: usize) -> MemPipes {
-        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default(), global_read: false, global_written: false }
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default(), global_read: false, global_written: false, cas_words: Default::default() }
     }
 
     /// Books one local mbarrier request of warp `warp` issued at `now` on the SYNCS path, which
@@ -558,9 +561,32 @@ impl<'p> Engine<'p> {
                     let spacing = if inf.load && !inf.atomic { cfg.smem.load_issue_cycles } else { cfg.smem.store_issue_cycles };
                     cs.warps[w as usize].smem_issue_until = now + spacing;
                 }
+                if inf.atomic && timing::cas_loop_atomic(ins) {
+                    // ptxas's compare-and-swap loop: one lane per word succeeds a pass, so the
+                    // loop runs as many passes as the most lanes on one word; the warp issues
+                    // nothing else meanwhile, and another warp's loop on one of its words first
+                    let mut words: SmallVec<[(u64, u64); WARP]> = SmallVec::new();
+                    for &(o, sz) in &acc {
+                        let word = o & !(sz.max(4) as u64 - 1);
+                        match words.iter_mut().find(|(x, _)| *x == word) {
+                            Some(e) => e.1 += 1,
+                            None => words.push((word, 1)),
+                        }
+                    }
+                    let passes = words.iter().map(|&(_, n)| n).max().unwrap_or(1);
+                    let begin = words.iter().filter_map(|(word, _)| cs.mem.cas_words.get(word).copied()).fold(start, u64::max);
+                    let done = begin + cfg.smem.cas_first_cycles + (passes - 1) * cfg.smem.cas_pass_cycles;
+                    for &(word, _) in &words {
+                        cs.mem.cas_words.insert(word, done);
+                    }
+                    let ws = &mut cs.warps[w as usize];
+                    ws.issue_until = ws.issue_until.max(done);
+                    (done, done)
+                } else {
                 let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
                 // the first wavefront's data comes back after the latency, the last one later
                 (start + occ - 1 + lat, start + occ)
+                }
             }
             Pipe::Global => {
                 // the first access of a far line of a host-copied buffer (reads only wait for it)
