@@ -130,8 +130,8 @@ pub fn pack_with(prog: &Program, slots: u32) -> Result<Packed, String> {
         name,
         original: prog.clone(),
         program_fnv64,
-        // (with the machine's paths of a `.cu` program's `.file` directives replaced, as its
-        // program_fnv64: `Program::portable_source`)
+        // (of a `.cu` program: what does not depend on the checkout, as its program_fnv64:
+        // `Program::portable_source`)
         instrumented_fnv64: fnv64_hex(&match &prog.cuda {
             Some(c) => hopsync_firmware::cuda::fingerprint_ptx(&s, &c.file),
             None => s.clone(),

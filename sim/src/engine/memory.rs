@@ -561,7 +561,11 @@ impl<'p> Engine<'p> {
                     let spacing = if inf.load && !inf.atomic { cfg.smem.load_issue_cycles } else { cfg.smem.store_issue_cycles };
                     cs.warps[w as usize].smem_issue_until = now + spacing;
                 }
-                if inf.atomic && timing::cas_loop_atomic(ins) {
+                if !(inf.atomic && timing::cas_loop_atomic(ins)) {
+                    let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
+                    // the first wavefront's data comes back after the latency, the last one later
+                    (start + occ - 1 + lat, start + occ)
+                } else {
                     // ptxas's compare-and-swap loop: one lane per word succeeds a pass, so the
                     // loop runs as many passes as the most lanes on one word; the warp issues
                     // nothing else meanwhile, and another warp's loop on one of its words first
@@ -582,10 +586,6 @@ impl<'p> Engine<'p> {
                     let ws = &mut cs.warps[w as usize];
                     ws.issue_until = ws.issue_until.max(done);
                     (done, done)
-                } else {
-                let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };
-                // the first wavefront's data comes back after the latency, the last one later
-                (start + occ - 1 + lat, start + occ)
                 }
             }
             Pipe::Global => {
