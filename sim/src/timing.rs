@@ -115,6 +115,10 @@ pub struct InstrInfo {
     /// A guarded `bra` ptxas compiles with a convergence barrier because its predicate may
     /// differ between lanes ([`divergent_branches`]).
     pub divergent: bool,
+    /// Its address operand is the same in every lane as far as ptxas can tell (no per-lane
+    /// register feeds it: [`per_lane_registers`]); only then does ptxas aggregate an atomic
+    /// ([`aggregates_atomic`]).
+    pub uniform_address: bool,
 }
 
 impl InstrInfo {
@@ -196,7 +200,10 @@ pub fn sequence_of(i: &Instr) -> bool {
 /// Whether ptxas makes `i` a warp-aggregated atomic when the whole warp is active on one address
 /// (the engine checks those at run time): an integer `atom.add` of 32 bits, shared or global
 /// (calibration/smem_atomics.ptx's SASS: VOTE.ANY, a SHFL.UP scan, one ATOMS by the last lane,
-/// SHFL.IDX). Other operations and widths were not measured and stay per-lane atomics.
+/// SHFL.IDX), at an address ptxas can tell is warp-uniform ([`InstrInfo::uniform_address`]:
+/// smem_cas_atomics.ptx's `atom.shared.add.u32` at an address computed from `%tid` is one
+/// ATOMS.ADD, 90 cycles for 32 lanes on one word). Other operations and widths were not measured
+/// and stay per-lane atomics.
 pub fn aggregates_atomic(i: &Instr) -> bool {
     i.op == Opcode::Atom && i.has(Mod::Add) && matches!(i.ty(), Some(Mod::U32 | Mod::S32))
 }
@@ -599,6 +606,13 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
     for (pc, d) in divergent_branches(module, &info, &lane).into_iter().enumerate() {
         info[pc].divergent = d;
     }
+    for (i, f) in module.kernel.body.iter().zip(info.iter_mut()) {
+        f.uniform_address = match f.addr.and_then(|k| i.operands.get(k)) {
+            Some(Operand::Addr { base: AddrBase::Reg(r), .. }) => !lane[r.0 as usize],
+            Some(Operand::Addr { .. }) => true,
+            _ => false,
+        };
+    }
     for (pc, u) in unrolled_loops(module, &info, c).into_iter().enumerate() {
         info[pc].unroll = u;
     }
@@ -997,6 +1011,7 @@ fn analyze_each(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
                 setup_cycles: if i.op == Opcode::MbarrierInit { c.sync.mbarrier_init_setup_cycles } else { 0 },
                 if_converted: false,
                 divergent: false,
+                uniform_address: false,
                 yield_cycles: 0,
                 retry_yield_cycles: 0,
             }
@@ -1531,6 +1546,20 @@ mod branch_tests {
         let info = analyze(&m, &SmConfig::sm90());
         let at: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.divergent).map(|(pc, _)| pc).collect();
         assert_eq!(at, vec![4, 16]);
+    }
+
+    #[test]
+    fn an_atomic_is_aggregated_only_at_an_address_ptxas_sees_is_uniform() {
+        // pcs: 2 atom at the parameter's address (uniform), 3..5 %rd1 = %rd0 + 4 x %tid.x,
+        // 6 atom at that per-lane address (every lane may still land on one word at run time)
+        let m = module("	atom.global.add.u32 %r3, [%rd0], 1;
+	mov.u32 %r7, %tid.x;
+	mul.wide.u32 %rd2, %r7, 4;
+	add.s64 %rd1, %rd0, %rd2;
+	atom.global.add.u32 %r4, [%rd1], 1;");
+        let info = analyze(&m, &SmConfig::sm90());
+        assert!(aggregates_atomic(&m.kernel.body[2]) && info[2].uniform_address);
+        assert!(aggregates_atomic(&m.kernel.body[6]) && !info[6].uniform_address);
     }
 
     /// The pcs where ptxas puts a YIELD ([`yield_loops`]) in a kernel with this body, after

@@ -581,7 +581,9 @@ fn arithmetic_that_waits_for_arithmetic_keeps_its_place() {
 /// the whole warp), the active lanes `lanes`, in the window of [`timed_program`].
 fn atomic_program(n: u32, stride: u32, lanes: u32) -> Program {
     let body = "\t@%p1 atom.shared.add.u32 %r10, [%r5], %r10;\n".repeat(n as usize) + "\tadd.u32 %r11, %r10, 1;\n";
-    let setup = format!("\tsetp.lt.u32 %p1, %r0, {lanes};\n\tmul.lo.u32 %r4, %r0, {stride};\n\tmov.u32 %r5, s;\n\tadd.u32 %r5, %r5, %r4;\n\tmov.u32 %r10, 1;\n");
+    // (stride 0: the symbol's address itself, which ptxas sees is warp-uniform, as it folds %tid * 0)
+    let addr = if stride == 0 { "\tmov.u32 %r5, s;\n".to_string() } else { format!("\tmul.lo.u32 %r4, %r0, {stride};\n\tmov.u32 %r5, s;\n\tadd.u32 %r5, %r5, %r4;\n") };
+    let setup = format!("\tsetp.lt.u32 %p1, %r0, {lanes};\n{addr}\tmov.u32 %r10, 1;\n");
     timed_program("atomics.ptx", "\t.shared .align 4 .b32 s[64];\n", &setup, &body)
 }
 

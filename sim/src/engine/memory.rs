@@ -520,7 +520,7 @@ impl<'p> Engine<'p> {
         // The instruction's facts used here (no clone of its `InstrInfo` or of the config: this
         // runs for every memory instruction).
         let i = &self.info[pc as usize];
-        let inf = MemFacts { addr: i.addr, load: i.load, atomic: i.atomic };
+        let inf = MemFacts { addr: i.addr, load: i.load, atomic: i.atomic, uniform_address: i.uniform_address };
         let Some(k) = inf.addr else { return (now + self.cfg.latency.alu, now, now) };
         let (size, global_k, space) = match ins.op {
             // cp.async [dst], [src], cp-size: the source is global.
@@ -536,7 +536,7 @@ impl<'p> Engine<'p> {
         // ptxas's warp-aggregated atomic (timing::aggregates_atomic): the whole warp on one
         // address scans its operands first (the warp issues nothing else meanwhile), the last lane
         // alone makes the access, a shuffle hands each lane its result
-        let aggregated = timing::aggregates_atomic(ins) && mask == u32::MAX && places.len() == WARP && places.iter().all(|p| *p == places[0]);
+        let aggregated = timing::aggregates_atomic(ins) && inf.uniform_address && mask == u32::MAX && places.len() == WARP && places.iter().all(|p| *p == places[0]);
         let scan_tail = if aggregated {
             places.truncate(1);
             let ws = &mut self.ctas[c as usize].warps[w as usize];
@@ -552,7 +552,12 @@ impl<'p> Engine<'p> {
         let (ready, done) = match pipe {
             Pipe::Smem => {
                 let acc: SmallVec<[(u64, usize); WARP]> = places.iter().filter_map(|p| if let Place::Shared(_, o) = p { Some((*o as u64, size)) } else { None }).collect();
-                let occ = timing::smem_pipe_cycles(&cfg, &acc);
+                // an atomic's lanes on one word go one after another (a replay each), the busiest
+                // word's lanes (smem_cas_atomics.ptx: one ATOMS.ADD of 32 lanes on one word, 90
+                // cycles to its use)
+                let words = if inf.atomic { lanes_per_word(&acc) } else { SmallVec::new() };
+                let passes = words.iter().map(|&(_, n)| n).max().unwrap_or(1);
+                let occ = timing::smem_pipe_cycles(&cfg, &acc).max(if passes > 1 { passes * cfg.smem.conflict_replay_cycles } else { 0 });
                 let start = cs.mem.smem.book(now, occ, sched);
                 // a warp's next memory or mbarrier instruction waits after a shared-memory access:
                 // the STS / ATOMS stall counts after a store, atomic or reduction, the warp's own
@@ -569,15 +574,6 @@ impl<'p> Engine<'p> {
                     // ptxas's compare-and-swap loop: one lane per word succeeds a pass, so the
                     // loop runs as many passes as the most lanes on one word; the warp issues
                     // nothing else meanwhile, and another warp's loop on one of its words first
-                    let mut words: SmallVec<[(u64, u64); WARP]> = SmallVec::new();
-                    for &(o, sz) in &acc {
-                        let word = o & !(sz.max(4) as u64 - 1);
-                        match words.iter_mut().find(|(x, _)| *x == word) {
-                            Some(e) => e.1 += 1,
-                            None => words.push((word, 1)),
-                        }
-                    }
-                    let passes = words.iter().map(|&(_, n)| n).max().unwrap_or(1);
                     let begin = words.iter().filter_map(|(word, _)| cs.mem.cas_words.get(word).copied()).fold(start, u64::max);
                     let done = begin + cfg.smem.cas_first_cycles + (passes - 1) * cfg.smem.cas_pass_cycles;
                     for &(word, _) in &words {
@@ -666,6 +662,20 @@ impl<'p> Engine<'p> {
     }
 }
 
+/// The words (4-byte, or 8-byte for 8-byte accesses) that the lanes' accesses `acc` (offset,
+/// size) fall in, each with its count of lanes, in first-lane order.
+fn lanes_per_word(acc: &[(u64, usize)]) -> SmallVec<[(u64, u64); WARP]> {
+    let mut words: SmallVec<[(u64, u64); WARP]> = SmallVec::new();
+    for &(o, sz) in acc {
+        let word = o & !(sz.max(4) as u64 - 1);
+        match words.iter_mut().find(|(x, _)| *x == word) {
+            Some(e) => e.1 += 1,
+            None => words.push((word, 1)),
+        }
+    }
+    words
+}
+
 /// What [`Engine::mem_cost`] reads of an instruction's [`InstrInfo`].
 #[derive(Clone, Copy)]
 struct MemFacts {
@@ -675,6 +685,8 @@ struct MemFacts {
     load: bool,
     /// An atomic or reduction.
     atomic: bool,
+    /// `InstrInfo::uniform_address`.
+    uniform_address: bool,
 }
 
 #[cfg(test)]
