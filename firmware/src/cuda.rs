@@ -133,9 +133,10 @@ pub fn portable_ptx(ptx: &str, cu: &str) -> String {
 }
 
 /// What a hash of `ptx` (nvcc's output for `cu`) covers: [`portable_ptx`] without the
-/// `.debug_str` section (`-lineinfo`'s names of inlined functions) and with the 8 hex digits nvcc
-/// puts in the names of internal-linkage symbols (`_ZN53_INTERNAL_9c4eacc1_22_k_cu_...`), which it
-/// derives from the `.cu` file's absolute path, replaced. Not PTX to run: only to hash.
+/// `.debug_str` section (`-lineinfo`'s names of inlined functions) and with the mangled names'
+/// internal-linkage and anonymous-namespace components (`53_INTERNAL_9c4eacc1_22_k_cu_6895ab27`,
+/// `50_GLOBAL__N__5032a287_17_k_cu_bf1c9415`), which nvcc derives from the `.cu` file's absolute
+/// path and the compile, replaced. Not PTX to run: only to hash.
 pub fn fingerprint_ptx(ptx: &str, cu: &str) -> String {
     let mut p = String::with_capacity(ptx.len());
     let mut in_debug_str = false;
@@ -149,20 +150,35 @@ pub fn fingerprint_ptx(ptx: &str, cu: &str) -> String {
             p.push_str(line);
         }
     }
+    // a mangled name's component `<length>_INTERNAL_...` or `<length>_GLOBAL__N_...` (an
+    // internal-linkage or anonymous namespace: nvcc names it after hashes of the file's path and
+    // of the compile) becomes one placeholder, its length prefix included
+    let b = p.as_bytes();
     let mut out = String::with_capacity(p.len());
-    let mut rest = p.as_str();
-    while let Some(i) = rest.find("_INTERNAL_") {
-        let (head, tail) = rest.split_at(i + "_INTERNAL_".len());
-        out.push_str(head);
-        let b = tail.as_bytes();
-        if b.len() > 8 && b[..8].iter().all(u8::is_ascii_hexdigit) && b[8] == b'_' {
-            out.push_str("@HOPSYNC_ID@");
-            rest = &tail[8..];
-        } else {
-            rest = tail;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()) {
+            let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let rest = &p[i + digits..];
+            if rest.starts_with("_INTERNAL_") || rest.starts_with("_GLOBAL__N_") {
+                // the length is a suffix of the digits (`3__450_GLOBAL__N_...`: the name `__4`,
+                // then 50): the longest one the text holds, at least the marker and a hash
+                let fits = (0..digits).find_map(|k| p[i + k..i + digits].parse::<usize>().ok().filter(|&l| (18..=rest.len()).contains(&l) && rest.is_char_boundary(l)).map(|l| (k, l)));
+                if let Some((k, len)) = fits {
+                    out.push_str(&p[copied..i + k]);
+                    out.push_str("@HOPSYNC_ID@");
+                    i += digits + len;
+                    copied = i;
+                    continue;
+                }
+            }
+            i += digits;
+            continue;
         }
+        i += 1;
     }
-    out.push_str(rest);
+    out.push_str(&p[copied..]);
     out
 }
 
@@ -516,12 +532,14 @@ mod tests {
 
     #[test]
     fn a_fingerprint_ignores_the_path_hash_in_internal_names() {
-        let a = ".global .b8 _ZN53_INTERNAL_9c4eacc1_22_k_cu_6895ab27E[1];\n.file\t1 \"/a/k.cu\"\n";
-        let b = ".global .b8 _ZN53_INTERNAL_43da35e1_22_k_cu_6895ab27E[1];\n.file\t1 \"/b/c/k.cu\"\n";
+        let a = ".global .b8 _ZN34_INTERNAL_9c4eacc1_4_k_cu_6895ab274cuda3std6ignoreE[1];\n.file\t1 \"/a/k.cu\"\n";
+        let b = ".global .b8 _ZN39_INTERNAL_43da35e1_4_k_cu_0c7080eb_48444cuda3std6ignoreE[1];\n.file\t1 \"/b/c/k.cu\"\n";
         assert_eq!(fingerprint_ptx(a, "/a/k.cu"), fingerprint_ptx(b, "/b/c/k.cu"));
-        assert!(fingerprint_ptx(a, "/a/k.cu").contains("_INTERNAL_@HOPSYNC_ID@_22_k_cu"));
+        assert!(fingerprint_ptx(a, "/a/k.cu").starts_with(".global .b8 _ZN@HOPSYNC_ID@4cuda3std6ignoreE[1];"));
+        let g = |h: &str| format!("_ZN4cuda3std3__450_GLOBAL__N__{h}_17_cg_reduce_scan_cu_bf1c94156ignoreE");
+        assert_eq!(fingerprint_ptx(&g("5032a287"), "/a/k.cu"), fingerprint_ptx(&g("13db91be"), "/a/k.cu"));
         // anything else named _INTERNAL_ stays
-        assert_eq!(fingerprint_ptx("_INTERNAL_xyz", "/a/k.cu"), "_INTERNAL_xyz");
+        assert_eq!(fingerprint_ptx("_INTERNAL_xyz 12_INTERNAL_x", "/a/k.cu"), "_INTERNAL_xyz 12_INTERNAL_x");
         // -lineinfo's debug strings (the same names, byte by byte) are left out
         let dbg = |x: &str| format!("ret;\n}}\n\t.section\t.debug_str\n\t{{\n$L__info_string0:\n.b8 {x},0\n\n\t}}\n");
         assert_eq!(fingerprint_ptx(&dbg("95,57"), "/a/k.cu"), fingerprint_ptx(&dbg("95,98"), "/a/k.cu"));
