@@ -130,7 +130,14 @@ fn cycle_counts_are_deterministic_and_cosim_is_clean() {
 /// `t` gets the cycles from the first store's issue to that read.
 fn store_program(n: u32, war: bool) -> Program {
     let stores: String = (0..n).map(|k| format!("\tst.global.u64 [%rd3+{}], %rd9;\n", k * 24)).collect();
-    let after = if war { "mov.u64 %rd9, %clock64;\n\tmov.u64 %rd5, %rd9;" } else { "mov.u64 %rd5, %clock64;" };
+    let after = if war { "\tmov.u64 %rd9, %clock64;\n\tmov.u64 %rd5, %rd9;\n" } else { "\tmov.u64 %rd5, %clock64;\n" };
+    lane_blocks_program("stores.ptx", "", &format!("{stores}{after}"))
+}
+
+/// One warp with a 2048-byte block of `dst` per lane (its address in `%rd3`, the lane in `%rd9`,
+/// `%p0` lane 0): `before`, then `%clock64` into `%rd4` and `window`, which leaves its end clock in
+/// `%rd5`; lane 0 stores the difference in `t`.
+fn lane_blocks_program(name: &str, before: &str, window: &str) -> Program {
     let src = format!(
         r#"//! [launch]
 //! grid = [1, 1, 1]
@@ -164,16 +171,15 @@ fn store_program(n: u32, war: bool) -> Program {
 	mul.wide.u32 %rd3, %r0, 2048;
 	add.s64 %rd3, %rd3, %rd1;
 	cvt.u64.u32 %rd9, %r0;
-	mov.u64 %rd4, %clock64;
-{stores}	{after}
-	sub.s64 %rd6, %rd5, %rd4;
 	setp.eq.u32 %p0, %r0, 0;
+{before}	mov.u64 %rd4, %clock64;
+{window}	sub.s64 %rd6, %rd5, %rd4;
 	@%p0 st.global.u64 [%rd2], %rd6;
 	ret;
 }}
 "#
     );
-    Program::parse("stores.ptx", &src).unwrap()
+    Program::parse(name, &src).unwrap()
 }
 
 /// The `t` the program stored.
@@ -199,53 +205,10 @@ fn stores_fill_the_store_queue_then_go_at_the_paths_pace() {
     assert!(beyond >= within + 6 * per, "8 stores beyond the queue: {within} -> {beyond} cycles ({per} a store)");
 }
 
-/// One warp: `stores` (lane base `%rd3`: 2048 bytes apart; `%rd9` the lane), then a
-/// `fence.acq_rel.gpu` between two `%clock64` reads; the cycles go to `t`.
+/// One warp: `stores` ([`lane_blocks_program`]'s registers), then a `fence.acq_rel.gpu`
+/// between two `%clock64` reads; the cycles go to `t`.
 fn release_after_stores_program(stores: &str) -> Program {
-    let src = format!(
-        r#"//! [launch]
-//! grid = [1, 1, 1]
-//! block = [32, 1, 1]
-//! [[buffer]]
-//! name = "dst"
-//! bytes = 65536
-//! [[buffer]]
-//! name = "t"
-//! bytes = 8
-//! output = true
-//! [[param]]
-//! name = "dst_ptr"
-//! buffer = "dst"
-//! [[param]]
-//! name = "t_ptr"
-//! buffer = "t"
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 dst_ptr, .param .u64 t_ptr)
-{{
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<16>;
-	.reg .pred %p<2>;
-	ld.param.u64 %rd1, [dst_ptr];
-	cvta.to.global.u64 %rd1, %rd1;
-	ld.param.u64 %rd2, [t_ptr];
-	cvta.to.global.u64 %rd2, %rd2;
-	mov.u32 %r0, %tid.x;
-	mul.wide.u32 %rd3, %r0, 2048;
-	add.s64 %rd3, %rd3, %rd1;
-	cvt.u64.u32 %rd9, %r0;
-	setp.eq.u32 %p0, %r0, 0;
-{stores}	mov.u64 %rd4, %clock64;
-	fence.acq_rel.gpu;
-	mov.u64 %rd5, %clock64;
-	sub.s64 %rd6, %rd5, %rd4;
-	@%p0 st.global.u64 [%rd2], %rd6;
-	ret;
-}}
-"#
-    );
-    Program::parse("release_after_stores.ptx", &src).unwrap()
+    lane_blocks_program("release_after_stores.ptx", stores, "\tfence.acq_rel.gpu;\n\tmov.u64 %rd5, %clock64;\n")
 }
 
 #[test]
