@@ -91,6 +91,10 @@ pub struct Latency {
     /// issue when ptxas rematerialized the shared window base for it (S2UR SR_CgaCtaId, ULEA;
     /// `timing::InstrInfo::window_base`).
     pub window_base: u64,
+    /// An access through a register holding a `.shared` variable's address waits this long after
+    /// the warp's previous issue when ptxas recomputed that address for it from the base it kept
+    /// (LEA; `timing::WindowRead::Lea`).
+    pub window_lea: u64,
     /// Integer multiply, multiply-add.
     pub mul: u64,
     /// f32 arithmetic.
@@ -271,6 +275,9 @@ pub struct Sync {
     /// Cycles after an mbarrier instruction (other than test_wait) before the warp's next memory
     /// or mbarrier instruction issues.
     pub mbarrier_issue_cycles: u64,
+    /// An mbarrier arrive with release semantics (`timing::arrive_releases`) issues no earlier
+    /// than this many cycles after the warp's latest shared-memory write.
+    pub release_after_shared_write_cycles: u64,
     /// Cycles after an `mbarrier.test_wait` before the warp's next memory or mbarrier instruction
     /// issues.
     pub test_wait_issue_cycles: u64,

@@ -384,6 +384,14 @@ fn releases_wide(i: &Instr) -> bool {
     sem && (i.has(Mod::Cluster) || i.has(Mod::Gpu) || i.has(Mod::Sys))
 }
 
+/// Whether `i` is an mbarrier arrive with release semantics (PTX 9.7.13.15.13: `.release` unless
+/// `.relaxed`), which waits for the warp's shared-memory writes before it
+/// (`sync.release_after_shared_write_cycles`; a release at cluster scope or wider drains them
+/// with the rest in [`Ordering::ReleaseDrain`]).
+pub fn arrive_releases(i: &Instr) -> bool {
+    matches!(i.op, Opcode::MbarrierArrive | Opcode::MbarrierArriveDrop) && !i.has(Mod::Relaxed)
+}
+
 /// The ordering `i` waits for (every opcode named).
 pub fn ordering_of(i: &Instr) -> Ordering {
     use Opcode::*;
@@ -621,9 +629,11 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
         info[pc].branch_guard = g;
     }
     for (pc, w) in window_bases(module, &info).into_iter().enumerate() {
-        if w {
-            info[pc].window_base = c.latency.window_base;
-        }
+        info[pc].window_base = match w {
+            Some(WindowRead::Base) => c.latency.window_base,
+            Some(WindowRead::Lea) => c.latency.window_lea,
+            None => 0,
+        };
     }
     for (pc, y) in yield_loops(module, &info).into_iter().enumerate() {
         match y {
@@ -677,8 +687,8 @@ impl Loops {
     }
 }
 
-/// Per instruction: whether it waits for ptxas's read of the shared window base
-/// ([`InstrInfo::window_base`]). With a `.loc` per PTX line, 365 of the 478 SR_CgaCtaId reads in
+/// Per instruction: what it waits for when ptxas reads the shared window base again right
+/// before it ([`InstrInfo::window_base`]; `None`: nothing). With a `.loc` per PTX line, 365 of the 478 SR_CgaCtaId reads in
 /// the SASS of the calibration programs sit at an instruction naming a shared variable; where
 /// they go follows the loops: out of an innermost loop ptxas hoists the read to the preheader
 /// (mbar_ops.ptx's timed loops, a loop whose inner loop it unrolls fully), and at the top level
@@ -687,9 +697,20 @@ impl Loops {
 /// the base again right before the first use after a join (a forward branch's target), and what
 /// it read serves the uses after it up to the next join (mbar_wake.ptx's waiter loads the stamp
 /// after its try_wait loop with the base read for the try_wait).
-pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
+///
+/// A register that holds a shared variable's address (`mov.u32 %r, buf` before the loop, and
+/// what is computed from it: [`window_registers`]) gets the same treatment, cheaper: ptxas
+/// recomputes the address from the base it kept (LEA, or ULEA + a move from the uniform
+/// register) before the first load or store through it after a join, rather than keeping the
+/// register across the loop (calibration/mbar_handoff.ptx's waiter: `LEA; LDS; IADD3` after its
+/// try_wait loop, its arriver `LEA; STS; ...; SYNCS.ARRIVE`; mbar_wake_regaddr.ptx's arriver and
+/// waiter: `ULEA; IMAD.U32; STS` and `...; LDS`). An mbarrier instruction through such a register
+/// uses it as it is (mbar_handoff.ptx's arrive with no store before it: no LEA).
+pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<Option<WindowRead>> {
     let k = &module.kernel;
     let n = k.body.len();
+    let window = window_registers(module);
+    let through_window = |o: &Operand| matches!(o, Operand::Addr { base: AddrBase::Reg(r), .. } if window[r.0 as usize]);
     let target_of = |i: &Instr| branch_target(module, i);
     let loops = Loops::of(module, info);
     // joins: the targets of forward branches (a loop's exit and its header keep what was read)
@@ -699,18 +720,60 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<bool> {
             joins[t.min(n)] = true;
         }
     }
-    let mut out = vec![false; n];
+    let mut out = vec![None; n];
     let mut read = false;
     for (pc, i) in k.body.iter().enumerate() {
         read &= !joins[pc];
-        if !i.operands.iter().any(|o| names_shared_variable(module, o)) {
+        let what = if i.operands.iter().any(|o| names_shared_variable(module, o)) {
+            WindowRead::Base
+        } else if matches!(i.op, Opcode::Ld | Opcode::St) && i.operands.iter().any(through_window) {
+            WindowRead::Lea
+        } else {
             continue;
-        }
+        };
         // the innermost loop around it, if that loop keeps another loop inside
-        out[pc] = loops.innermost[pc].is_some_and(|l| loops.holds_a_loop(l)) && !read;
+        if loops.innermost[pc].is_some_and(|l| loops.holds_a_loop(l)) && !read {
+            out[pc] = Some(what);
+        }
         read = true;
     }
     out
+}
+
+/// How ptxas rematerializes a shared address before an instruction ([`window_bases`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowRead {
+    /// The instruction names a `.shared` variable: the window base is read again (S2UR
+    /// SR_CgaCtaId, ULEA; `latency.window_base`).
+    Base,
+    /// It accesses memory through a register holding a shared variable's address: the address is
+    /// recomputed from the base kept in a register (`latency.window_lea`).
+    Lea,
+}
+
+/// Per register: whether it holds a `.shared` variable's address, or an address computed from
+/// one (`mov.u32 %r, buf`, then `add` / `mad` / `shl` / `cvt` / ... of it). Flow-insensitive.
+fn window_registers(module: &Module) -> Vec<bool> {
+    let body = &module.kernel.body;
+    let mut window = vec![false; module.kernel.regs.len()];
+    let arithmetic = |op: Opcode| matches!(op, Opcode::Mov | Opcode::Add | Opcode::Sub | Opcode::Mad | Opcode::Shl | Opcode::Or | Opcode::Cvt | Opcode::Cvta);
+    loop {
+        let mut changed = false;
+        for i in body.iter().filter(|i| arithmetic(i.op) && first_is_dest(i)) {
+            let Some(Operand::Reg(d)) = i.operands.first() else { continue };
+            if window[d.0 as usize] {
+                continue;
+            }
+            let from_window = i.operands[1..].iter().any(|o| names_shared_variable(module, o) || matches!(o, Operand::Reg(r) if window[r.0 as usize]));
+            if from_window {
+                window[d.0 as usize] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return window;
+        }
+    }
 }
 
 /// Per pc (and one past the last): whether a label points at it, i.e. a basic block may start
@@ -1637,6 +1700,19 @@ mod branch_tests {
         let waits: Vec<usize> = info.iter().enumerate().filter(|(_, f)| f.window_base > 0).map(|(pc, _)| pc).collect();
         assert_eq!(waits, vec![8]);
         assert_eq!(info[8].window_base, c.latency.window_base);
+    }
+
+    #[test]
+    fn a_register_holding_a_shared_address_is_recomputed_after_a_join_in_a_loop_with_an_inner_loop() {
+        let c = SmConfig::sm90();
+        // pcs: 2 mov %r1, s (top level: names s), 3 add %r7, %r1, 4 (from it), 4 bra J (forward)
+        // over 5 nanosleep, 6 add at J (round R), 7 add (spin S), 8 bra S, 9 ld [%r7] (after the
+        // join: recomputed), 10 st [%r1] (the same recomputation serves it), 11 ld [%rd1] (not a
+        // shared address), 12 bra R
+        let m = module("\t.shared .align 4 .b32 s[4];\n\tmov.u32 %r1, s;\n\tadd.u32 %r7, %r1, 4;\n\t@%p0 bra J;\n\tnanosleep.u32 0;\nJ:\nR:\n\tadd.u32 %r3, %r3, 1;\nS:\n\tadd.u32 %r4, %r4, 1;\n\t@%p1 bra S;\n\tld.shared.u32 %r5, [%r7];\n\tst.shared.u32 [%r1], %r5;\n\tld.shared.u32 %r6, [%rd1];\n\t@%p2 bra R;");
+        let info = analyze(&m, &c);
+        let waits: Vec<(usize, u64)> = info.iter().enumerate().filter(|(_, f)| f.window_base > 0).map(|(pc, f)| (pc, f.window_base)).collect();
+        assert_eq!(waits, vec![(9, c.latency.window_lea)]);
     }
 
     #[test]

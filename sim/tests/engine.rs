@@ -760,3 +760,27 @@ fn a_tensor_maps_first_use_fetches_its_descriptor_and_the_sms_first_load_sets_up
     assert!(near(g[0] - m[1], t.map_fetch_cycles + t.first_read_after_store_cycles), "after a store: {g:?}");
     assert!(near(g[1] - m[1], t.map_fetch_cycles + t.first_read_after_load_cycles), "after a load: {g:?}");
 }
+
+/// One warp's lane 0 stores to shared memory and arrives on an mbarrier (its token kept), the
+/// store first or the arrive first, timed.
+fn arrive_and_store_program(store_first: bool) -> Program {
+    let (store, arrive) = ("\t@%p0 st.shared.u32 [x], %r0;\n", "\t@%p0 mbarrier.arrive.shared::cta.b64 %rd7, [m];\n");
+    let body = if store_first { format!("{store}{arrive}") } else { format!("{arrive}{store}") };
+    timed_program("arrive_and_store.ptx", "\t.shared .align 8 .b64 m;\n\t.shared .align 4 .b32 x;\n", "\t@%p0 mbarrier.init.shared::cta.b64 [m], 64;\n", &body)
+}
+
+#[test]
+fn a_release_arrive_waits_for_the_warps_shared_writes() {
+    let cfg = SmConfig::sm90();
+    let wait = cfg.sync.release_after_shared_write_cycles;
+    let (after, before) = (stored_ts(&arrive_and_store_program(true))[0], stored_ts(&arrive_and_store_program(false))[0]);
+    // the arrive right after the store issues `wait` cycles after it (the store's own spacing
+    // of the warp's next memory instruction is part of that)
+    assert!(after >= before + wait - cfg.smem.store_issue_cycles, "store then arrive {after} cycles, arrive then store {before}, wait {wait}");
+    // without the rule the order costs no more than that spacing
+    let mut free = cfg.clone();
+    free.sync.release_after_shared_write_cycles = 0;
+    let (after0, before0) = (stored_ts_with(&arrive_and_store_program(true), free.clone())[0], stored_ts_with(&arrive_and_store_program(false), free)[0]);
+    assert!(after0 <= before0 + cfg.smem.store_issue_cycles, "without the wait: store then arrive {after0}, arrive then store {before0}");
+    assert!(after >= after0 + wait - cfg.smem.store_issue_cycles, "{after} against {after0} without the wait");
+}

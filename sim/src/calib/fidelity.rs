@@ -273,11 +273,18 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   after 41 cycles, mbarrier.ptx), or sleeps its hint (2000 ns: 4025 cycles). An arrive 0..1000
   cycles into a try_wait loop wakes the waiter in a fixed time, 121 cycles with the addresses in
   registers and 145 with bare shared symbols, which ptxas materializes in the timed block (S2UR
-  SR_CgaCtaId; calibration/mbar_wake_delay.ptx, mbar_wake_regaddr.ptx); the engine charges a
-  woken waiter `sync.mbarrier_wake_cycles`, and the S2UR is `latency.window_base`, paid where
-  ptxas reads the base again (the first use of a shared variable after a join, in a loop that
-  keeps an inner loop). A phase check answers `sync.mbarrier_phase_check_cycles` later than an
-  arrive (42..44 cycles with its use, against 31..35).
+  SR_CgaCtaId; calibration/mbar_wake_delay.ptx, mbar_wake_regaddr.ptx); the S2UR is
+  `latency.window_base`, paid where ptxas reads the base again (the first use of a shared variable
+  after a join, in a loop that keeps an inner loop). Those times carry the stamp through shared
+  memory; the hand-off alone (calibration/mbar_handoff.ptx, both clocks read by the warps
+  themselves) is 59 cycles from the arriver's clock read to the waiter's after its loop, in a
+  ring as between two warps, and the stamp's path adds 11 (a st.shared right before the arrive:
+  `sync.release_after_shared_write_cycles`, a release waiting for the warp's shared writes) and 34
+  (the waiter's ld.shared and its use, where the engine has 24: ptxas recomputes the shared
+  address after the loop). The engine charges a woken waiter `sync.mbarrier_wake_cycles` (fitted
+  to the 59), so the stamp programs are 15-17% fast. A phase check answers
+  `sync.mbarrier_phase_check_cycles` later than an arrive (42..44 cycles with its use, against
+  31..35).
 - Spin loops: ptxas puts a YIELD at the top of a loop that polls (an mbarrier test_wait or
   try_wait, a volatile, relaxed or acquire load, an atomic) when it cannot prove the warp
   converged there (the loop is inside a branch on a per-lane value, or leaves on one), and

@@ -563,8 +563,13 @@ impl<'p> Engine<'p> {
                 // the STS / ATOMS stall counts after a store, atomic or reduction, the warp's own
                 // LDS rate after a load (calibration/mbar_rate.ptx)
                 if class == Class::Mem {
-                    let spacing = if inf.load && !inf.atomic { cfg.smem.load_issue_cycles } else { cfg.smem.store_issue_cycles };
-                    cs.warps[w as usize].smem_issue_until = now + spacing;
+                    let write = !inf.load || inf.atomic;
+                    let spacing = if write { cfg.smem.store_issue_cycles } else { cfg.smem.load_issue_cycles };
+                    let ws = &mut cs.warps[w as usize];
+                    ws.smem_issue_until = now + spacing;
+                    if write {
+                        ws.release_until = now + cfg.sync.release_after_shared_write_cycles;
+                    }
                 }
                 if !(inf.atomic && timing::cas_loop_atomic(ins)) {
                     let lat = if inf.atomic { cfg.smem.atomic_latency } else { cfg.smem.latency };

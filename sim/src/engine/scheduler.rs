@@ -56,6 +56,10 @@ pub(super) struct WarpState {
     /// shared-memory access (`smem.store_issue_cycles`, `smem.load_issue_cycles`) or an mbarrier
     /// instruction (`sync.mbarrier_issue_cycles`, `sync.test_wait_issue_cycles`).
     pub(super) smem_issue_until: u64,
+    /// The warp's next mbarrier arrive with release semantics (`timing::arrive_releases`) issues
+    /// no earlier than this: `sync.release_after_shared_write_cycles` after its latest
+    /// shared-memory write.
+    pub(super) release_until: u64,
     /// Per partly unrolled loop (its backward branch's pc): the iterations of the warp's current
     /// run of it (`timing::Unroll::Every`).
     pub(super) loop_iters: Vec<(u32, u32)>,
@@ -302,7 +306,7 @@ impl WarpState {
 
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, writes_acked: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, release_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, writes_acked: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -757,6 +761,9 @@ impl<'p> Engine<'p> {
         let mbarrier = matches!(d.f.class, Class::Mbarrier(_));
         if (memory || mbarrier) && self.ctas[c].warps[w].smem_issue_until > self.cycle {
             return Stall::MemoryThrottle;
+        }
+        if d.f.arrive_releases && self.ctas[c].warps[w].release_until > self.cycle {
+            return Stall::MemoryOrder;
         }
         // the SM's path into the MbarrierUnit, turn by turn among the warps that wait for it
         if mbarrier && self.ctas[c].mem.syncs.throttled(self.cycle, self.cfg.sync.mbarrier_queue_cycles, w, register) {
