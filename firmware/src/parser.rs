@@ -308,6 +308,15 @@ impl<'a> Parser<'a> {
                     return;
                 }
                 Tok::Punct('}') => return,
+                // a vector operand of the bad statement (`{%f1, %f2}`: closed before any `;`) is
+                // skipped whole, its `}` closing no block; a block's `{` is not this statement's
+                Tok::Punct('{') => {
+                    let rest = &self.toks[self.pos + 1..];
+                    match rest.iter().position(|t| matches!(t.tok, Tok::Punct('}' | ';' | '{'))) {
+                        Some(k) if rest[k].tok == Tok::Punct('}') => self.pos += k + 2,
+                        _ => return,
+                    }
+                }
                 _ => self.pos += 1,
             }
         }
@@ -1094,7 +1103,22 @@ impl<'a> Parser<'a> {
     /// `.reg .b32 %r<10>, %x;` (after `.reg`).
     fn reg_decl(&mut self) -> R<()> {
         let loc = self.loc();
-        let tw = self.word("a register type such as `.b32`")?;
+        let mut tw = self.word("a register type such as `.b32`")?;
+        // A vector register (PTX ISA 5.4.2, `.reg .v2 .f32 mx;`, as in CUTLASS's inline asm) is
+        // its elements, registers of the element type named `mx.x`, `mx.y` (`.z`, `.w`; `.r`,
+        // `.g`, `.b`, `.a` name the same ones: [`Self::reg`]).
+        let elements = match tw.as_str() {
+            ".v2" => 2,
+            ".v4" => 4,
+            _ => 1,
+        };
+        let loc = if elements > 1 {
+            let l = self.loc();
+            tw = self.word("the element type of a vector register, such as `.f32`")?;
+            l
+        } else {
+            loc
+        };
         let ty = tw
             .strip_prefix('.')
             .and_then(Mod::from_text)
@@ -1106,7 +1130,14 @@ impl<'a> Parser<'a> {
             if name.starts_with('.') {
                 return Err(Diag::new(nloc, format!("`{name}` is not a register name")));
             }
-            if self.eat_punct('<') {
+            if elements > 1 {
+                if self.peek() == Some(&Tok::Punct('<')) {
+                    return Err(Diag::new(nloc, format!("unsupported: a range of vector registers (`{name}<N>`); declare each vector by name")));
+                }
+                for e in &["x", "y", "z", "w"][..elements] {
+                    self.add_reg_as(format!("{name}.{e}"), format!("{name}_{e}"), ty, None, nloc)?;
+                }
+            } else if self.eat_punct('<') {
                 let n = self.int("a register count")?;
                 if !(1..=65536).contains(&n) {
                     return Err(Diag::new(nloc, format!("register range `<{n}>` out of range")));
@@ -1126,6 +1157,14 @@ impl<'a> Parser<'a> {
     }
 
     fn add_reg(&mut self, name: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<RegId> {
+        let printed = name.clone();
+        self.add_reg_as(name, printed, ty, range, loc)
+    }
+
+    /// [`Self::add_reg`] for a register the source names `name` and the printed module
+    /// `printed` (made unique): a vector register's element `mx.x` prints as `mx_x`, which ptxas
+    /// takes as a scalar register's name.
+    fn add_reg_as(&mut self, name: String, printed: String, ty: Mod, range: Option<(String, u32)>, loc: Loc) -> R<RegId> {
         if self.regs.len() >= MAX_REGS {
             return Err(Diag::new(
                 loc,
@@ -1142,11 +1181,11 @@ impl<'a> Parser<'a> {
         }
         // The function's register list is flat: a block-local register that reuses a name
         // declared elsewhere gets a unique name (`p$1`) so the printed module declares each once.
-        let unique = unique_name(&name, &fs.reg_names, &mut fs.reg_suffix);
+        let unique = unique_name(&printed, &fs.reg_names, &mut fs.reg_suffix);
         let id = RegId(self.regs.len() as u32);
         fs.scopes.last_mut().expect("scope").regs.push((name.clone(), old));
         // A renamed register prints on its own, not as part of a `%r<N>` range.
-        let range = if unique != name { None } else { range };
+        let range = if unique != printed { None } else { range };
         fs.reg_index.insert(name, id);
         fs.reg_names.insert(unique.clone());
         self.regs.push(RegDecl { name: unique, ty, range, loc });
@@ -1155,11 +1194,31 @@ impl<'a> Parser<'a> {
     }
 
     fn reg(&self, name: &str, loc: Loc) -> R<RegId> {
-        self.fs
-            .as_ref()
-            .and_then(|fs| fs.reg_index.get(name))
-            .copied()
-            .ok_or_else(|| Diag::new(loc, format!("undeclared register `{name}`")))
+        self.find_reg(name).ok_or_else(|| self.vector_whole(name, loc).unwrap_or_else(|| Diag::new(loc, format!("undeclared register `{name}`"))))
+    }
+
+    /// The register `name` names in the current scope: a vector register's element also by its
+    /// colour name (PTX ISA 5.4.2: `.r .g .b .a` are `.x .y .z .w`).
+    fn find_reg(&self, name: &str) -> Option<RegId> {
+        let find = |n: &str| self.fs.as_ref().and_then(|fs| fs.reg_index.get(n)).copied();
+        find(name).or_else(|| {
+            let (v, e) = name.rsplit_once('.')?;
+            let xyzw = match e {
+                "r" => "x",
+                "g" => "y",
+                "b" => "z",
+                "a" => "w",
+                _ => return None,
+            };
+            find(&format!("{v}.{xyzw}"))
+        })
+    }
+
+    /// The error for a vector register named as a whole (`mx` of `.reg .v2 .f32 mx;`), which
+    /// hopsync takes only element by element; `None` when `name` is no vector register.
+    fn vector_whole(&self, name: &str, loc: Loc) -> Option<Diag> {
+        self.find_reg(&format!("{name}.x"))
+            .map(|_| Diag::new(loc, format!("unsupported: the vector register `{name}` as a whole operand; name its elements (`{name}.x`, `{name}.y`, ...)")))
     }
 
     fn instr(&mut self) -> R<Instr> {
@@ -1176,7 +1235,20 @@ impl<'a> Parser<'a> {
             guard = Some(Guard { reg, negated });
         }
         let mloc = self.loc();
-        let mn = self.word("an instruction")?;
+        let mut mn = self.word("an instruction")?;
+        // Each piece of the mnemonic and where it starts: ptxas takes blanks between the mnemonic
+        // and its modifiers (`lop3 .b32`, `xor  .b32` in CUTLASS's inline asm), and no operand
+        // starts with `.`.
+        let mut pieces = vec![(mn.clone(), mloc)];
+        while let Some(Tok::Word(w)) = self.peek() {
+            if !w.starts_with('.') || mn.starts_with('.') {
+                break;
+            }
+            let w = w.clone();
+            mn.push_str(&w);
+            pieces.push((w, self.loc()));
+            self.pos += 1;
+        }
         let segs: Vec<&str> = mn.split('.').collect();
         if let Some(what) = ops::unmodelled(&segs) {
             return Err(Diag::new(mloc, format!("unsupported: {what} is not modelled")));
@@ -1187,15 +1259,19 @@ impl<'a> Parser<'a> {
             }
             return Err(Diag::new(mloc, format!("unknown instruction `{}`", segs[0])));
         };
-        // Column of each modifier segment, so a bad modifier is pointed at itself.
-        let seg_locs: Vec<Loc> = segs
-            .iter()
-            .scan(mloc.col, |col, sg| {
-                let c = *col;
-                *col += sg.chars().count() as u32 + 1;
-                Some(Loc { line: mloc.line, col: c })
-            })
-            .collect();
+        // Where each modifier segment starts, so a bad modifier is pointed at itself.
+        let mut seg_locs: Vec<Loc> = Vec::with_capacity(segs.len());
+        for (k, (text, l)) in pieces.iter().enumerate() {
+            let mut col = l.col;
+            for (j, part) in text.split('.').enumerate() {
+                // a later piece's leading `.` starts no segment of its own
+                if !(k > 0 && j == 0) {
+                    seg_locs.push(Loc { line: l.line, col });
+                }
+                col += part.chars().count() as u32 + 1;
+            }
+        }
+        seg_locs.resize(segs.len(), mloc);
         let (mods, [ty2, ty3, ty4]) = parse_mods(spec, &segs[used..], &seg_locs[used..], mloc)?;
         let mut operands = Vec::new();
         let mut op_locs = Vec::new();
@@ -1299,16 +1375,21 @@ impl<'a> Parser<'a> {
                 Ok(Operand::FloatBits { bits: *b, double: *d })
             }
             Some(Tok::Word(w)) => {
+                let wloc = self.loc();
                 self.pos += 1;
                 let w = w.clone();
+                let element = self.find_reg(&w);
+                if let (None, Some(d)) = (element, self.vector_whole(&w, wloc)) {
+                    return Err(d);
+                }
                 let fs = self.fs.as_ref().expect("function state");
                 let first = if w == "_" {
                     Operand::Sink
                 } else if w == "WARP_SZ" && !fs.reg_index.contains_key(&w) {
                     // PTX 10.x predefined constant `WARP_SZ` (the warp size), as nvcc emits it.
                     Operand::Imm(32)
-                } else if let Some(r) = fs.reg_index.get(&w) {
-                    Operand::Reg(*r)
+                } else if let Some(r) = element {
+                    Operand::Reg(r)
                 } else if let Some(s) = w.strip_prefix('%').and_then(|s| {
                     let (n, d) = match s.split_once('.') {
                         Some((n, d)) => (n, Some(d)),
@@ -1362,8 +1443,8 @@ impl<'a> Parser<'a> {
         let base = match self.next() {
             Some(Tok::Int(v)) => AddrBase::Imm(*v as u64),
             Some(Tok::Word(w)) => {
-                if let Some(r) = self.fs.as_ref().and_then(|f| f.reg_index.get(w)) {
-                    AddrBase::Reg(*r)
+                if let Some(r) = self.find_reg(w) {
+                    AddrBase::Reg(r)
                 } else if let Some(s) = self.symbol_named(w) {
                     AddrBase::Sym(s)
                 } else if w.starts_with('%') {

@@ -87,3 +87,53 @@ fn pragmas_are_kept_at_module_entry_and_statement_scope() {
     assert_eq!(parse_module(&text).unwrap_or_else(|d| panic!("{d}\n{text}")), m);
     assert_eq!(text.matches(".pragma \"nounroll\";").count(), 3, "{text}");
 }
+
+/// CUTLASS's inline asm writes blanks between a mnemonic and its type (`lop3 .b32`,
+/// `xor  .b32`: cutlass/detail/collective/mixed_input_utils.hpp), which ptxas accepts: the same
+/// instruction as without them, a bad modifier still pointed at itself.
+#[test]
+fn blanks_between_the_mnemonic_and_its_modifiers_are_the_same_instruction() {
+    let body = |ins: &str| format!("{HEAD}\t{ins}\n\tret;\n}}\n");
+    let spaced = parse_module(&body("lop3 .b32 %r1, %r2, -256, %r3, 106;\n\txor  .b32 %r0, %r1, %r2;\n\tprmt .b32 %r3, %r0, %r1, 0x5410;")).unwrap_or_else(|d| panic!("{d}"));
+    let tight = parse_module(&body("lop3.b32 %r1, %r2, -256, %r3, 106;\n\txor.b32 %r0, %r1, %r2;\n\tprmt.b32 %r3, %r0, %r1, 0x5410;")).unwrap_or_else(|d| panic!("{d}"));
+    let ops = |m: &hopsync_firmware::ir::Module| m.kernel.body.iter().map(|i| (i.op, i.mods.clone(), i.operands.clone())).collect::<Vec<_>>();
+    assert_eq!(ops(&spaced), ops(&tight));
+    assert_eq!(print_module(&spaced), print_module(&tight));
+    let bad = "xor  .b32 .sat %r0, %r1, %r2;";
+    let err = parse_module(&body(bad)).unwrap_err();
+    // the tab is column 1
+    assert_eq!((err.loc.line, err.loc.col), (7, bad.find("sat").unwrap() as u32 + 2), "{err}");
+}
+
+/// A vector register (`.reg .v2 .f32 mx;`, PTX 5.4.2: cutlass/epilogue/fusion/
+/// sm90_visitor_topk_softmax.hpp) is its elements `mx.x`, `mx.y` (`.r`, `.g` the same), which
+/// print as scalar registers ptxas takes; the whole vector as an operand is named unsupported.
+#[test]
+fn a_vector_register_is_its_elements() {
+    let src = format!(
+        "{HEAD}\t{{\n\t.reg .v2 .f32 mx;\n\t.reg .pred p;\n\tmov.b32 mx.x, %r1;\n\tmov.b32 mx.g, %r2;\n\tsetp.gtu.f32 p, mx.r, mx.y;\n\tselp.b32 %r3, %r1, %r2, p;\n\t}}\n\tret;\n}}\n"
+    );
+    let m = parse_module(&src).unwrap_or_else(|d| panic!("{d}"));
+    let names: Vec<&str> = m.kernel.regs.iter().map(|r| r.name.as_str()).collect();
+    assert!(names.contains(&"mx_x") && names.contains(&"mx_y"), "{names:?}");
+    let text = print_module(&m);
+    assert!(text.contains("mx_x") && !text.contains("mx.x"), "{text}");
+    assert_eq!(parse_module(&text).unwrap_or_else(|d| panic!("{d}\n{text}")), m);
+    let whole = format!("{HEAD}\t.reg .v4 .b32 v;\n\tmov.b32 %r0, v;\n\tret;\n}}\n");
+    let err = parse_module(&whole).unwrap_err();
+    assert!(err.msg.contains("unsupported: the vector register `v` as a whole operand"), "{err}");
+}
+
+/// An unsupported instruction with a vector operand (`wgmma.mma_async.sp ... {%f1, ...}`) is one
+/// error: the rest of the function parses (its `}` closes no block).
+#[test]
+fn a_bad_statements_vector_operand_closes_no_block() {
+    let src = format!(
+        "{HEAD}\t.reg .f32 %f<4>;\n\t.reg .b64 %rd<4>;\n\twgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {{%f0, %f1, %f2, %f3}}, %rd0, %rd1, %r0, 0, 1, 1, 1, 0, 0;\n\tbra.uni L;\nL:\n\tret;\n}}\n"
+    );
+    let prog = Program::parse("sp.ptx", &format!("//! [launch]\n//! grid = [1, 1, 1]\n//! block = [128, 1, 1]\n{src}"));
+    let err = prog.unwrap_err();
+    let all: Vec<String> = std::iter::once(err.msg.clone()).chain(err.also.iter().map(|d| d.msg.clone())).collect();
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert!(all[0].contains("unsupported: sparse `wgmma.mma_async.sp`"), "{all:?}");
+}
