@@ -40,3 +40,48 @@ fn triple_chevron_launches_are_recorded() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A u32 field of 0 followed by 4 bytes of padding that hold a stale pointer's high half (what
+/// CUTLASS example 54's scheduler params had: a FastDivmod's `shift_right` of 0, then the high
+/// half of an allocation's fake address left on the host stack) is no pointer: the field stays a
+/// value, the real pointer after it a buffer.
+const STALE_HOST: &str = r#"#include <cuda_runtime.h>
+#include <cstring>
+struct P { unsigned shift; unsigned pad; unsigned* out; };
+__global__ void k(P p) { p.out[threadIdx.x] = p.shift; }
+int main() {
+  unsigned* out;
+  cudaMalloc(&out, 256);
+  P p;
+  p.shift = 0;
+  unsigned long long a = reinterpret_cast<unsigned long long>(out);
+  p.pad = static_cast<unsigned>(a >> 32);
+  p.out = out;
+  k<<<1, 32>>>(p);
+  return 0;
+}
+"#;
+
+#[test]
+fn stale_padding_is_not_a_pointer() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("hopsync_host_manifest_stale_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("stale.cu"), STALE_HOST).unwrap();
+    std::fs::write(dir.join("stale.ptx"), ".visible .entry _Z1k1P(\n\t.param .align 8 .b8 _Z1k1P_param_0[16]\n)\n{\n\tret;\n}\n").unwrap();
+    let o = Command::new("python3")
+        .arg(root.join("scripts/host_manifest/manifest_from_host.py"))
+        .args(["stale.cu", "--ptx", "stale.ptx", "--kernel", "k", "--names", "out", "--output", "out:u32", "--"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    // one buffer field, at offset 8 (the real pointer); nothing at offset 0 reads as one
+    assert_eq!(out.matches("buffer = \"out\"").count(), 1, "{out}");
+    let lines: Vec<&str> = out.lines().map(|l| l.trim_start_matches("//!").trim()).collect();
+    let at8 = lines.iter().position(|l| *l == "offset = 8").unwrap_or_else(|| panic!("no field at offset 8:\n{out}"));
+    assert_eq!(lines.get(at8 + 1), Some(&"buffer = \"out\""), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

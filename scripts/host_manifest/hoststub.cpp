@@ -26,8 +26,12 @@ FILE* out() {
   }();
   return f;
 }
-// Allocation k lives at FAKE_BASE + k * 2^32.
+// Allocation k lives at FAKE_BASE + k * 2^32 + ALLOC_LOW. The low word is not zero, so a u32 field
+// of 0 followed by padding that holds a stale pointer's high half (0x00007aKK, left on the host
+// stack: CUTLASS's FastDivmod structs in example 54's scheduler params) does not read as a pointer
+// to allocation k (manifest_from_host.py's buffer_of).
 constexpr unsigned long long FAKE_BASE = 0x7a0000000000ull;
+constexpr unsigned long long ALLOC_LOW = 0x10000000ull;
 int allocations = 0;
 int tensormaps = 0;
 std::map<const void*, std::string>& kernels() {
@@ -110,7 +114,7 @@ extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void**
 extern "C" cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st) { return cudaLaunchKernel((const void*)k, g, b, a, s, st); }
 
 cudaError_t cudaMalloc(void** p, size_t bytes) {
-  *p = reinterpret_cast<void*>(FAKE_BASE + (static_cast<unsigned long long>(allocations) << 32));
+  *p = reinterpret_cast<void*>(FAKE_BASE + (static_cast<unsigned long long>(allocations) << 32) + ALLOC_LOW);
   std::fprintf(out(), "malloc %d %zu\n", allocations++, bytes);
   return cudaSuccess;
 }

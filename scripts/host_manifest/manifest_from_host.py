@@ -19,6 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FAKE_BASE = 0x7A0000000000
+ALLOC_LOW = 0x10000000  # allocation k starts at FAKE_BASE + k << 32 + ALLOC_LOW (hoststub.cpp)
 DTYPES = ["uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float64", "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz"]
 SWIZZLE = ["none", "32B", "64B", "128B"]
 INTERLEAVE = ["none", "16B", "32B"]
@@ -167,8 +168,8 @@ def main():
     name = lambda k: names[k - a.first_alloc] if 0 <= k - a.first_alloc < len(names) else f"buf{k}"
 
     def buffer_of(addr):
-        k, off = (addr - FAKE_BASE) >> 32, (addr - FAKE_BASE) & 0xFFFFFFFF
-        if addr >= FAKE_BASE and k in allocs and k >= a.first_alloc and off <= allocs[k]:
+        k, off = (addr - FAKE_BASE) >> 32, ((addr - FAKE_BASE) & 0xFFFFFFFF) - ALLOC_LOW
+        if addr >= FAKE_BASE and k in allocs and k >= a.first_alloc and 0 <= off <= allocs[k]:
             return name(k), off
         return None
 

@@ -887,25 +887,23 @@ impl<'p> Engine<'p> {
         }
         let mut e = TmaEffect::default();
         match op {
-            TmaOp::ToShared { pieces, mbar, tx, red, id, .. } => {
+            TmaOp::ToShared { pieces, mbar, tx, id, .. } => {
                 let c = cta.unwrap_or(0);
-                // A reduction into bytes that another reduction not yet completed also reduces
-                // into: the TmaEngines interleave their beats (PTX orders neither), so these
-                // bytes may already hold part of the other's contribution, which the golden
-                // model adds at that one's completion. They are compared where the other
+                // A copy or reduction into bytes that another one not yet completed also writes
+                // (CUTLASS example 63's weight prefetch loads every tile into one scratch box):
+                // the TmaEngines interleave their beats (PTX orders neither), so these bytes may
+                // already hold the other's data or part of its contribution, which the golden
+                // model applies at that one's completion. They are compared where the other
                 // completes, and where a thread reads them.
                 let span = |ps: &[exec::TmaPiece]| -> Vec<(usize, usize)> { ps.iter().filter_map(|p| if let Place::Shared(_, o) = p.dst { Some((o, o + p.len as usize)) } else { None }).collect() };
                 let mine = span(pieces);
-                let shared = red.is_some()
-                    && self.asyncs.iter().any(|a| match &a.kind {
-                        AsyncKind::Tma { op, cta: Some(d) } if *d == c => match &**op {
-                            TmaOp::ToShared { red: Some(_), id: other, pieces: ps, .. } if other != id => {
-                                span(ps).iter().any(|&(a0, a1)| mine.iter().any(|&(b0, b1)| a0 < b1 && b0 < a1))
-                            }
-                            _ => false,
-                        },
+                let shared = self.asyncs.iter().any(|a| match &a.kind {
+                    AsyncKind::Tma { op, cta: Some(d) } if *d == c => match &**op {
+                        TmaOp::ToShared { id: other, pieces: ps, .. } if other != id => span(ps).iter().any(|&(a0, a1)| mine.iter().any(|&(b0, b1)| a0 < b1 && b0 < a1)),
                         _ => false,
-                    });
+                    },
+                    _ => false,
+                });
                 for p in pieces.iter().filter(|_| !shared) {
                     if let Place::Shared(_, off) = p.dst {
                         let place = Place::Shared(c, off);
