@@ -117,6 +117,9 @@ pub enum Wait {
     CpAsyncGroups(u32),
     /// `cp.async.bulk.wait_group{.read} n` (n, `.read`).
     BulkGroups(u32, bool),
+    /// `wgmma.wait_group`: until every warp of the warpgroup has committed this many
+    /// wgmma-groups (a wgmma is one operation of the four warps: `exec::wgmma`).
+    WgmmaGroups(u64),
 }
 
 /// A lane's state.
@@ -981,6 +984,7 @@ impl<'p> Machine<'p> {
                 Some(Wait::ClusterBarrier(_)) => "blocked in barrier.cluster.wait".into(),
                 Some(Wait::CpAsyncGroups(n)) => format!("blocked in cp.async.wait_group {n}"),
                 Some(Wait::BulkGroups(n, _)) => format!("blocked in cp.async.bulk.wait_group {n}"),
+                Some(Wait::WgmmaGroups(g)) => format!("blocked in wgmma.wait_group until its warpgroup has committed {g} wgmma-groups"),
                 None => "running".into(),
             }
         };
@@ -1066,6 +1070,7 @@ impl<'p> Machine<'p> {
                     }
                     Wait::CpAsyncGroups(n) => format!("cp.async.wait_group {n}"),
                     Wait::BulkGroups(n, read) => format!("cp.async.bulk.wait_group{} {n}", if read { ".read" } else { "" }),
+                    Wait::WgmmaGroups(g) => format!("wgmma.wait_group: the warpgroup's warps have not all committed {g} wgmma-groups"),
                 };
                 if !parts.contains(&s) {
                     parts.push(s);

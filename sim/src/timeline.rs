@@ -502,7 +502,7 @@ fn golden_state(w: &Warp) -> (&'static str, u32) {
             let s = match b {
                 Wait::NamedBarrier(..) | Wait::NamedBarrierWarp(_) => "BarrierWait",
                 Wait::ClusterBarrier(_) => "ClusterBarrierWait",
-                Wait::CpAsyncGroups(_) | Wait::BulkGroups(..) => "AsyncWait",
+                Wait::CpAsyncGroups(_) | Wait::BulkGroups(..) | Wait::WgmmaGroups(_) => "AsyncWait",
             };
             // A blocked lane's pc points past the instruction it waits in.
             return (s, w.pc()[l].saturating_sub(1));

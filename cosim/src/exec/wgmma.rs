@@ -5,7 +5,10 @@
 //! owns rows `16q..16q+16` of the 64-row D and A, so each warp's part of the product needs only
 //! its own registers and the shared-memory operands, and the golden model computes it when the
 //! warp executes the instruction (the result is in its registers from then on; a program that
-//! waits correctly cannot tell it from a later completion). The shared-memory operands are read
+//! waits correctly cannot tell it from a later completion). The operation is the warpgroup's,
+//! though: a warp's `wgmma.wait_group` returns only once every warp of its warpgroup has committed
+//! the groups it waits for (`Wait::WgmmaGroups`; silicon holds it so, and CUTLASS's non-persistent
+//! kernels reuse the operands' shared memory right after the wait). The shared-memory operands are read
 //! through matrix descriptors ([`Desc`], PTX 9.7.15.5.1.2.2) in the canonical layouts of PTX
 //! 9.7.15.5.1.2 (K-major, or MN-major with `imm-trans` for f16/bf16), with the 32/64/128-byte
 //! swizzles of the TMA engine (`tensormap::swizzle_offset` on the absolute shared-memory
@@ -31,6 +34,7 @@
 use super::mma::{a16, c16, check_full_warp, elem, vec_regs, Acc, Mat, Val};
 use super::{lanes, unsupported, Cx, Exec, Flow, Stop, R, WARP};
 use crate::finding::FindingKind;
+use crate::machine::{Lane, Machine, Wait};
 use hopsync_firmware::ir::{Instr, Mod, Operand};
 use hopsync_firmware::mma::{wgmma_form, Family, Form};
 use hopsync_firmware::ops::op;
@@ -132,6 +136,8 @@ struct WarpWg {
     open: Vec<Pending>,
     /// Committed groups not yet waited for, oldest first.
     groups: VecDeque<Vec<Pending>>,
+    /// wgmma-groups committed so far.
+    committed: u64,
 }
 
 impl WarpWg {
@@ -279,7 +285,45 @@ impl Exec for op::WgmmaCommitGroup {
         let w = &mut cx.m.wgmma.warps[s];
         let g = std::mem::take(&mut w.open);
         w.groups.push_back(g);
+        w.committed += 1;
+        wake_warpgroup(cx.m, cx.cta, cx.warp);
         Ok(Flow::Next)
+    }
+}
+
+/// The warps of `warp`'s warpgroup (four consecutive warps from a multiple of four) that are
+/// launched and not exited.
+fn warpgroup<'a>(m: &'a Machine<'_>, cta: u32, warp: u32) -> impl Iterator<Item = u32> + 'a {
+    let first = warp & !3;
+    (first..first + 4).filter(move |&w| (w as usize) < m.ctas[cta as usize].warps.len() && !m.warp(cta, w).exited())
+}
+
+/// Whether every warp of `warp`'s warpgroup has committed `groups` wgmma-groups: the groups up to
+/// then are the warpgroup's, complete once all four warps issued them. Silicon (H100, 2026-11-27,
+/// a warp held 4,000,000 cycles before its wgmma): no warp's `wgmma.wait_group 0` returned before
+/// the held warp issued its wgmma (85 cycles after). CUTLASS's non-persistent kernels rely on it
+/// (example 50's epilogue reuses the mainloop's shared memory with no barrier after its wait).
+fn warpgroup_committed(m: &Machine<'_>, cta: u32, warp: u32, groups: u64) -> bool {
+    let per = m.wgmma.warps_per_cta;
+    warpgroup(m, cta, warp).all(|w| m.wgmma.warps.get(cta as usize * per + w as usize).is_some_and(|g| g.committed >= groups))
+}
+
+/// Wakes the warps of `warp`'s warpgroup blocked in `wgmma.wait_group` whose groups the warpgroup
+/// has now committed.
+fn wake_warpgroup(m: &mut Machine<'_>, cta: u32, warp: u32) {
+    let first = warp & !3;
+    for w in first..(first + 4).min(m.ctas[cta as usize].warps.len() as u32) {
+        let lanes_waiting: Vec<(usize, u64)> = m.ctas[cta as usize].warps[w as usize]
+            .lane()
+            .iter()
+            .enumerate()
+            .filter_map(|(l, s)| if let Lane::Blocked(Wait::WgmmaGroups(g)) = s { Some((l, *g)) } else { None })
+            .collect();
+        for (l, g) in lanes_waiting {
+            if warpgroup_committed(m, cta, w, g) {
+                m.ctas[cta as usize].warps[w as usize].set_lane(l, Lane::Ready);
+            }
+        }
     }
 }
 
@@ -294,6 +338,11 @@ impl Exec for op::WgmmaWaitGroup {
         let w = &mut cx.m.wgmma.warps[s];
         while w.groups.len() > n {
             w.groups.pop_front();
+        }
+        // the groups it waits for are the warpgroup's: the other warps must have issued them
+        let need = w.committed.saturating_sub(n as u64);
+        if !warpgroup_committed(cx.m, cx.cta, cx.warp, need) {
+            cx.block(cx.mask, Wait::WgmmaGroups(need));
         }
         Ok(Flow::Next)
     }

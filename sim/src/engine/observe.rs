@@ -27,7 +27,7 @@ impl<'p> Engine<'p> {
                     match mw.lane().iter().find_map(|l| if let Lane::Blocked(b) = l { Some(*b) } else { None }) {
                         Some(Wait::NamedBarrier(..) | Wait::NamedBarrierWarp(_)) => WarpActivity::NamedBarrier,
                         Some(Wait::ClusterBarrier(_)) => WarpActivity::ClusterBarrier,
-                        Some(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => WarpActivity::AsyncGroups,
+                        Some(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..) | Wait::WgmmaGroups(_)) => WarpActivity::AsyncGroups,
                         None => WarpActivity::Exited,
                     }
                 };

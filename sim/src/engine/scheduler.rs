@@ -720,7 +720,7 @@ impl<'p> Engine<'p> {
             for l in 0..WARP {
                 match mw.lane()[l] {
                     Lane::Blocked(Wait::ClusterBarrier(_)) => return Stall::ClusterBarrierWait,
-                    Lane::Blocked(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..)) => return Stall::AsyncWait,
+                    Lane::Blocked(Wait::CpAsyncGroups(_) | Wait::BulkGroups(..) | Wait::WgmmaGroups(_)) => return Stall::AsyncWait,
                     _ => {}
                 }
             }
