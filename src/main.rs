@@ -780,6 +780,14 @@ fn init(program: &Path, kernel: Option<&str>, write: bool, opts: hopsync_firmwar
     if write && src.lines().any(|l| l.trim_start().starts_with("//!")) {
         return Err(fail(format!("{} already has a `//!` manifest; remove it first or print the skeleton without --write", program.display())));
     }
+    // the file's own `[cuda]` options (`cutlass = true`, flags), with the command line's added
+    let file = hopsync_firmware::manifest::cuda_options_of(&src).map_err(|e| fail(format!("{}: {e}", program.display())))?.unwrap_or_default();
+    let opts = hopsync_firmware::manifest::CudaOptions {
+        arch: opts.arch.or(file.arch),
+        flags: file.flags.into_iter().chain(opts.flags).collect(),
+        cutlass: opts.cutlass || file.cutlass,
+        ptx: None,
+    };
     let text = hopsync_firmware::init::skeleton(program, &opts, kernel).map_err(|d| {
         eprintln!("{d}");
         ExitCode::from(2)

@@ -125,3 +125,16 @@ fn init_describes_structs_and_tensor_maps_and_the_cluster() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("already has a `//!` manifest"), "{}", text(&o));
 }
+
+/// A file that already names its compile options (`//! [cuda]`, e.g. `cutlass = true` or flags)
+/// is compiled with them: the kernel here exists only under the file's `-D`.
+#[test]
+fn init_compiles_with_the_files_own_cuda_options() {
+    let d = tmp("cuda_options");
+    let cu = d.join("flagged.cu");
+    std::fs::write(&cu, "//! [cuda]\n//! flags = [\"-DHOPSYNC_INIT_FLAG\"]\n#ifdef HOPSYNC_INIT_FLAG\n__global__ void flagged(unsigned* out) { out[threadIdx.x] = threadIdx.x; }\n#endif\n").unwrap();
+    let o = hopsync(&["init", cu.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("flagged"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -341,6 +341,20 @@ pub struct CudaOptions {
     pub ptx: Option<String>,
 }
 
+/// The `[cuda]` table of the `//!` block that leads `src`, if it has one: what `hopsync init`
+/// compiles with when the file names its options but has no complete manifest yet.
+pub fn cuda_options_of(src: &str) -> Result<Option<CudaOptions>, String> {
+    let m = ManifestText::new(src);
+    if m.text.trim().is_empty() {
+        return Ok(None);
+    }
+    let table: toml::Table = m.text.parse().map_err(|e: toml::de::Error| format!("bad manifest: {}", e.message()))?;
+    match table.get("cuda") {
+        None => Ok(None),
+        Some(v) => CudaOptions::deserialize(v.clone()).map(Some).map_err(|e| format!("bad manifest: [cuda]: {}", e.message())),
+    }
+}
+
 /// What a run does on undefined behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
