@@ -138,3 +138,31 @@ fn init_compiles_with_the_files_own_cuda_options() {
     assert!(text(&o).contains("flagged"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The PTX cache: an edit of a `.cu` file's manifest alone keeps its PTX (CUTLASS modules take
+/// minutes to compile), an edit of a header beside it (a relative `#include`) compiles again.
+#[test]
+fn a_manifest_edit_keeps_the_cached_ptx_and_a_header_edit_does_not() {
+    use hopsync_firmware::{cuda, manifest::CudaOptions};
+    let d = tmp("ptx_cache");
+    let cu = d.join("cached.cu");
+    let header = d.join("value.cuh");
+    let write = |range: u32, value: u32| {
+        std::fs::write(&header, format!("#define VALUE {value}u\n")).unwrap();
+        std::fs::write(&cu, format!("//! [launch]\n//! grid = [{range}, 1, 1]\n#include \"value.cuh\"\n__global__ void cached(unsigned* out) {{ out[threadIdx.x] = VALUE; }}\n")).unwrap();
+    };
+    write(1, 1234567);
+    let (first, text) = cuda::compile(&cu, &CudaOptions::default()).unwrap();
+    assert!(text.contains("1234567"), "{text}");
+    let stamp = std::fs::metadata(&first).unwrap().modified().unwrap();
+    // the manifest changes (same lines): the same cache entry, not written again
+    write(2, 1234567);
+    let (again, _) = cuda::compile(&cu, &CudaOptions::default()).unwrap();
+    assert_eq!(again, first);
+    assert_eq!(std::fs::metadata(&again).unwrap().modified().unwrap(), stamp, "recompiled after a manifest edit");
+    // the header changes: compiled again
+    write(2, 7654321);
+    let (_, text) = cuda::compile(&cu, &CudaOptions::default()).unwrap();
+    assert!(text.contains("7654321"), "the header edit was not seen:\n{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -191,13 +191,19 @@ fn portable_key(tools: &Toolchain, opts: &crate::manifest::CudaOptions, text: &[
         h.update(part.as_bytes());
         h.update([0]);
     }
+    hash_without_manifest(&mut h, text);
+    hex(&h.finalize())
+}
+
+/// Hashes a `.cu` text with its manifest lines blanked: the lines stay (nvcc's `.loc` line numbers
+/// follow them), their TOML does not matter to nvcc.
+fn hash_without_manifest(h: &mut Sha256, text: &[u8]) {
     for line in text.split(|&b| b == b'\n') {
         if !line.starts_with(b"//!") {
             h.update(line);
         }
         h.update([b'\n']);
     }
-    hex(&h.finalize())
 }
 
 /// The committed PTX's header line for `key`.
@@ -244,7 +250,9 @@ fn compile_cached(cu: &Path, opts: &crate::manifest::CudaOptions, tools: &Toolch
     // the command line names the file only; its folder is in nvcc's `.file` directives
     h.update(cu.display().to_string().as_bytes());
     h.update([0]);
-    h.update(text);
+    // an edit of the manifest alone (a fill range, a launch shape) keeps the PTX: CUTLASS modules
+    // take minutes to compile
+    hash_without_manifest(&mut h, text);
     let key = hex(&h.finalize());
     let dir = cache.join("ptx");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the PTX cache {}: {e}", dir.display()))?;
@@ -283,10 +291,14 @@ fn compile_cached(cu: &Path, opts: &crate::manifest::CudaOptions, tools: &Toolch
     }
     let d = std::fs::read_to_string(&dfile).unwrap_or_default();
     let _ = std::fs::remove_file(&dfile);
+    // nvcc ran in the .cu's folder: a relative prerequisite (a header beside it) is there; the
+    // .cu itself is in the key
+    let dir = cu.parent().unwrap_or(Path::new("."));
     let listed: Vec<String> = dep_files(&d)
         .into_iter()
-        .filter(|p| !p.starts_with("/usr/") && !tools.fixed.iter().any(|f| Path::new(p).starts_with(f)))
-        .filter_map(|p| file_hash(Path::new(&p)).map(|h| format!("{h} {p}")))
+        .map(|p| if Path::new(&p).is_absolute() { PathBuf::from(p) } else { dir.join(p) })
+        .filter(|p| p != cu && !p.starts_with("/usr/") && !tools.fixed.iter().any(|f| p.starts_with(f)))
+        .filter_map(|p| file_hash(&p).map(|h| format!("{h} {}", p.display())))
         .collect();
     std::fs::write(&deps, listed.join("\n")).map_err(|e| format!("cannot write {}: {e}", deps.display()))?;
     std::fs::rename(&tmp, &ptx).map_err(|e| format!("cannot write {}: {e}", ptx.display()))?;
