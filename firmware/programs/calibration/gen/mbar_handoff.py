@@ -3,6 +3,8 @@
    python3 firmware/programs/calibration/gen/mbar_handoff.py firmware/programs/calibration/mbar_handoff.ptx"""
 import sys
 
+import timing_head
+
 ROUNDS = 8
 # (figure, wait instruction, what the arriver does before its arrive, what the waiter does after
 # its loop before its clock read, the arriver's delay in cycles)
@@ -24,8 +26,7 @@ figs = [s[0] for s in shapes] + [RING]
 
 out = []
 w = out.append
-w(f'''//! description = """
-//! Calibration (issue 13 section 2, fit set): the mbarrier hand-off, arrive to the waiter's next
+w(timing_head.head(f'''//! Calibration (issue 13 section 2, fit set): the mbarrier hand-off, arrive to the waiter's next
 //! instruction, with nothing else in the path (PTX 9.7.13.15.13, 9.7.13.15.16). Both clocks are
 //! read by the warps themselves: the arriver's right before its arrive, the waiter's right after
 //! its wait loop; each warp keeps its round's stamp in shared memory (stored after the arrive and
@@ -36,38 +37,7 @@ w(f'''//! description = """
 //! the waiter's ld.shared + use before its clock (what mbar_wake_regaddr.ptx's waiter does); a
 //! test_wait loop; a try_wait with a suspend-time hint. Then a 4-warp ring (warp w waits on its own
 //! barrier, then arrives on warp w+1's; warp 0 arrives first), {ROUNDS} laps: warp 1's arrive to
-//! warp 2's clock after its loop. `done` counts the threads. Written by gen/mbar_handoff.py."""
-//! [launch]
-//! grid = [1, 1, 1]
-//! block = [128, 1, 1]
-//! [[buffer]]
-//! name = "t"
-//! bytes = {len(figs) * ROUNDS * 8}
-//! type = "u64"
-//! output = true
-//! timing = true
-//! figures = [{", ".join('"' + f + '"' for f in figs)}]
-//! [[buffer]]
-//! name = "done"
-//! bytes = 4
-//! output = true
-//! expect = [128]
-//! [[param]]
-//! name = "t_ptr"
-//! buffer = "t"
-//! [[param]]
-//! name = "done_ptr"
-//! buffer = "done"
-//
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry mbar_handoff(
-	.param .u64 t_ptr,
-	.param .u64 done_ptr
-)
-{{
+//! warp 2's clock after its loop. `done` counts the threads. Written by gen/mbar_handoff.py.''', "mbar_handoff", 128, figs, ROUNDS) + f'''{{
 	.reg .pred %p<100>;
 	.reg .b32 %r<100>;
 	.reg .b64 %rd<100>;

@@ -2,6 +2,8 @@
 """Writes calibration/smem_cas_atomics.ptx (fit) and calibration/val_smem_cas_atomics.ptx (validation):
    python3 firmware/programs/calibration/gen/smem_cas.py firmware/programs/calibration"""
 import sys
+
+import timing_head
 ROUNDS = 8
 # (label, op text, warps running it, lanes per address (32: all one address, 1: each its own), reporting warp)
 FIT = [
@@ -18,44 +20,12 @@ VAL = [
     ("1 warp, 4 lanes a word (8 words): red.shared.add.f32 then ld.shared of the word", "red:add.f32", "f", 1, 4),
 ]
 def prog(name, figs, kind):
-    head = f'''//! description = """
-//! {kind} (issue 13): shared-memory atomics ptxas emulates (PTX 9.7.13.5 atom / red on .shared with
+    head = timing_head.head(f'''//! {kind} (issue 13): shared-memory atomics ptxas emulates (PTX 9.7.13.5 atom / red on .shared with
 //! .add.f32, .add.f64, .add.u64, f16/bf16; SASS: LDS, the operation, ATOMS.CAST.SPIN and a branch back
 //! while the compare failed): lanes on one word succeed one per pass, so a warp's 32 lanes on one
 //! word take 32 passes. 4 warps (128 threads); per figure, {ROUNDS} rounds: bar.sync, then the warps
 //! named run the atomic between two %clock64 reads (its result used first); lane 0 of warp 0 stores
-//! the cycles in `t`; `done` counts the threads. Written by gen/smem_cas.py."""
-//! [launch]
-//! grid = [1, 1, 1]
-//! block = [128, 1, 1]
-//! [[buffer]]
-//! name = "t"
-//! bytes = {len(figs) * ROUNDS * 8}
-//! type = "u64"
-//! output = true
-//! timing = true
-//! figures = [{", ".join('"' + f[0] + '"' for f in figs)}]
-//! [[buffer]]
-//! name = "done"
-//! bytes = 4
-//! output = true
-//! expect = [128]
-//! [[param]]
-//! name = "t_ptr"
-//! buffer = "t"
-//! [[param]]
-//! name = "done_ptr"
-//! buffer = "done"
-//
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry {name}(
-	.param .u64 t_ptr,
-	.param .u64 done_ptr
-)
-{{
+//! the cycles in `t`; `done` counts the threads. Written by gen/smem_cas.py.''', name, 128, [f[0] for f in figs], ROUNDS) + f'''{{
 	.reg .pred %p<100>;
 	.reg .b32 %r<100>;
 	.reg .f32 %f<100>;

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes firmware/programs/calibration/val_release_scattered.ptx (validation):
    python3 firmware/programs/calibration/gen/val_release_scattered.py firmware/programs/calibration/val_release_scattered.ptx"""
+import timing_head
+
 configs = [  # (warps storing and fencing, stores per thread, scattered?, reporting warps)
     (1, 4, True, [0]),
     (1, 8, True, [0]),
@@ -14,52 +16,13 @@ for (W, n, sc, rep) in configs:
     for r in rep:
         figs.append(f"{what}, then fence.acq_rel.gpu by {W} warps: warp {r}'s fence")
 ROUNDS = 8
-head = f'''//! description = """
-//! Validation (issue 13): a release at gpu scope right after global stores that hold the SM's
+head = timing_head.head(f'''//! Validation (issue 13): a release at gpu scope right after global stores that hold the SM's
 //! store path, the shape of `hopsync gpu pack`'s trace stores (each thread's 8-byte slots in its
 //! own 512-byte block: every lane of a warp store writes a partial sector of its own line).
 //! 1 CTA x 8 warps; per shape, {ROUNDS} rounds: bar.sync, 3000 idle cycles, then the first W warps
 //! store and run fence.acq_rel.gpu between two %clock64 reads (PTX 9.7.13.4; ptxas: MEMBAR.ALL.GPU).
 //! Lane 0 of the reporting warps stores the fence's cycles in `t`; `done` counts the threads.
-//! Written by gen/val_release_scattered.py."""
-//! [launch]
-//! grid = [1, 1, 1]
-//! block = [256, 1, 1]
-//! [[buffer]]
-//! name = "g"
-//! bytes = 163840
-//! [[buffer]]
-//! name = "t"
-//! bytes = {len(figs) * ROUNDS * 8}
-//! type = "u64"
-//! output = true
-//! timing = true
-//! figures = [{", ".join('"' + f + '"' for f in figs)}]
-//! [[buffer]]
-//! name = "done"
-//! bytes = 4
-//! output = true
-//! expect = [256]
-//! [[param]]
-//! name = "g_ptr"
-//! buffer = "g"
-//! [[param]]
-//! name = "t_ptr"
-//! buffer = "t"
-//! [[param]]
-//! name = "done_ptr"
-//! buffer = "done"
-//
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry val_release_scattered(
-	.param .u64 g_ptr,
-	.param .u64 t_ptr,
-	.param .u64 done_ptr
-)
-{{
+//! Written by gen/val_release_scattered.py.''', "val_release_scattered", 256, figs, ROUNDS, buffers=[("g", 163840)]) + f'''{{
 	.reg .pred %p<100>;
 	.reg .b32 %r<100>;
 	.reg .b64 %rd<100>;
