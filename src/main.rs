@@ -125,6 +125,11 @@ enum Cmd {
         /// warp, mbarrier and TMA unit; golden runs in steps, RTL runs in cycles.
         #[arg(long, value_name = "FILE.json")]
         timeline: Option<PathBuf>,
+        /// With --engine rtl or verilator: the timing configuration, a TOML file of the form of
+        /// sim/configs/sm90.toml (default: that file, built in). An architect's what-if: copy it,
+        /// change a key, run with it.
+        #[arg(long, value_name = "FILE.toml")]
+        config: Option<PathBuf>,
     },
     /// Parse and validate a program only.
     Check {
@@ -468,11 +473,15 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
     let limit = cli.mem_limit;
     match cli.cmd {
-        Cmd::Run { program, engine, seed, ub, race, json, max_steps, waves, verilator_vcd, timeline } => {
+        Cmd::Run { program, engine, seed, ub, race, json, max_steps, waves, verilator_vcd, timeline, config } => {
             let sm = match engine {
+                Engine::Golden if config.is_some() => {
+                    eprintln!("error: --config needs --engine rtl or verilator (the golden model has no timing)");
+                    return Err(ExitCode::from(2));
+                }
                 Engine::Golden => None,
-                Engine::Rtl => Some(hopsync_sim::SmConfig::sm90()),
-                Engine::Verilator => Some(verilator_config(verilator_vcd)?),
+                Engine::Rtl => Some(sm_config(config.as_deref())?),
+                Engine::Verilator => Some(verilator_config(sm_config(config.as_deref())?, verilator_vcd)?),
             };
             let prog = load_within(&program, sm.as_ref().map_or(Use::Golden(race.mode()), Use::Sm), limit)?;
             let cfg = Config { seed, ub: ub_mode(ub, &prog), max_steps, race: race.mode(), ..Config::default() };
@@ -498,7 +507,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     return Err(ExitCode::from(2));
                 }
                 (Engine::Rtl, None) => hopsync_sim::run_rtl(&prog, cfg, sm.expect("an SM configuration for the rtl engine")),
-                (Engine::Rtl, Some(vcd)) => hopsync_sim::waves::run_with_waves(&prog, cfg, hopsync_sim::SmConfig::sm90(), &vcd).map_err(|e| {
+                (Engine::Rtl, Some(vcd)) => hopsync_sim::waves::run_with_waves(&prog, cfg, sm.expect("an SM configuration for the rtl engine"), &vcd).map_err(|e| {
                     eprintln!("{e}");
                     ExitCode::from(2)
                 })?,
@@ -641,7 +650,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         Cmd::Cosim { program, ub, race, json, waves, engine, verilator_vcd, max_steps, timeline } => {
             let sm = match engine {
                 CosimEngine::Rtl => hopsync_sim::SmConfig::sm90(),
-                CosimEngine::Verilator => verilator_config(verilator_vcd)?,
+                CosimEngine::Verilator => verilator_config(hopsync_sim::SmConfig::sm90(), verilator_vcd)?,
             };
             let prog = load_within(&program, Use::Cosim(&sm, race.mode()), limit)?;
             let cfg = Config { ub: ub_mode(ub, &prog), max_steps, race: race.mode(), ..Config::default() };
@@ -801,10 +810,23 @@ fn init(program: &Path, kernel: Option<&str>, write: bool, opts: hopsync_firmwar
     Ok(ExitCode::SUCCESS)
 }
 
-/// The SM configuration with its units on Verilator (`--engine verilator`).
+/// The timing configuration of `--config FILE` (sim/configs/sm90.toml's form), or the built-in one.
+fn sm_config(path: Option<&std::path::Path>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+    let Some(path) = path else { return Ok(hopsync_sim::SmConfig::sm90()) };
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        ExitCode::from(2)
+    })?;
+    hopsync_sim::SmConfig::parse(&text).map_err(|e| {
+        eprintln!("error: {}: {e}", path.display());
+        ExitCode::from(2)
+    })
+}
+
+/// The SM configuration `base` with its units on Verilator (`--engine verilator`).
 #[cfg(feature = "verilator")]
-fn verilator_config(vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
-    hopsync_verilator::engine::VerilatorBackend::configure(hopsync_sim::SmConfig::sm90(), vcd).map_err(|e| {
+fn verilator_config(base: hopsync_sim::SmConfig, vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+    hopsync_verilator::engine::VerilatorBackend::configure(base, vcd).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(1)
     })
@@ -812,7 +834,7 @@ fn verilator_config(vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitC
 
 /// Built without the `verilator` feature: `--engine verilator` is not available.
 #[cfg(not(feature = "verilator"))]
-fn verilator_config(_vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
+fn verilator_config(_base: hopsync_sim::SmConfig, _vcd: Option<PathBuf>) -> Result<hopsync_sim::SmConfig, ExitCode> {
     eprintln!("error: unsupported: --engine verilator: this hopsync was built without the `verilator` feature; install verilator g++ make (Debian: `apt-get install -y verilator g++ make`; scripts/test does) and rebuild with the default features");
     Err(ExitCode::from(1))
 }
@@ -857,7 +879,7 @@ fn verilator_bench(kcycles: u32) -> Result<ExitCode, ExitCode> {
 
 #[cfg(not(feature = "verilator"))]
 fn verilator_bench(_kcycles: u32) -> Result<ExitCode, ExitCode> {
-    verilator_config(None).map(|_| ExitCode::SUCCESS)
+    verilator_config(hopsync_sim::SmConfig::sm90(), None).map(|_| ExitCode::SUCCESS)
 }
 
 /// The supported-instruction table, one row per opcode-table row.

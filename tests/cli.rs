@@ -46,6 +46,45 @@ fn run_writes_the_json_report() {
     assert_eq!(v["outputs"]["out"].as_str().unwrap().len(), 384 * 2);
 }
 
+/// `run --config FILE`: the RTL engine times with the given sm90.toml-form file (an architect's
+/// what-if); the golden model has no timing to configure; a bad file is named.
+#[test]
+fn run_takes_a_timing_configuration() {
+    let dir = std::env::temp_dir().join(format!("hopsync-cli-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cycles = |config: Option<&std::path::Path>| {
+        let json = dir.join("c.json");
+        let mut cmd = hopsync();
+        cmd.args(["run", "--engine", "rtl", "firmware/programs/calibration/mem_queues.ptx", "--json"]).arg(&json).current_dir(root());
+        if let Some(c) = config {
+            cmd.arg("--config").arg(c);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v["cycles"].as_u64().unwrap()
+    };
+    let text = std::fs::read_to_string(root().join("sim/configs/sm90.toml")).unwrap();
+    let same = dir.join("same.toml");
+    std::fs::write(&same, &text).unwrap();
+    let base = cycles(None);
+    assert_eq!(cycles(Some(&same)), base, "the file as built in times the same");
+    // a shared-memory queue of one instruction a scheduler: the 4 warps' st.shared bursts wait
+    let narrow = dir.join("narrow.toml");
+    let t = text.replacen("\nqueue_instructions = ", "\nqueue_instructions = 1\nold_queue_instructions = ", 1);
+    let t = t.lines().filter(|l| !l.starts_with("old_queue_instructions")).collect::<Vec<_>>().join("\n");
+    std::fs::write(&narrow, t).unwrap();
+    assert!(cycles(Some(&narrow)) > base);
+    let out = hopsync().args(["run", "firmware/programs/demo/pipeline.ptx", "--config"]).arg(&same).current_dir(root()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--config needs --engine rtl"));
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[smem]\nbanks = ").unwrap();
+    let out = hopsync().args(["run", "--engine", "rtl", "firmware/programs/demo/pipeline.ptx", "--config"]).arg(&bad).current_dir(root()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml"));
+}
+
 #[test]
 fn check_and_usage_errors_exit_2() {
     let out = hopsync().args(["check", "firmware/programs/demo/pipeline.ptx"]).current_dir(root()).output().unwrap();

@@ -95,6 +95,11 @@ pub struct Latency {
     /// the warp's previous issue when ptxas recomputed that address for it from the base it kept
     /// (LEA; `timing::WindowRead::Lea`).
     pub window_lea: u64,
+    /// A generic-path access of another CTA's shared memory (`ld`/`st`/`atom`/`red
+    /// .shared::cluster` through a 32-bit register address) waits this long after the warp's
+    /// previous issue when ptxas read the shared window's high half again for it (S2R
+    /// SR_SWINHI; `timing::WindowRead::SwinHi`).
+    pub window_swinhi: u64,
     /// Integer multiply, multiply-add.
     pub mul: u64,
     /// f32 arithmetic.
@@ -171,8 +176,12 @@ pub struct Smem {
     /// Cycles the pipe spends on each replay of a bank-conflicted access (each wavefront beyond
     /// those its bytes need at one wavefront per cycle).
     pub conflict_replay_cycles: u64,
-    /// Booking horizon of the pipe before MemoryThrottle.
-    pub queue_cycles: u64,
+    /// Shared-memory instructions a scheduler may have waiting for the pipe (issued, not yet
+    /// started) before its warps' next one stalls with MemoryThrottle.
+    pub queue_instructions: u64,
+    /// The same for a store (or atomic, reduction): it waits while its scheduler has this many
+    /// waiting (fewer than `queue_instructions`: a store also needs room for its data).
+    pub store_queue_instructions: u64,
     /// Cycles after a shared-memory store, atomic or reduction before the warp's next memory
     /// instruction issues (the stall count ptxas gives STS and ATOMS before another memory
     /// instruction).
@@ -233,11 +242,8 @@ pub struct Global {
     /// Plain stores the SM's store queue holds before the SM's store path takes them (the next
     /// store of any warp stalls with MemoryThrottle while it is full).
     pub store_queue: u64,
-    /// Sectors of plain stores one warp may have unacknowledged: a store beyond them is sent when
-    /// the warp's earliest one is acknowledged.
-    pub store_inflight_sectors: u64,
     /// Sectors one warp may have in flight to L2 (loads, atomics; not cp.async, not plain stores,
-    /// which have `store_inflight_sectors`): a sector
+    /// which the SM's store queue holds instead: `store_queue`): a sector
     /// beyond them is sent when the warp's earliest one completes.
     pub warp_inflight_sectors: u64,
     /// Sector size.
@@ -254,8 +260,17 @@ pub struct Dsmem {
     pub latency: u64,
     /// One-way latency of a remote mbarrier operation to the other CTA's MbarrierUnit.
     pub sync_latency: u64,
-    /// Bytes per cycle an SM sends.
+    /// Bytes per cycle an SM sends of generic remote stores' and atomics' data.
     pub bytes_per_cycle: u64,
+    /// Bytes per cycle an SM sends of st.async / red.async data (STAS / REDAS).
+    pub async_bytes_per_cycle: u64,
+    /// A remote load's request occupies the port as if it sent its bytes at this rate.
+    pub load_request_bytes_per_cycle: u64,
+    /// Bytes per cycle of remote loads' data coming back to the SM.
+    pub load_bytes_per_cycle: u64,
+    /// Bytes per cycle one warp's generic stores to another CTA's shared memory (ST.E) leave it:
+    /// its next memory instruction waits until its data has (at least `smem.store_issue_cycles`).
+    pub store_operand_bytes_per_cycle: u64,
     /// Booking horizon of the port before MemoryThrottle.
     pub queue_cycles: u64,
 }

@@ -632,6 +632,7 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
         info[pc].window_base = match w {
             Some(WindowRead::Base) => c.latency.window_base,
             Some(WindowRead::Lea) => c.latency.window_lea,
+            Some(WindowRead::SwinHi) => c.latency.window_swinhi,
             None => 0,
         };
     }
@@ -706,6 +707,11 @@ impl Loops {
 /// try_wait loop, its arriver `LEA; STS; ...; SYNCS.ARRIVE`; mbar_wake_regaddr.ptx's arriver and
 /// waiter: `ULEA; IMAD.U32; STS` and `...; LDS`). An mbarrier instruction through such a register
 /// uses it as it is (mbar_handoff.ptx's arrive with no store before it: no LEA).
+///
+/// An access of another CTA's shared memory by the generic path (`st.shared::cluster [%r]`) is
+/// placed the same way with the shared window's high half (S2R SR_SWINHI before the first such
+/// access after a join: calibration/mem_queues.ptx's rounds, `MOV; S2R; ST.E.128` in each timed
+/// window).
 pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<Option<WindowRead>> {
     let k = &module.kernel;
     let n = k.body.len();
@@ -721,21 +727,28 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<Option<WindowRea
         }
     }
     let mut out = vec![None; n];
-    let mut read = false;
+    // what ptxas read since the last join: the window base (serves Base and Lea), SR_SWINHI
+    let (mut read, mut swin_read) = (false, false);
     for (pc, i) in k.body.iter().enumerate() {
         read &= !joins[pc];
-        let what = if i.operands.iter().any(|o| names_shared_variable(module, o)) {
-            WindowRead::Base
+        swin_read &= !joins[pc];
+        let generic_remote = matches!(i.op, Opcode::Ld | Opcode::St | Opcode::Atom | Opcode::Red)
+            && i.has(Mod::SharedCluster)
+            && i.operands.iter().any(|o| matches!(o, Operand::Addr { base: AddrBase::Reg(_), .. }));
+        let (what, seen) = if i.operands.iter().any(|o| names_shared_variable(module, o)) {
+            (WindowRead::Base, &mut read)
+        } else if generic_remote {
+            (WindowRead::SwinHi, &mut swin_read)
         } else if matches!(i.op, Opcode::Ld | Opcode::St) && i.operands.iter().any(through_window) {
-            WindowRead::Lea
+            (WindowRead::Lea, &mut read)
         } else {
             continue;
         };
         // the innermost loop around it, if that loop keeps another loop inside
-        if loops.innermost[pc].is_some_and(|l| loops.holds_a_loop(l)) && !read {
+        if loops.innermost[pc].is_some_and(|l| loops.holds_a_loop(l)) && !*seen {
             out[pc] = Some(what);
         }
-        read = true;
+        *seen = true;
     }
     out
 }
@@ -749,6 +762,11 @@ pub enum WindowRead {
     /// It accesses memory through a register holding a shared variable's address: the address is
     /// recomputed from the base kept in a register (`latency.window_lea`).
     Lea,
+    /// It accesses another CTA's shared memory by the generic path (`ld`/`st`/`atom`/`red
+    /// .shared::cluster` through a 32-bit register: LD.E / ST.E / ATOM.E): ptxas makes the 64-bit
+    /// address with the shared window's high half, read again (S2R SR_SWINHI,
+    /// `latency.window_swinhi`).
+    SwinHi,
 }
 
 /// Per register: whether it holds a `.shared` variable's address, or an address computed from

@@ -239,6 +239,17 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   longer, 32 warps' 1460: a warp's own traffic is limited (the engine: `global.warp_inflight_sectors`
   sectors in flight per warp; cp.async is not, 8 KiB of it in 412 cycles), the SM's path moves
   about 110 B/cycle of reads.
+- Memory queues (mem_queues.ptx, val_mem_queues.ptx, H100 2026-11-28: N back-to-back memory
+  instructions between two clock reads, 4 or 8 warps). Shared memory: each warp issues an
+  LDS/STS every 4 cycles until its scheduler has about 12 loads (9 stores) waiting for the pipe,
+  whatever their size, then at the pipe's 128 B/cycle (`smem.queue_instructions`,
+  `smem.store_queue_instructions`; the engine had throttled at once). Remote shared memory by the
+  generic path: ptxas reads SR_SWINHI again before the first access of a round (~44 cycles,
+  `latency.window_swinhi`); one warp's ST.E.128 leave every 12 cycles, 4 warps' at 24 B/cycle
+  past a 384-cycle queue (`dsmem.*`), loads' requests queue deeper and their data comes back at
+  ~20 B/cycle (dsmem_bandwidth.ptx). Not explained: 8 warps' st.shared::cluster.v2 (ST.E.64) run
+  far faster than those rates (val_mem_queues.ptx, +33..250%), and cp.async's first instructions
+  carry ptxas's three `@!PT LDS` fillers.
 - Plain global stores (gmem_stores.ptx, H200; gmem_store_shapes.ptx, gmem_store_warps.ptx, H100):
   a warp issues one about every 4.6 cycles (ptxas's stall count) until the SM's store queue is
   full, 16 stores whatever their size; then one per store's time on the SM's path: about 2.9

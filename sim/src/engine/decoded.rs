@@ -27,6 +27,8 @@ pub(super) struct IssueFacts {
     pub(super) pipe: IssuePipe,
     /// A plain store ([`Class::Mem`], neither [`InstrInfo::load`] nor [`InstrInfo::atomic`]).
     pub(super) plain_store: bool,
+    /// A plain load ([`Class::Mem`], [`InstrInfo::load`], not [`InstrInfo::atomic`]).
+    pub(super) plain_load: bool,
     /// An mbarrier arrive with release semantics (`timing::arrive_releases`).
     pub(super) arrive_releases: bool,
     /// [`InstrInfo::load`].
@@ -112,6 +114,7 @@ impl Decoded {
                     class: i.class,
                     pipe: i.pipe,
                     plain_store: i.class == Class::Mem && !i.load && !i.atomic,
+                    plain_load: i.class == Class::Mem && i.load && !i.atomic,
                     arrive_releases: timing::arrive_releases(ins),
                     load: i.load,
                     sequence: i.sequence,

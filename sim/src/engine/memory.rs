@@ -13,8 +13,11 @@ pub(super) struct MemPipes {
     pub(super) smem: PipeBooking,
     /// The global-memory pipe.
     pub(super) global: PipeBooking,
-    /// The DSMEM network port.
+    /// The DSMEM network port (what the SM sends: stores' data, load requests).
     pub(super) dsmem: PipeBooking,
+    /// The data of the SM's remote loads coming back (`dsmem.load_bytes_per_cycle`; no warp waits
+    /// to issue for it, only for its data).
+    pub(super) dsmem_back: PipeBooking,
     /// The SM's path into the MbarrierUnit (local mbarrier requests, `sync.mbarrier_port_cycles`).
     pub(super) syncs: PipeBooking,
     /// What the SYNCS path's fractional rate owes beyond the whole cycles booked so far.
@@ -43,7 +46,7 @@ impl MemPipes {
 
     /// The pipes of a CTA whose warps issue from `schedulers` warp schedulers.
     pub(super) fn new(schedulers: usize) -> MemPipes {
-        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default(), global_read: false, global_written: false, cas_words: Default::default() }
+        MemPipes { smem: PipeBooking::new(schedulers), global: PipeBooking::new(schedulers), dsmem: PipeBooking::new(schedulers), dsmem_back: PipeBooking::new(schedulers), syncs: PipeBooking::new(schedulers), syncs_owed: 0.0, l1: L1Tags::default(), global_read: false, global_written: false, cas_words: Default::default() }
     }
 
     /// Books one local mbarrier request of warp `warp` issued at `now` on the SYNCS path, which
@@ -111,8 +114,9 @@ impl L2Lines {
 /// One pipe, shared by the warp schedulers of an SM: a timeline booked ahead by the accesses
 /// issued to it, and which schedulers wait for it.
 ///
-/// A warp stalls with MemoryThrottle while the pipe is booked more than `queue_cycles` ahead.
-/// When the pipe has room again, the scheduler that has waited longest takes it first: the others
+/// A warp stalls with MemoryThrottle while the pipe is booked more than `queue_cycles` ahead
+/// (global, DSMEM), or while its scheduler has `smem.queue_instructions` accesses booked that have
+/// not started (shared memory: each sub-partition's queue of memory instructions). When the pipe has room again, the scheduler that has waited longest takes it first: the others
 /// yield to it (sm_90's sub-partitions queue their memory instructions separately and the shared
 /// stage takes them in turn, so no sub-partition is kept out for good). Within a scheduler the
 /// warps that found the pipe busy take it in the order they found it busy: the greedy warp of a
@@ -129,6 +133,9 @@ pub(super) struct PipeBooking {
     /// Per scheduler: its warps throttled on this pipe that have not had it yet, in the order they
     /// were first throttled (at most the scheduler's warps).
     waiting: Vec<Vec<PipeWaiter>>,
+    /// Per scheduler: the start cycles of its warps' accesses booked on the pipe, ascending (those
+    /// started are dropped as they are looked at).
+    queued: Vec<std::collections::VecDeque<u64>>,
 }
 
 /// A warp throttled on a pipe that has not had it yet.
@@ -142,7 +149,7 @@ struct PipeWaiter {
 
 impl PipeBooking {
     fn new(schedulers: usize) -> PipeBooking {
-        PipeBooking { free: 0, waiting: vec![Vec::new(); schedulers.max(1)] }
+        PipeBooking { free: 0, waiting: vec![Vec::new(); schedulers.max(1)], queued: vec![Default::default(); schedulers.max(1)] }
     }
 
     /// Whether an access of warp `warp` (on scheduler `warp` mod the schedulers) must wait at
@@ -153,6 +160,16 @@ impl PipeBooking {
     pub(super) fn throttled(&mut self, now: u64, queue: u64, warp: usize, register: bool) -> bool {
         let full = self.free > now + queue;
         self.throttled_by(full, now, warp, register)
+    }
+
+    /// Accesses of warp `warp`'s scheduler booked on the pipe that have not started by `now`.
+    pub(super) fn queued(&mut self, now: u64, warp: usize) -> u64 {
+        let n = self.queued.len();
+        let q = &mut self.queued[warp % n];
+        while q.front().is_some_and(|&s| s <= now) {
+            q.pop_front();
+        }
+        q.len() as u64
     }
 
     /// [`PipeBooking::throttled`] with the pipe's own condition given: `full` (the SM's store
@@ -188,6 +205,8 @@ impl PipeBooking {
         self.free = start + occ;
         if let Some(w) = warp {
             self.issued(w);
+            let n = self.queued.len();
+            self.queued[w % n].push_back(start);
         }
         start
     }
@@ -278,7 +297,9 @@ impl StoreShape {
 /// Books a plain global store of warp `w` issued at `now`: its scheduler's store path (the data
 /// read from the register file), then the SM's path ([`StoreShape::sm_path_cycles`]), not before
 /// `global.store_line_reuse_cycles` after the warp's previous store where it writes one of the same
-/// lines, within the warp's window of unacknowledged store sectors. The store holds its source
+/// lines. (No per-warp window of unacknowledged sectors: the SM's queue of `global.store_queue`
+/// stores binds first; a window of 512 sectors changed no figure of calibration/ and was removed.)
+/// The store holds its source
 /// registers until the SM's path has sent its last line (a later write to them waits:
 /// `WarpState::read_pending`), and a release waits for its acknowledgement
 /// (`WarpState::writes_acked`). Returns the cycle its last sector has left.
@@ -305,10 +326,8 @@ fn store_cost(cfg: &SmConfig, cs: &mut CtaState, w: usize, now: u64, st: StoreSh
     let ws = &mut cs.warps[w];
     ws.last_store = (start, st.lines);
     ws.issue_until = now + g.store_issue_cycles;
-    let sent = warp_window(&mut ws.store_inflight, start, st.sectors, g.store_inflight_sectors);
-    let end = (start + occ).max(sent);
+    let end = start + occ;
     ws.writes_acked = ws.writes_acked.max((unmerged + occ).min(end) + g.write_ack_cycles);
-    ws.store_inflight.extend((0..st.sectors).map(|_| std::cmp::Reverse(end + g.write_ack_cycles)));
     for &r in srcs {
         ws.read_pending[r as usize] = ws.read_pending[r as usize].max(start + occ);
     }
@@ -643,21 +662,56 @@ impl<'p> Engine<'p> {
                 }
                 (ready, done)
             }
+            // st.async / red.async book the port once, below, at their own rate (booked here
+            // too before, each went through the port twice)
+            Pipe::Dsmem if class == Class::AsyncStore => (now, now),
             Pipe::Dsmem => {
+                // What the SM sends (stores' and atomics' data, loads' requests) leaves at
+                // `bytes_per_cycle`, a load's request at `load_request_bytes_per_cycle` of the
+                // bytes it asks for; a load's data comes back at `load_bytes_per_cycle`
+                // (calibration/mem_queues.ptx: 4 warps issue ld.shared::cluster.v4 every 4 cycles
+                // up to their 8th, then every 12..16, their st every 96 past their 4th;
+                // dsmem_bandwidth.ptx: 16 KiB read in ~1400 cycles)
                 let bytes = (places.len() * size) as u64;
-                let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
+                let plain_load = class == Class::Mem && inf.load && !inf.atomic;
+                let rate = if plain_load { cfg.dsmem.load_request_bytes_per_cycle } else { cfg.dsmem.bytes_per_cycle };
+                let occ = bytes.div_ceil(rate.max(1)).max(1);
                 let start = cs.mem.dsmem.book(now, occ, sched);
-                // loads and atomics wait for the round trip; stores arrive after one way
-                (start + occ + 2 * cfg.dsmem.latency, start + occ + cfg.dsmem.latency)
+                if class == Class::Mem {
+                    // the warp's next memory instruction waits: the LD.E / ST.E stall count, and
+                    // a store's data leaving the warp (ST.E.128 of 32 lanes: one every 12 cycles)
+                    let spacing = if plain_load {
+                        cfg.smem.load_issue_cycles
+                    } else {
+                        cfg.smem.store_issue_cycles.max(bytes.div_ceil(cfg.dsmem.store_operand_bytes_per_cycle.max(1)))
+                    };
+                    let ws = &mut cs.warps[w as usize];
+                    ws.smem_issue_until = ws.smem_issue_until.max(now + spacing);
+                }
+                if plain_load {
+                    // the request crosses, the data comes back behind the SM's earlier loads' data
+                    let back_occ = bytes.div_ceil(cfg.dsmem.load_bytes_per_cycle.max(1)).max(1);
+                    let back = cs.mem.dsmem_back.book(start + occ + 2 * cfg.dsmem.latency, back_occ, None);
+                    (back + back_occ, back + back_occ)
+                } else {
+                    // atomics wait for the round trip; stores arrive after one way
+                    (start + occ + 2 * cfg.dsmem.latency, start + occ + cfg.dsmem.latency)
+                }
             }
             Pipe::Fixed(l) => (now + l, now + l),
         };
         match class {
-            Class::CpAsync => (now + cfg.latency.misc, done, done),
+            Class::CpAsync => {
+                // LDGSTS issues at the warp's LDS rate (calibration/mem_queues.ptx: one warp's
+                // cp.async.cg of 16 B a lane, one every 4 cycles until the global path is full)
+                let ws = &mut cs.warps[w as usize];
+                ws.smem_issue_until = ws.smem_issue_until.max(now + cfg.smem.load_issue_cycles);
+                (now + cfg.latency.misc, done, done)
+            }
             Class::AsyncStore => {
                 // st.async / red.async: the data (and complete-tx) cross the network once.
                 let bytes = (mask.count_ones() as usize * size) as u64;
-                let occ = bytes.div_ceil(cfg.dsmem.bytes_per_cycle).max(1);
+                let occ = bytes.div_ceil(cfg.dsmem.async_bytes_per_cycle.max(1)).max(1);
                 let start = cs.mem.dsmem.book(now, occ, sched);
                 (now + cfg.latency.misc, now, start + occ + cfg.dsmem.latency)
             }

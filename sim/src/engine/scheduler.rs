@@ -42,9 +42,6 @@ pub(super) struct WarpState {
     /// When each of the warp's global sectors in flight completes (at most
     /// `global.warp_inflight_sectors`; the earliest first).
     pub(super) gmem_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
-    /// When each of the warp's plain-store sectors in flight is acknowledged (at most
-    /// `global.store_inflight_sectors`; the earliest first).
-    pub(super) store_inflight: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
     /// The cycle the warp's previous plain store took the SM's store path, and the 128-byte lines
     /// it wrote (a store to one of them again waits `global.store_line_reuse_cycles` after it).
     pub(super) last_store: (u64, Vec<u64>),
@@ -306,7 +303,7 @@ impl WarpState {
 
     /// A warp not launched yet, with `nregs` registers all ready.
     pub(super) fn new(nregs: usize) -> WarpState {
-        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], store_inflight: Default::default(), last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, release_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, writes_acked: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
+        WarpState { ready: vec![0; nregs], read_pending: vec![0; nregs], last_store: (0, Vec::new()), issue_until: 0, smem_issue_until: 0, release_until: 0, loop_iters: Vec::new(), next_issue: 0, wait_why: Stall::NotLaunched, op: None, red: None, exit_arrival: None, cluster_partial: 0, pipe: None, exited: false, stall: Stall::NotLaunched, writes_done: 0, writes_acked: 0, ordered: None, gmem_inflight: Default::default(), barrier_back: 0, barrier_arrival: 0, last_issue: 0, issued: 0, fixed_write: vec![(0, 0); nregs], next_group: (u64::MAX, None), scoreboard_until: 0, set_aside: Vec::new(), set_aside_writer: vec![0; nregs], set_aside_seq: 0, variable: vec![false; nregs] }
     }
 
     /// Register `r` holds a value from cycle `at` on (its latest writer, which is not set aside,
@@ -771,21 +768,28 @@ impl<'p> Engine<'p> {
         }
         if memory {
             let plain_store = d.f.plain_store;
+            let plain_load = d.f.plain_load;
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
             let queue = match pipe {
-                Pipe::Smem => cfg.smem.queue_cycles,
+                Pipe::Smem => 0,
                 Pipe::Global => cfg.global.queue_cycles,
                 Pipe::Dsmem => cfg.dsmem.queue_cycles,
                 Pipe::Fixed(_) => 0,
             };
             // A plain store waits for a place in the SM's store queue instead of the pipe's
             // booking horizon: the queue holds `global.store_queue` stores whatever their size
-            // (calibration/gmem_stores.ptx).
+            // (calibration/gmem_stores.ptx). A shared-memory access waits for a place in its
+            // scheduler's queue, which holds `smem.queue_instructions` whatever their size
+            // (calibration/mem_queues.ptx).
             let cs = &mut self.ctas[c];
             let busy = if pipe == Pipe::Global && plain_store {
                 let full = cs.stores.full(now, cfg.global.store_queue);
                 cs.mem.global.throttled_by(full, now, w, register)
+            } else if pipe == Pipe::Smem {
+                let limit = if plain_load { cfg.smem.queue_instructions } else { cfg.smem.store_queue_instructions };
+                let full = cs.mem.smem.queued(now, w) >= limit;
+                cs.mem.smem.throttled_by(full, now, w, register)
             } else {
                 cs.mem.of(pipe).is_some_and(|b| b.throttled(now, queue, w, register))
             };
