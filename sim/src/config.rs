@@ -24,6 +24,9 @@ pub struct Issue {
     /// Cycles a warp waits at the top of a spin loop where ptxas puts a YIELD, after its previous
     /// issue (`timing::yield_loops`).
     pub yield_cycles: u64,
+    /// Issue slots of the SASS ptxas puts before the first `cp.async` of a run (three
+    /// `@!PT LDS RZ, [RZ]` before the first LDGSTS: `timing::cp_async_run_starts`).
+    pub cp_async_filler_cycles: u64,
     /// Cycles after a taken branch before the warp issues again.
     pub branch_cycles: u64,
     /// What a taken branch costs beyond `branch_cycles` (the fetch redirect).

@@ -636,6 +636,11 @@ pub fn analyze(module: &Module, c: &SmConfig) -> Vec<InstrInfo> {
             None => 0,
         };
     }
+    for (pc, first) in cp_async_run_starts(module).into_iter().enumerate() {
+        if first {
+            info[pc].setup_cycles = info[pc].setup_cycles.max(c.issue.cp_async_filler_cycles);
+        }
+    }
     for (pc, y) in yield_loops(module, &info).into_iter().enumerate() {
         match y {
             // the YIELD is an instruction of its own: nothing after it issues first
@@ -749,6 +754,34 @@ pub fn window_bases(module: &Module, info: &[InstrInfo]) -> Vec<Option<WindowRea
             out[pc] = Some(what);
         }
         *seen = true;
+    }
+    out
+}
+
+/// Per instruction: whether it is the first `cp.async` (LDGSTS) of a run, before which ptxas 13.5
+/// puts three never-executed `@!PT LDS RZ, [RZ]` (`issue.cp_async_filler_cycles`). A run ends at
+/// a label (a branch target), a branch, or another memory or synchronizing instruction; register
+/// arithmetic between two cp.async (their addresses) does not end it (the SASS of cp_async.ptx,
+/// val_cp_async.ptx, cp_async_mbarrier.ptx and mem_queues.ptx: a filler triple before each run's
+/// first LDGSTS, none inside a run).
+pub fn cp_async_run_starts(module: &Module) -> Vec<bool> {
+    let body = &module.kernel.body;
+    let mut target = vec![false; body.len() + 1];
+    for i in body {
+        if let Some(t) = branch_target(module, i) {
+            target[t.min(body.len())] = true;
+        }
+    }
+    let mut out = vec![false; body.len()];
+    let mut in_run = false;
+    for (pc, i) in body.iter().enumerate() {
+        in_run &= !target[pc];
+        if i.op == Opcode::CpAsync {
+            out[pc] = !in_run;
+            in_run = true;
+        } else if class_of(i.op) != Class::Compute {
+            in_run = false;
+        }
     }
     out
 }

@@ -37,6 +37,7 @@ pub const FIT_PARAMS: &[FitParam] = &[
     fp("issue.branch_cycles", 1.0, 50.0),
     fp("issue.branch_taken_cycles", 0.0, 50.0),
     fp("issue.yield_cycles", 0.0, 200.0),
+    fp("issue.cp_async_filler_cycles", 0.0, 20.0),
     fp("issue.warp_issue_cycles", 1.0, 8.0),
     fp("latency.alu", 1.0, 40.0),
     fp("latency.predicate_branch", 0.0, 100.0),
