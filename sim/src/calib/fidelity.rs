@@ -247,9 +247,13 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   generic path: ptxas reads SR_SWINHI again before the first access of a round (~44 cycles,
   `latency.window_swinhi`); one warp's ST.E.128 leave every 12 cycles, 4 warps' at 24 B/cycle
   past a 384-cycle queue (`dsmem.*`), loads' requests queue deeper and their data comes back at
-  ~20 B/cycle (dsmem_bandwidth.ptx). Not explained: 8 warps' st.shared::cluster.v2 (ST.E.64) run
-  far faster than those rates (val_mem_queues.ptx, +33..250%), and cp.async's first instructions
-  carry ptxas's three `@!PT LDS` fillers.
+  ~20 B/cycle (dsmem_bandwidth.ptx). Not explained: the same remote-store window is 3x faster
+  later in some programs than as a program's first remote stores (val_dsmem_stores.ptx: one warp's
+  16-byte stores every 4 cycles after the program's 4- and 8-byte series, every 12 in
+  mem_queues.ptx and in a copy of val_dsmem_stores.ptx with only its 16-byte series; both CTAs on
+  the same two SMs); the model follows mem_queues.ptx, so val_dsmem_stores.ptx and
+  val_mem_queues.ptx's remote stores are slow in it (+33..250%). cp.async pays ptxas's three
+  `@!PT LDS` fillers before the first LDGSTS of a run (`issue.cp_async_filler_cycles`).
 - Plain global stores (gmem_stores.ptx, H200; gmem_store_shapes.ptx, gmem_store_warps.ptx, H100):
   a warp issues one about every 4.6 cycles (ptxas's stall count) until the SM's store queue is
   full, 16 stores whatever their size; then one per store's time on the SM's path: about 2.9
