@@ -247,12 +247,15 @@ What the silicon figures show (H100 80GB HBM3, 2026-11-25, 5 runs of the batch; 
   generic path: ptxas reads SR_SWINHI again before the first access of a round (~44 cycles,
   `latency.window_swinhi`); one warp's ST.E.128 leave every 12 cycles, 4 warps' at 24 B/cycle
   past a 384-cycle queue (`dsmem.*`), loads' requests queue deeper and their data comes back at
-  ~20 B/cycle (dsmem_bandwidth.ptx). Not explained: the same remote-store window is 3x faster
-  later in some programs than as a program's first remote stores (val_dsmem_stores.ptx: one warp's
-  16-byte stores every 4 cycles after the program's 4- and 8-byte series, every 12 in
-  mem_queues.ptx and in a copy of val_dsmem_stores.ptx with only its 16-byte series; both CTAs on
-  the same two SMs); the model follows mem_queues.ptx, so val_dsmem_stores.ptx and
-  val_mem_queues.ptx's remote stores are slow in it (+33..250%). cp.async pays ptxas's three
+  ~20 B/cycle (dsmem_bandwidth.ptx). What a clock-to-clock window of remote stores times depends
+  on ptxas's registers: a warp issues an ST.E.x every 4 cycles whatever its width, but where the
+  closing CS2R reuses a register of the stores' generic address (every such window of
+  mem_queues.ptx, only the 16-byte x 16 ones of val_dsmem_stores.ptx: the SASS wait masks) the
+  clock read waits until the last store's data has left: 12 cycles a 16-byte store for one warp.
+  The model times the issue at the data's rate (it follows mem_queues.ptx), so the windows of
+  val_dsmem_stores.ptx and val_mem_queues.ptx that see only the issue are slow in it
+  (+12..400%); that one warp's 16 x 16-byte window is 112 cycles there against 230 in
+  mem_queues.ptx is not explained. cp.async pays ptxas's three
   `@!PT LDS` fillers before the first LDGSTS of a run (`issue.cp_async_filler_cycles`).
 - Plain global stores (gmem_stores.ptx, H200; gmem_store_shapes.ptx, gmem_store_warps.ptx, H100):
   a warp issues one about every 4.6 cycles (ptxas's stall count) until the SM's store queue is

@@ -33,12 +33,14 @@ w(timing_head.head(f'''//! Validation (issue 13 section 2, validation set): the 
 //! the clock; lane 0 of each storing warp stores the difference ({SAMPLES} samples a figure: a series
 //! of W warps runs {SAMPLES}/W rounds). `done` counts the threads. Written by
 //! gen/dsmem_stores.py.
-//! On an H100 (2026-11-28) the same window gives other figures by what ran before it in the
-//! program: 16-byte stores here (after the 4- and 8-byte series) take 4 cycles an instruction
-//! (1 warp x 4 / 8 / 16: 44 / 60 / 112), but 12 as the first remote stores of a program
-//! (mem_queues.ptx: 86 / 134 for 4 / 8; the same program with only the 16-byte series: 86 / 134 /
-//! 112, and 4 warps x 8 61.5 here against 316.5 there), with both CTAs on the same two SMs (%smid
-//! 124, 125). The model follows mem_queues.ptx; this program shows the other case.''', "val_dsmem_stores", 32 * WARPS, figs, SAMPLES, ctas=2) + f'''{{
+//! What a window times depends on ptxas's registers (H100, 2026-11-28, the same on every run): a
+//! warp issues an ST.E.x every 4 cycles whatever its width (here: 1 warp x 4 / 8 16-byte stores
+//! 44 / 60 cycles), but where ptxas gives the closing CS2R a register of the stores' 64-bit
+//! generic address, the clock read waits on the last store's read barrier, until its data has
+//! left (every window of mem_queues.ptx: 1 warp x 4 / 8 / 16 16-byte stores 86 / 134 / 230; here
+//! only the 16-byte x 16 windows: 1 warp 112, not explained). The model times the issue at the
+//! data's rate (it follows mem_queues.ptx), so the windows here that see only the issue are
+//! slow in it.''', "val_dsmem_stores", 32 * WARPS, figs, SAMPLES, ctas=2) + f'''{{
 	.reg .pred %p<100>;
 	.reg .b32 %r<200>;
 	.reg .b64 %rd<100>;
