@@ -116,8 +116,8 @@ impl L2Lines {
 ///
 /// A warp stalls with MemoryThrottle while the pipe is booked more than `queue_cycles` ahead
 /// (global, DSMEM), or while its scheduler has `smem.queue_instructions` accesses booked that have
-/// not started (shared memory: each sub-partition's queue of memory instructions). When the pipe has room again, the scheduler that has waited longest takes it first: the others
-/// yield to it (sm_90's sub-partitions queue their memory instructions separately and the shared
+/// not started (shared memory: each sub-partition's queue of memory instructions). When the pipe
+/// has room again, the scheduler that has waited longest takes it first: the others yield to it (sm_90's sub-partitions queue their memory instructions separately and the shared
 /// stage takes them in turn, so no sub-partition is kept out for good). Within a scheduler the
 /// warps that found the pipe busy take it in the order they found it busy: the greedy warp of a
 /// greedy-then-oldest scheduler, which wants the pipe again right after each access, cannot take
@@ -205,8 +205,13 @@ impl PipeBooking {
         self.free = start + occ;
         if let Some(w) = warp {
             self.issued(w);
+            // (started accesses leave as new ones come: the list holds the queued ones only)
             let n = self.queued.len();
-            self.queued[w % n].push_back(start);
+            let q = &mut self.queued[w % n];
+            while q.front().is_some_and(|&s| s <= now) {
+                q.pop_front();
+            }
+            q.push_back(start);
         }
         start
     }
@@ -678,8 +683,12 @@ impl<'p> Engine<'p> {
                 let occ = bytes.div_ceil(rate.max(1)).max(1);
                 let start = cs.mem.dsmem.book(now, occ, sched);
                 if class == Class::Mem {
-                    // the warp's next memory instruction waits: the LD.E / ST.E stall count, and
-                    // a store's data leaving the warp (ST.E.128 of 32 lanes: one every 12 cycles)
+                    // the warp's next memory instruction waits: the LD.E / ST.E stall count, and a
+                    // store's data leaving the warp (ST.E.128 of 32 lanes: one every 12 cycles).
+                    // Silicon issues an ST.E.x every 4 cycles and holds its registers until its
+                    // data has left; a clock read waits for that only where ptxas reuses one of
+                    // them (docs/DESIGN.md, "Memory queues"): the engine, which sees the PTX
+                    // registers, times the issue at the data's rate.
                     let spacing = if plain_load {
                         cfg.smem.load_issue_cycles
                     } else {
