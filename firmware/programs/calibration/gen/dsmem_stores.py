@@ -89,38 +89,12 @@ for lane, vec, warps in SERIES:
 ''')
     for n in NS:
         lab = f"{key}_{n}"
-        w(f'''	// ---- figure: {figs[fig]} ----
-	mov.u32 %r90, 0;
-round_{lab}:
-	.pragma "nounroll";
-	mov.u64 %rd90, %clock64;
-spin_{lab}:
-	mov.u64 %rd91, %clock64;
-	sub.s64 %rd91, %rd91, %rd90;
-	setp.lt.s64 %p9, %rd91, {SPIN};
-	@%p9 bra spin_{lab};
-	bar.sync 0;
-	ld.shared.u32 %r15, [%r8];
-	add.u32 %r9, %r9, %r15;
-	@!%p5 bra skip_{lab};
-	mov.u64 %rd30, %clock64;
-''')
+        w(timing_head.window_open(lab, figs[fig], SPIN, "%p5"))
         for i in range(n):
             regs = "{" + ", ".join(f"%r{100 + v * i + j}" for j in range(v)) + "}" if v > 1 else f"%r{100 + i}"
             w(f"\tst.shared::cluster{vec}.u32 [%r11+{insn * i}], {regs};\n")
-        w(f'''	mov.u64 %rd31, %clock64;
-	@!%p0 bra skip_{lab};
-	add.u32 %r16, %r14, %r90;
-	sub.s64 %rd3, %rd31, %rd30;
-	add.u32 %r17, %r16, {fig * SAMPLES};
-	mul.wide.u32 %rd4, %r17, 8;
-	add.s64 %rd5, %rd80, %rd4;
-	st.global.u64 [%rd5], %rd3;
-skip_{lab}:
-	add.u32 %r90, %r90, 1;
-	setp.lt.u32 %p90, %r90, {rounds};
-	@%p90 bra round_{lab};
-''')
+        w("\tmov.u64 %rd31, %clock64;\n")
+        w(timing_head.window_close(lab, "%r14", fig * SAMPLES, rounds))
         fig += 1
 
 w('''	// rank 1's shared memory stays until rank 0's stores are done

@@ -105,22 +105,7 @@ for key, what, warps in SERIES:
     first = "%r14" if warps == WARPS else "%r19"
     for n in NS:
         lab = f"{key}_{n}"
-        w(f'''	// ---- figure: {figs[fig]} ----
-	mov.u32 %r90, 0;
-round_{lab}:
-	.pragma "nounroll";
-	mov.u64 %rd90, %clock64;
-spin_{lab}:
-	mov.u64 %rd91, %clock64;
-	sub.s64 %rd91, %rd91, %rd90;
-	setp.lt.s64 %p9, %rd91, {SPIN};
-	@%p9 bra spin_{lab};
-	bar.sync 0;
-	ld.shared.u32 %r15, [%r8];
-	add.u32 %r9, %r9, %r15;
-	@!{issuing} bra skip_{lab};
-	mov.u64 %rd30, %clock64;
-''')
+        w(timing_head.window_open(lab, figs[fig], SPIN, issuing))
         for i in range(n):
             off = INSN * i             # each instruction its own bytes: none merged or dead
             regs = "{" + ", ".join(f"%r{100 + VEC * i + j}" for j in range(VEC)) + "}"
@@ -143,18 +128,7 @@ spin_{lab}:
         if key == "cpa":
             w("\tcp.async.wait_all;\n")
         # lane 0 stores the window at t[fig * SAMPLES + warp * rounds + round]
-        w(f'''	@!%p0 bra skip_{lab};
-	add.u32 %r16, {first}, %r90;
-	sub.s64 %rd3, %rd31, %rd30;
-	add.u32 %r17, %r16, {fig * SAMPLES};
-	mul.wide.u32 %rd4, %r17, 8;
-	add.s64 %rd5, %rd80, %rd4;
-	st.global.u64 [%rd5], %rd3;
-skip_{lab}:
-	add.u32 %r90, %r90, 1;
-	setp.lt.u32 %p90, %r90, {rounds};
-	@%p90 bra round_{lab};
-''')
+        w(timing_head.window_close(lab, first, fig * SAMPLES, rounds))
         fig += 1
 
 w(f'''	// rank 1's shared memory stays until rank 0's remote accesses are done
