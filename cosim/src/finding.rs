@@ -134,6 +134,10 @@ findings! {
     /// registers (none since the warp started, or one of its registers accessed since) (PTX
     /// 9.7.15 "wgmma.fence").
     WgmmaFenceMissing,
+    /// A `wgmma.mma_async.sp` metadata field that places no valid pattern: a 2:4 index pair of
+    /// equal indices (0b0000, 0b0101, 0b1010, 0b1111), or for tf32's 1:2 anything but 0b0100 and
+    /// 0b1110 (PTX 9.7.15.6.1: undefined behavior).
+    WgmmaSparseMetadataInvalid,
     /// A device-side `assert` failed (`__assertfail`): the message names the expression, file
     /// and line.
     AssertionFailed,

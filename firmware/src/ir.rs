@@ -109,7 +109,8 @@ define_mods! {
     (Elemtype, "elemtype"), (InterleaveLayout, "interleave_layout"), (SwizzleMode, "swizzle_mode"),
     (SwizzleAtomicity, "swizzle_atomicity"), (FillMode, "fill_mode"),
     // wgmma.mma_async shapes (PTX 9.7.15.2 Matrix Shape): m64nNk8 (tf32), m64nNk16 (f16, bf16),
-    // m64nNk32 (e4m3, e5m2; s8/u8 on the N multiples of 16 up to 224), m64nNk256 (b1).
+    // m64nNk32 (e4m3, e5m2; s8/u8 on the N multiples of 16 up to 224), m64nNk256 (b1); the
+    // sparse wgmma.mma_async.sp doubles K (k16 tf32, k32 f16/bf16, k64 below).
     (M64n8k8, "m64n8k8"), (M64n16k8, "m64n16k8"), (M64n24k8, "m64n24k8"), (M64n32k8, "m64n32k8"),
     (M64n40k8, "m64n40k8"), (M64n48k8, "m64n48k8"), (M64n56k8, "m64n56k8"), (M64n64k8, "m64n64k8"),
     (M64n72k8, "m64n72k8"), (M64n80k8, "m64n80k8"), (M64n88k8, "m64n88k8"), (M64n96k8, "m64n96k8"),
@@ -147,6 +148,18 @@ define_mods! {
     (M64n128k256, "m64n128k256"), (M64n144k256, "m64n144k256"), (M64n160k256, "m64n160k256"),
     (M64n176k256, "m64n176k256"), (M64n192k256, "m64n192k256"), (M64n208k256, "m64n208k256"),
     (M64n224k256, "m64n224k256"), (M64n240k256, "m64n240k256"), (M64n256k256, "m64n256k256"),
+    // wgmma.mma_async.sp's 8-bit shapes (PTX 9.7.15.6: e4m3/e5m2 and s8/u8 at twice the dense K).
+    (M64n8k64, "m64n8k64"), (M64n16k64, "m64n16k64"), (M64n24k64, "m64n24k64"),
+    (M64n32k64, "m64n32k64"), (M64n40k64, "m64n40k64"), (M64n48k64, "m64n48k64"),
+    (M64n56k64, "m64n56k64"), (M64n64k64, "m64n64k64"), (M64n72k64, "m64n72k64"),
+    (M64n80k64, "m64n80k64"), (M64n88k64, "m64n88k64"), (M64n96k64, "m64n96k64"),
+    (M64n104k64, "m64n104k64"), (M64n112k64, "m64n112k64"), (M64n120k64, "m64n120k64"),
+    (M64n128k64, "m64n128k64"), (M64n136k64, "m64n136k64"), (M64n144k64, "m64n144k64"),
+    (M64n152k64, "m64n152k64"), (M64n160k64, "m64n160k64"), (M64n168k64, "m64n168k64"),
+    (M64n176k64, "m64n176k64"), (M64n184k64, "m64n184k64"), (M64n192k64, "m64n192k64"),
+    (M64n200k64, "m64n200k64"), (M64n208k64, "m64n208k64"), (M64n216k64, "m64n216k64"),
+    (M64n224k64, "m64n224k64"), (M64n232k64, "m64n232k64"), (M64n240k64, "m64n240k64"),
+    (M64n248k64, "m64n248k64"), (M64n256k64, "m64n256k64"),
 }
 
 impl Mod {

@@ -1,5 +1,6 @@
 //! The legal forms of the matrix instructions: `mma.sync` (PTX 9.7.14.5 "mma" and its
-//! "Matrix Shape" and fragment sections) and `wgmma.mma_async` (PTX 9.7.15.5.2, shapes of 9.7.15 "Matrix Shape"): which
+//! "Matrix Shape" and fragment sections), `wgmma.mma_async` (PTX 9.7.15.5.2, shapes of 9.7.15 "Matrix Shape")
+//! and its sparse form `wgmma.mma_async.sp` (PTX 9.7.15.6): which
 //! shape goes with which element types, and how many registers each operand vector holds. The
 //! parser rejects what ptxas rejects with these rules; the golden model's bodies read the same
 //! forms, so a rule lives here once.
@@ -82,6 +83,30 @@ pub struct Form {
     pub a_regs: usize,
     /// Registers of B (`mma` only; wgmma reads B through a descriptor).
     pub b_regs: usize,
+    /// `wgmma.mma_async.sp` (PTX 9.7.15.6): `k` is the logical K of the structured-sparse A, whose
+    /// operand (registers or shared memory) holds only its K/2 nonzero columns.
+    pub sparse: bool,
+}
+
+impl Form {
+    /// Columns of the A operand as stored: K, or K/2 for the sparse form (PTX 9.7.15.6: "the MxK
+    /// matrix A is packed into MxK/2 elements").
+    pub fn a_cols(&self) -> u32 {
+        if self.sparse {
+            self.k / 2
+        } else {
+            self.k
+        }
+    }
+    /// The operand index of a wgmma's scale-d: after d, a, b-desc, and for the sparse form
+    /// sp-meta and sp-sel (PTX 9.7.15.6.3 syntax); the immediates follow it.
+    pub fn scale_d_operand(&self) -> usize {
+        if self.sparse {
+            5
+        } else {
+            3
+        }
+    }
 }
 
 /// The shape modifier of `i`.
@@ -136,41 +161,47 @@ pub fn mma_form(i: &Instr) -> Result<Form, String> {
     let per = fam.per_reg();
     let a_elems = m * k / 32;
     let b_elems = n * k / 32;
-    Ok(Form { m, n, k, family: fam, d_regs: acc_regs(m, n, 32, dt), a_regs: (a_elems / per) as usize, b_regs: (b_elems / per) as usize })
+    Ok(Form { m, n, k, family: fam, d_regs: acc_regs(m, n, 32, dt), a_regs: (a_elems / per) as usize, b_regs: (b_elems / per) as usize, sparse: false })
 }
 
 /// wgmma N values of the integer and single-bit forms (PTX 9.7.15 "Matrix Shape": multiples of 16 from 16,
-/// plus 8 and 24; `.b1` also 240 and 256).
-fn int_n(n: u32, b1: bool) -> bool {
-    n == 8 || n == 24 || (n % 16 == 0 && n >= 16 && n <= if b1 { 256 } else { 224 })
+/// plus 8 and 24, up to 256). ptxas 13.5 takes `m64n240k32` and `m64n256k32` with `.s8`, dense and
+/// sparse (`m64n240k64`), as CUTLASS's `mma_sm90_gmma_ext.hpp` emits them, and refuses `m64n40k64`.
+fn int_n(n: u32) -> bool {
+    n == 8 || n == 24 || (n % 16 == 0 && (16..=256).contains(&n))
 }
 
-/// The `wgmma.mma_async` form of `i` (`.dtype.atype.btype` in `ty()`, `ty2`, `ty3`), or why ptxas
-/// refuses it.
+/// The `wgmma.mma_async` or `wgmma.mma_async.sp` form of `i` (`.dtype.atype.btype` in `ty()`,
+/// `ty2`, `ty3`), or why ptxas refuses it. The sparse form (PTX 9.7.15.6) has the dense form's
+/// types, accumulators and N values with K doubled and no `.b1`; its sp-meta is a register and its
+/// sp-sel an immediate (ptxas: "Arguments mismatch" otherwise).
 pub fn wgmma_form(i: &Instr) -> Result<Form, String> {
-    let (sm, (m, n, k)) = shape_of(i).ok_or("`wgmma.mma_async` needs a shape")?;
+    let sparse = i.op == Opcode::WgmmaMmaAsyncSp;
+    let name = i.op.name();
+    let (sm, (m, n, k)) = shape_of(i).ok_or_else(|| format!("`{name}` needs a shape"))?;
     let (dt, at, bt) = (i.ty().ok_or("needs .dtype")?, i.ty2.ok_or("needs .atype")?, i.ty3.ok_or("needs .btype")?);
     let fam = Family::of(at).ok_or_else(|| format!("`.{}` is not a wgmma multiplicand type", at.text()))?;
     if Family::of(bt) != Some(fam) || (!matches!(fam, Family::Fp8 | Family::Int8) && at != bt) {
-        return Err(format!("`wgmma.mma_async` multiplies `.{}` by `.{}`: not a valid pair", at.text(), bt.text()));
+        return Err(format!("`{name}` multiplies `.{}` by `.{}`: not a valid pair", at.text(), bt.text()));
     }
-    let (want_k, accs): (u32, &[Mod]) = match fam {
+    let (dense_k, accs): (u32, &[Mod]) = match fam {
         Family::F16 => (16, &[Mod::F16, Mod::F32]),
         Family::Bf16 => (16, &[Mod::F32]),
         Family::Tf32 => (8, &[Mod::F32]),
         Family::Fp8 => (32, &[Mod::F16, Mod::F32]),
         Family::Int8 => (32, &[Mod::S32]),
-        Family::B1 => (256, &[Mod::S32]),
-        Family::Int4 | Family::F64 => return Err(format!("`wgmma.mma_async` has no `.{}` form", at.text())),
+        Family::B1 if !sparse => (256, &[Mod::S32]),
+        Family::B1 | Family::Int4 | Family::F64 => return Err(format!("`{name}` has no `.{}` form", at.text())),
     };
+    let want_k = if sparse { 2 * dense_k } else { dense_k };
     if k != want_k {
-        return Err(format!("`wgmma.mma_async` with `.{}` multiplicands needs a `k{want_k}` shape, found `.{}`", at.text(), sm.text()));
+        return Err(format!("`{name}` with `.{}` multiplicands needs a `k{want_k}` shape, found `.{}`", at.text(), sm.text()));
     }
-    if matches!(fam, Family::Int8 | Family::B1) && !int_n(n, fam == Family::B1) {
+    if matches!(fam, Family::Int8 | Family::B1) && !int_n(n) {
         return Err(format!("`.{}` is not a shape of the `.{}` wgmma (PTX 9.7.15 Matrix Shape)", sm.text(), at.text()));
     }
     if !accs.contains(&dt) {
-        return Err(format!("`wgmma.mma_async` with `.{}` multiplicands accumulates in {}", at.text(), list(accs)));
+        return Err(format!("`{name}` with `.{}` multiplicands accumulates in {}", at.text(), list(accs)));
     }
     if fam == Family::B1 && !(i.has(Mod::And) && i.has(Mod::Popc)) {
         return Err("single-bit `wgmma.mma_async` needs `.and.popc`".into());
@@ -178,19 +209,37 @@ pub fn wgmma_form(i: &Instr) -> Result<Form, String> {
     if i.has(Mod::Satfinite) && fam != Family::Int8 {
         return Err("`.satfinite` is only for the integer wgmma".into());
     }
-    // Operands: d, a (descriptor or registers), b-desc, scale-d, then the immediates.
+    if sparse {
+        // PTX 9.7.15.6.1: the sparsity selector names the threads of each group of four that
+        // hold the metadata: a thread pair (0: T0 and T1, 1: T2 and T3) for the 16- and 32-bit
+        // types, all four for the 8-bit ones (0 only). ptxas checks it: "expected to be 0 or 1" /
+        // "expected to be 0".
+        if !matches!(i.operands.get(3), Some(Operand::Reg(_))) {
+            return Err(format!("the sp-meta operand of `{name}` must be a .b32 register"));
+        }
+        let max_sel = if matches!(fam, Family::Fp8 | Family::Int8) { 0 } else { 1 };
+        match i.operands.get(4) {
+            Some(Operand::Imm(s)) if (0..=max_sel).contains(s) => {}
+            Some(Operand::Imm(s)) => return Err(format!("the sp-sel of `{name}` with `.{}` multiplicands must be {}, found {s}", at.text(), if max_sel == 0 { "0" } else { "0 or 1" })),
+            _ => return Err(format!("the sp-sel operand of `{name}` must be an immediate")),
+        }
+    }
+    // Operands: d, a (descriptor or registers), b-desc, [sp-meta, sp-sel,] scale-d, then the
+    // immediates.
     let a_regs = matches!(i.operands.get(1), Some(Operand::Vector(_)));
     let imms = match fam {
         Family::F16 | Family::Bf16 => 4 - a_regs as usize,
         Family::Tf32 | Family::Fp8 => 2,
         _ => 0,
     };
-    if i.operands.len() != 4 + imms {
+    let fixed = if sparse { 6 } else { 4 };
+    if i.operands.len() != fixed + imms {
         return Err(format!(
-            "`wgmma.mma_async` with `.{}` multiplicands and A {} takes {} operands (d, a, b-desc, scale-d{}), found {}",
+            "`{name}` with `.{}` multiplicands and A {} takes {} operands (d, a, b-desc, {}scale-d{}), found {}",
             at.text(),
             if a_regs { "in registers" } else { "in shared memory" },
-            4 + imms,
+            fixed + imms,
+            if sparse { "sp-meta, sp-sel, " } else { "" },
             match imms {
                 4 => ", imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
                 3 => ", imm-scale-a, imm-scale-b, imm-trans-b",
@@ -200,14 +249,14 @@ pub fn wgmma_form(i: &Instr) -> Result<Form, String> {
             i.operands.len()
         ));
     }
-    Ok(Form { m, n, k, family: fam, d_regs: acc_regs(m, n, 128, dt), a_regs: 4, b_regs: 0 })
+    Ok(Form { m, n, k, family: fam, d_regs: acc_regs(m, n, 128, dt), a_regs: 4, b_regs: 0, sparse })
 }
 
 /// The instructions only the arch-specific target has (the Target ISA notes of PTX 9.7.15 wgmma and
 /// of setmaxnreg:
 /// "requires sm_90a"): ptxas refuses them for `.target sm_90`.
 pub fn check_arch(m: &crate::ir::Module, i: &Instr) -> Result<(), String> {
-    let arch_specific = matches!(i.op, Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup | Opcode::WgmmaMmaAsync | Opcode::Setmaxnreg);
+    let arch_specific = matches!(i.op, Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup | Opcode::WgmmaMmaAsync | Opcode::WgmmaMmaAsyncSp | Opcode::Setmaxnreg);
     if arch_specific && !m.target.iter().any(|t| t.starts_with("sm_") && t.ends_with('a')) {
         return Err(format!("`{}` requires the arch-specific target `.target sm_90a` (ptxas rejects it on `{}`)", i.op.name(), m.target.join(", ")));
     }
@@ -246,7 +295,7 @@ pub fn check(i: &Instr) -> Result<(), String> {
             Some(Operand::Imm(n)) if (24..=256).contains(n) && n % 8 == 0 => Ok(()),
             _ => Err("`setmaxnreg` takes an immediate register count in 24..=256, a multiple of 8".into()),
         },
-        Opcode::WgmmaMmaAsync => {
+        Opcode::WgmmaMmaAsync | Opcode::WgmmaMmaAsyncSp => {
             let f = wgmma_form(i)?;
             want(0, f.d_regs, "the D operand")?;
             if vec_len(1).is_some() {
@@ -306,5 +355,38 @@ mod tests {
         assert!(e.contains("not a shape"), "{e}");
         let e = instr(&format!("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{}}}, %rd1, %rd2, %p1, 1, 1;", d.join(", "))).unwrap_err();
         assert!(e.contains("takes 8 operands"), "{e}");
+    }
+
+    #[test]
+    fn sparse_wgmma_forms() {
+        // PTX 9.7.15.6: K doubled, sp-meta and sp-sel between b-desc and scale-d.
+        let d: Vec<String> = (1..=64).map(|k| format!("%f{k}")).collect();
+        let v = |n: usize| d[..n].join(", ");
+        let i = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16 {{{}}}, %rd1, %rd2, %r1, 0, %p1, 1, 1, 0, 0;", v(64))).unwrap();
+        let f = wgmma_form(&i).unwrap();
+        assert_eq!((f.n, f.k, f.a_cols(), f.d_regs, f.sparse, f.scale_d_operand()), (128, 32, 16, 64, true, 5));
+        // A in registers: four registers (the packed K/2 columns), one immediate fewer.
+        let i = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {{{}}}, {{%r1, %r2, %r3, %r4}}, %rd2, %r5, 1, %p1, 1, 1, 0;", v(4))).unwrap();
+        assert!(wgmma_form(&i).is_ok());
+        // tf32 k16, 8-bit k64 with N up to 256 for s8; the dense K is refused.
+        assert!(instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 {{{}}}, %rd1, %rd2, %r1, 1, %p1, 1, 1;", v(4))).is_ok());
+        assert!(instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2 {{{}}}, %rd1, %rd2, %r1, 0, %p1, 1, 1;", d[..2].join(", "))).is_ok());
+        let r: Vec<String> = (1..=128).map(|k| format!("%r{k}")).collect();
+        assert!(instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n256k64.s32.s8.u8.satfinite {{{}}}, %rd1, %rd2, %r1, 0, %p1;", r.join(", "))).is_ok());
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.f16.f16 {{{}}}, %rd1, %rd2, %r1, 0, %p1, 1, 1, 0, 0;", v(4))).unwrap_err();
+        assert!(e.contains("needs a `k32` shape"), "{e}");
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n40k64.s32.s8.s8 {{{}}}, %rd1, %rd2, %r1, 0, %p1;", r[..20].join(", "))).unwrap_err();
+        assert!(e.contains("not a shape"), "{e}");
+        // The selector: 0 or 1 for 16/32-bit types, 0 for 8-bit ones, an immediate (ptxas 13.5).
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {{{}}}, %rd1, %rd2, %r1, 2, %p1, 1, 1, 0, 0;", v(4))).unwrap_err();
+        assert!(e.contains("must be 0 or 1, found 2"), "{e}");
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {{{}}}, %rd1, %rd2, %r1, 1, %p1;", r[..4].join(", "))).unwrap_err();
+        assert!(e.contains("must be 0, found 1"), "{e}");
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {{{}}}, %rd1, %rd2, %r1, %r2, %p1, 1, 1, 0, 0;", v(4))).unwrap_err();
+        assert!(e.contains("sp-sel operand"), "{e}");
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {{{}}}, %rd1, %rd2, 68, 0, %p1, 1, 1, 0, 0;", v(4))).unwrap_err();
+        assert!(e.contains("sp-meta operand"), "{e}");
+        let e = instr(&format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {{{}}}, %rd1, %rd2, %r1, 0, %p1, 1, 1;", v(4))).unwrap_err();
+        assert!(e.contains("takes 10 operands (d, a, b-desc, sp-meta, sp-sel, scale-d"), "{e}");
     }
 }

@@ -93,6 +93,25 @@ const WGMMA_SHAPES: &[Mod] = &[
     M64n64k256, M64n80k256, M64n96k256, M64n112k256, M64n128k256, M64n144k256, M64n160k256,
     M64n176k256, M64n192k256, M64n208k256, M64n224k256, M64n240k256, M64n256k256,
 ];
+/// `wgmma.mma_async.sp` multiplicand types (PTX 9.7.15.6: no `.b1` sparse form).
+const WGMMA_SP_IN: &[Mod] = &[F16, Bf16, Tf32, E4m3, E5m2, S8, U8];
+/// `wgmma.mma_async.sp` shapes (PTX 9.7.15.6, ptxas 13.5): K twice the dense one, m64nNk16
+/// (tf32), m64nNk32 (f16, bf16), m64nNk64 (e4m3, e5m2, s8, u8); which N a type takes is
+/// `mma::wgmma_form`'s rule, shared with the dense form.
+const WGMMA_SP_SHAPES: &[Mod] = &[
+    M64n8k16, M64n16k16, M64n24k16, M64n32k16, M64n40k16, M64n48k16, M64n56k16, M64n64k16, M64n72k16,
+    M64n80k16, M64n88k16, M64n96k16, M64n104k16, M64n112k16, M64n120k16, M64n128k16, M64n136k16,
+    M64n144k16, M64n152k16, M64n160k16, M64n168k16, M64n176k16, M64n184k16, M64n192k16, M64n200k16,
+    M64n208k16, M64n216k16, M64n224k16, M64n232k16, M64n240k16, M64n248k16, M64n256k16, M64n8k32,
+    M64n16k32, M64n24k32, M64n32k32, M64n40k32, M64n48k32, M64n56k32, M64n64k32, M64n72k32, M64n80k32,
+    M64n88k32, M64n96k32, M64n104k32, M64n112k32, M64n120k32, M64n128k32, M64n136k32, M64n144k32,
+    M64n152k32, M64n160k32, M64n168k32, M64n176k32, M64n184k32, M64n192k32, M64n200k32, M64n208k32,
+    M64n216k32, M64n224k32, M64n232k32, M64n240k32, M64n248k32, M64n256k32, M64n8k64, M64n16k64,
+    M64n24k64, M64n32k64, M64n40k64, M64n48k64, M64n56k64, M64n64k64, M64n72k64, M64n80k64, M64n88k64,
+    M64n96k64, M64n104k64, M64n112k64, M64n120k64, M64n128k64, M64n136k64, M64n144k64, M64n152k64,
+    M64n160k64, M64n168k64, M64n176k64, M64n184k64, M64n192k64, M64n200k64, M64n208k64, M64n216k64,
+    M64n224k64, M64n232k64, M64n240k64, M64n248k64, M64n256k64,
+];
 const TMAP_FIELDS: &[Mod] = &[GlobalAddress, Rank, BoxDim, GlobalDim, GlobalStride, ElementStride, Elemtype, InterleaveLayout, SwizzleMode, SwizzleAtomicity, FillMode];
 const BIT_TYPES: &[Mod] = &[Pred, B16, B32, B64];
 const SHIFT_TYPES: &[Mod] = &[B16, B32, B64, U16, U32, U64, S16, S32, S64];
@@ -264,11 +283,15 @@ macro_rules! opcode_table {
             (Stmatrix, "stmatrix", "a,v", [req(&[Sync]), req(&[Aligned]), req(&[M8n8]), req(&[X1, X2, X4]), opt(&[Trans]), opt(SMEM_CTA), req(&[B16])], 90),
             (Movmatrix, "movmatrix", "d,s", [req(&[Sync]), req(&[Aligned]), req(&[M8n8]), req(&[Trans]), req(&[B16])], 75),
             (Mma, "mma", "w,v,v,v", [req(&[Sync]), req(&[Aligned]), req(MMA_SHAPES), opt(&[Row]), opt(&[Col]), opt(&[Satfinite]), req(MMA_ACC), req(MMA_IN), req(MMA_IN), req(MMA_ACC), opt(&[Xor, And]), opt(&[Popc])], 80),
-            // ---- warpgroup matrix instructions (PTX 9.7.15.5) ----
+            // ---- warpgroup matrix instructions (PTX 9.7.15.5, 9.7.15.6) ----
             (WgmmaFence, "wgmma.fence", "", [req(&[Sync]), req(&[Aligned])], 90),
             (WgmmaCommitGroup, "wgmma.commit_group", "", [req(&[Sync]), req(&[Aligned])], 90),
             (WgmmaWaitGroup, "wgmma.wait_group", "s", [req(&[Sync]), req(&[Aligned])], 90),
             (WgmmaMmaAsync, "wgmma.mma_async", "v,sv,s,s!,s?,s?,s?,s?", [req(&[Sync]), req(&[Aligned]), req(WGMMA_SHAPES), opt(&[Satfinite]), req(WGMMA_ACC), req(WGMMA_IN), req(WGMMA_IN), opt(&[And]), opt(&[Popc])], 90),
+            // The sparse form (PTX 9.7.15.6): d, a, b-desc, sp-meta, sp-sel, scale-d, then the
+            // immediates of the dense form; A is the 64 x K/2 packed half of a 2:4 (1:2 for tf32)
+            // structured-sparse A.
+            (WgmmaMmaAsyncSp, "wgmma.mma_async.sp", "v,sv,s,s,s,s!,s?,s?,s?,s?", [req(&[Sync]), req(&[Aligned]), req(WGMMA_SP_SHAPES), opt(&[Satfinite]), req(WGMMA_ACC), req(WGMMA_SP_IN), req(WGMMA_SP_IN)], 90),
             // ---- sm_100 only (PTX 9.7.13.17 - 9.7.13.18): parsed, rejected by target ----
             (ClusterlaunchcontrolTryCancel, "clusterlaunchcontrol.try_cancel", "a,a", [req(&[Async]), opt(&[SharedCta]), req(COMPLETE_TX), opt(&[MulticastClusterAll]), req(&[B128])], 100),
             (ClusterlaunchcontrolQueryCancel, "clusterlaunchcontrol.query_cancel", "dv,s", [req(&[IsCanceled, GetFirstCtaid, GetFirstCtaidX, GetFirstCtaidY, GetFirstCtaidZ]), opt(&[V4]), opt(&[Pred, B32]), req(&[B128])], 100),
@@ -331,7 +354,6 @@ impl Opcode {
 /// its `::` qualifiers): the parser answers `unsupported: <what>` for them instead of calling them
 /// unknown or failing on one of their modifiers.
 pub const UNMODELLED: &[(&str, &str)] = &[
-    ("wgmma.mma_async.sp", "sparse `wgmma.mma_async.sp` (PTX 9.7.15.6)"),
     ("mma.sp", "sparse `mma.sp` (PTX 9.7.14.6)"),
     ("wmma", "`wmma` (PTX 9.7.14.4)"),
     ("tex", "texture instructions (PTX 9.7.10)"),

@@ -333,7 +333,7 @@ pub fn class_of(op: Opcode) -> Class {
         Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Set => Class::Compute,
         Exit | Trap | Brkpt | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => Class::Compute,
         // The matrix instructions: golden bodies; wgmma's asynchrony is timed by wgmma.rs.
-        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => Class::Compute,
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync | WgmmaMmaAsyncSp => Class::Compute,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll => Class::Compute,
         CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Class::Compute,
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Class::Tma,
@@ -427,7 +427,7 @@ pub fn ordering_of(i: &Instr) -> Ordering {
         Mov | Add | Addc | Sub | Subc | Mul | Mad | Fma | Div | Rem | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta => Ordering::None,
         Exit | Trap | Brkpt | Mapa | Getctarank | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Setmaxnreg => Ordering::None,
         Copysign | Testp | Mul24 | Mad24 | Sqrt | Rsqrt | Rcp | Ex2 | Lg2 | Sin | Cos | Tanh | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Sad | Dp4a | Dp2a | Isspacep | Set => Ordering::None,
-        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => Ordering::None,
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync | WgmmaMmaAsyncSp => Ordering::None,
         TensormapReplace | Ldmatrix | Stmatrix | Prefetch | Prefetchu => Ordering::None,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => Ordering::None,
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => Ordering::None,
@@ -494,7 +494,7 @@ fn latency_kind(op: Opcode) -> LatencyKind {
         // TMA instructions hand a command to the engine; none has a result register.
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => LatencyKind::Misc,
         // The wgmma family is timed by wgmma.rs (tensor cores, groups); issuing costs a slot.
-        WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => LatencyKind::Misc,
+        WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync | WgmmaMmaAsyncSp => LatencyKind::Misc,
         Mov | Add | Addc | Sub | Subc | Abs | Neg | Min | Max | And | Or | Xor | Not | Cnot | Shl | Shr | Popc | Clz | Brev | Bfind | Bfe | Setp | Selp | Cvt | Cvta | Mapa => LatencyKind::Arith,
         Copysign | Testp | Getctarank | Bfi | Prmt | Lop3 | Fns | Shf | Bmsk | Szext | Isspacep | Set => LatencyKind::Arith,
         // their results are timed by their ports; the fixed latency applies when no lane executes

@@ -229,7 +229,7 @@ pub fn runs_ahead_of_barrier(op: hopsync_firmware::Opcode) -> RunAhead {
         Bra => RunAhead::IfUniform,
         // Not register-only, or not measured running ahead: they wait for the barrier.
         Isspacep | Exit | Trap | Brkpt | Elect | Activemask | Vote | Match | ShflSync | Redux | BarWarpSync | Griddepcontrol | Membar | Fence | Setmaxnreg => RunAhead::No,
-        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync => RunAhead::No,
+        Movmatrix | Mma | WgmmaFence | WgmmaCommitGroup | WgmmaWaitGroup | WgmmaMmaAsync | WgmmaMmaAsyncSp => RunAhead::No,
         CpAsyncCommitGroup | CpAsyncWaitGroup | CpAsyncWaitAll | CpAsyncBulkCommitGroup | CpAsyncBulkWaitGroup => RunAhead::No,
         CpAsyncBulk | CpAsyncBulkTensor | CpReduceAsyncBulk | CpReduceAsyncBulkTensor | CpAsyncBulkPrefetch | CpAsyncBulkPrefetchTensor => RunAhead::No,
         ClusterlaunchcontrolTryCancel | ClusterlaunchcontrolQueryCancel | Call | Ret | Nanosleep => RunAhead::No,

@@ -132,10 +132,10 @@ fn is_tma(op: Opcode) -> bool {
 }
 
 /// Whether a module uses the TMA, so that runs keep its proxy and bulk-group state
-/// ([`TmaState`]: per CTA, 8 bytes per shared byte). wgmma.mma_async reads shared memory
-/// through the async proxy too (exec/wgmma.rs).
+/// ([`TmaState`]: per CTA, 8 bytes per shared byte). wgmma.mma_async and wgmma.mma_async.sp
+/// read shared memory through the async proxy too (exec/wgmma.rs).
 pub fn tracks(m: &hopsync_firmware::Module) -> bool {
-    m.kernel.body.iter().any(|i| is_tma(i.op) || i.op == Opcode::WgmmaMmaAsync)
+    m.kernel.body.iter().any(|i| is_tma(i.op) || matches!(i.op, Opcode::WgmmaMmaAsync | Opcode::WgmmaMmaAsyncSp))
 }
 
 // ---- state -------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-//! Warpgroup matrix multiply-accumulate (PTX 9.7.15): `wgmma.mma_async`, `wgmma.fence`,
-//! `wgmma.commit_group`, `wgmma.wait_group`, with the rules of their asynchrony as findings.
+//! Warpgroup matrix multiply-accumulate (PTX 9.7.15): `wgmma.mma_async`, its sparse form
+//! `wgmma.mma_async.sp` (PTX 9.7.15.6), `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group`,
+//! with the rules of their asynchrony as findings.
 //!
 //! A warpgroup is four consecutive warps (warp `w` is warp `w % 4` of group `w / 4`); warp `q`
 //! owns rows `16q..16q+16` of the 64-row D and A, so each warp's part of the product needs only
@@ -30,6 +31,13 @@
 //! * `SharedMemoryRace` (race.rs): a write to the shared-memory operands by another warp or
 //!   asynchronous agent not ordered before the read (the wgmma's `.sync.aligned` orders only the
 //!   warp's own lanes); the reads are checked, not recorded (`race::Access::OperandRead`).
+//! * `WgmmaSparseMetadataInvalid` (PTX 9.7.15.6.1): a metadata field of `wgmma.mma_async.sp` that
+//!   places no valid pattern of its chunk's nonzero elements (undefined behavior).
+//!
+//! The sparse form is the dense one on the A it stands for: the warp's packed 16 x K/2 A (from
+//! its registers or through the descriptor, in the dense layouts of K/2 columns) is spread to
+//! 16 x K by the metadata of the threads the sparsity selector names ([`meta_place`]), and the
+//! product, scaling, groups and findings are those of `wgmma.mma_async`.
 
 use super::mma::{a16, c16, check_full_warp, elem, vec_regs, Acc, Mat, Val};
 use super::{lanes, unsupported, Cx, Exec, Flow, Stop, R, WARP};
@@ -169,7 +177,7 @@ impl WgmmaState {
 fn state<'a>(cx: &'a mut Cx<'_, '_>) -> &'a mut WgmmaState {
     if !cx.m.wgmma.scanned {
         let body = &cx.m.module().kernel.body;
-        let active = body.iter().any(|i| matches!(i.op, Opcode::WgmmaMmaAsync | Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup));
+        let active = body.iter().any(|i| is_wgmma(i.op));
         let regs = if active { body.iter().map(instr_regs).collect() } else { Vec::new() };
         let nregs = cx.m.module().kernel.regs.len();
         let wpc = cx.m.ctas.first().map(|c| c.warps.len()).unwrap_or(0);
@@ -184,6 +192,11 @@ fn state<'a>(cx: &'a mut Cx<'_, '_>) -> &'a mut WgmmaState {
         }
     }
     &mut cx.m.wgmma
+}
+
+/// The wgmma family: the instructions whose register rules this module applies itself.
+fn is_wgmma(op: Opcode) -> bool {
+    matches!(op, Opcode::WgmmaMmaAsync | Opcode::WgmmaMmaAsyncSp | Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup)
 }
 
 fn instr_regs(i: &Instr) -> Vec<u32> {
@@ -224,7 +237,7 @@ pub fn before(cx: &mut Cx<'_, '_>, i: &Instr) -> Result<(), Stop> {
     if cx.m.wgmma.scanned && !cx.m.wgmma.active {
         return Ok(());
     }
-    if matches!(i.op, Opcode::WgmmaMmaAsync | Opcode::WgmmaFence | Opcode::WgmmaCommitGroup | Opcode::WgmmaWaitGroup) {
+    if is_wgmma(i.op) {
         state(cx);
         return Ok(());
     }
@@ -360,55 +373,160 @@ fn imm(i: &Instr, k: usize) -> i64 {
 /// scale-d is false), A negated when imm-scale-a is -1, B when imm-scale-b is -1.
 impl Exec for op::WgmmaMmaAsync {
     fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
-        let f = match wgmma_form(i) {
-            Ok(f) => f,
-            Err(e) => return unsupported(cx, i, &e),
-        };
-        check_full_warp(cx, i)?;
-        let lane0 = cx.first_lane();
-        let a_in_regs = matches!(i.operands[1], Operand::Vector(_));
-        let float = !matches!(f.family, Family::Int8 | Family::B1);
-        let (neg_a, neg_b) = if float { (imm(i, 4) == -1, imm(i, 5) == -1) } else { (false, false) };
-        let transposable = matches!(f.family, Family::F16 | Family::Bf16);
-        let (trans_a, trans_b) = match (transposable, a_in_regs) {
-            (true, false) => (imm(i, 6) == 1, imm(i, 7) == 1),
-            (true, true) => (false, imm(i, 6) == 1),
-            _ => (false, false),
-        };
-        let scale_d = cx.src(i, 3, lane0) & 1 == 1;
-        check_registers(cx, i, &f, a_in_regs)?;
-        let (dt, at, bt) = (cx.ty(i), i.ty2.unwrap_or(Mod::F16), i.ty3.unwrap_or(Mod::F16));
-        let q = cx.warp % 4;
-        let a = if a_in_regs { a_from_regs(cx, i, &f, at) } else { smem_matrix(cx, i, 1, 16, f.k, q * 16, at, trans_a, true)? };
-        let b = smem_matrix(cx, i, 2, f.n, f.k, 0, bt, trans_b, false)?;
-        let negate = |m: Mat, neg: bool| if neg { Mat { v: m.v.into_iter().map(|x| if let Val::F(v) = x { Val::F(-v) } else { x }).collect(), ..m } } else { m };
-        let (a, b) = (negate(a, neg_a), negate(b, neg_b));
-        let dregs = vec_regs(i, 0);
-        let op_b1 = if f.family == Family::B1 { Some(Mod::And) } else { None };
-        let sat = i.has(Mod::Satfinite);
-        let per_lane = f.n / 2;
-        for l in lanes(cx.mask) {
-            let mut words = vec![0u64; f.d_regs];
-            for e in 0..per_lane {
-                let (row, col) = c16(l, e);
-                let (reg, half) = if dt == Mod::F16 { (e / 2, e % 2) } else { (e, 0) };
-                let old = dregs.get(reg as usize).copied().flatten().map(|r| cx.reg(r, l)).unwrap_or(0);
-                let c = if scale_d { Some(elem(dt, old, half)) } else { None };
-                let mut acc = Acc::new(c);
-                for k in 0..f.k {
-                    acc.mac(a.at(row, k), b.at(k, col), op_b1);
-                }
-                let v = acc.finish(dt, sat);
-                words[reg as usize] |= if dt == Mod::F16 { v << (16 * half) } else { v };
+        mma_async(cx, i)
+    }
+}
+
+/// wgmma.mma_async.sp (PTX 9.7.15.6.3): wgmma.mma_async with a structured-sparse A, given as its
+/// packed nonzero half and the metadata in sp-meta of the threads sp-sel names.
+impl Exec for op::WgmmaMmaAsyncSp {
+    fn exec(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+        mma_async(cx, i)
+    }
+}
+
+/// The body of both forms: the operands at the form's positions (the sparse form has sp-meta and
+/// sp-sel before scale-d), A spread by its metadata when sparse.
+fn mma_async(cx: &mut Cx<'_, '_>, i: &Instr) -> R {
+    let f = match wgmma_form(i) {
+        Ok(f) => f,
+        Err(e) => return unsupported(cx, i, &e),
+    };
+    check_full_warp(cx, i)?;
+    let lane0 = cx.first_lane();
+    let a_in_regs = matches!(i.operands[1], Operand::Vector(_));
+    let float = !matches!(f.family, Family::Int8 | Family::B1);
+    let sd = f.scale_d_operand();
+    let (neg_a, neg_b) = if float { (imm(i, sd + 1) == -1, imm(i, sd + 2) == -1) } else { (false, false) };
+    let transposable = matches!(f.family, Family::F16 | Family::Bf16);
+    let (trans_a, trans_b) = match (transposable, a_in_regs) {
+        (true, false) => (imm(i, sd + 3) == 1, imm(i, sd + 4) == 1),
+        (true, true) => (false, imm(i, sd + 3) == 1),
+        _ => (false, false),
+    };
+    let scale_d = cx.src(i, sd, lane0) & 1 == 1;
+    check_registers(cx, i, &f, a_in_regs)?;
+    let (dt, at, bt) = (cx.ty(i), i.ty2.unwrap_or(Mod::F16), i.ty3.unwrap_or(Mod::F16));
+    let q = cx.warp % 4;
+    let a = if a_in_regs { a_from_regs(cx, i, &f, at) } else { smem_matrix(cx, i, 1, 16, f.a_cols(), q * 16, at, trans_a, true)? };
+    let a = if f.sparse { sparse_a(cx, i, &f, &a)? } else { a };
+    let b = smem_matrix(cx, i, 2, f.n, f.k, 0, bt, trans_b, false)?;
+    let negate = |m: Mat, neg: bool| if neg { Mat { v: m.v.into_iter().map(|x| if let Val::F(v) = x { Val::F(-v) } else { x }).collect(), ..m } } else { m };
+    let (a, b) = (negate(a, neg_a), negate(b, neg_b));
+    let dregs = vec_regs(i, 0);
+    let op_b1 = if f.family == Family::B1 { Some(Mod::And) } else { None };
+    let sat = i.has(Mod::Satfinite);
+    let per_lane = f.n / 2;
+    for l in lanes(cx.mask) {
+        let mut words = vec![0u64; f.d_regs];
+        for e in 0..per_lane {
+            let (row, col) = c16(l, e);
+            let (reg, half) = if dt == Mod::F16 { (e / 2, e % 2) } else { (e, 0) };
+            let old = dregs.get(reg as usize).copied().flatten().map(|r| cx.reg(r, l)).unwrap_or(0);
+            let c = if scale_d { Some(elem(dt, old, half)) } else { None };
+            let mut acc = Acc::new(c);
+            for k in 0..f.k {
+                acc.mac(a.at(row, k), b.at(k, col), op_b1);
             }
-            for (k, w) in words.into_iter().enumerate() {
-                if let Some(Some(r)) = dregs.get(k) {
-                    cx.set_reg(*r, l, w);
-                }
+            let v = acc.finish(dt, sat);
+            words[reg as usize] |= if dt == Mod::F16 { v << (16 * half) } else { v };
+        }
+        for (k, w) in words.into_iter().enumerate() {
+            if let Some(Some(r)) = dregs.get(k) {
+                cx.set_reg(*r, l, w);
             }
         }
-        Ok(Flow::Next)
     }
+    Ok(Flow::Next)
+}
+
+// ---- sparse A (PTX 9.7.15.6) -----------------------------------------------------------------
+
+/// Where the metadata of chunk `chunk` of warp-local row `row` (0..16) of a sparse A lives: the
+/// lane and the bit of its sp-meta register where the chunk's 4-bit field starts (PTX 9.7.15.6.2,
+/// the metadata fragments; CUTLASS's `ELayout_64x32/64x16/64x64` in
+/// `mma_traits_sm90_gmma_sparse.hpp` lay the metadata out the same way). A chunk is 4 elements
+/// (2:4) for the 16- and 8-bit types and 2 elements (1:2) for tf32; either way a chunk's field is
+/// 4 bits.
+/// * f16/bf16 (K 32) and tf32 (K 16): 8 chunks a row. The thread pair `sel` of each group of four
+///   holds them (9.7.15.6.1: sp-sel 0 names T0 and T1, 1 names T2 and T3): thread `2 sel + j` of
+///   group `row % 8` holds chunks `4j..4j+4`, of row `row % 8` in bits 0..16 and of row
+///   `row % 8 + 8` in bits 16..32.
+/// * e4m3/e5m2/s8/u8 (K 64): 16 chunks a row, all four threads of the group (sp-sel 0): thread
+///   `2h + row / 8` holds chunks `8h..8h+8` of its row.
+pub fn meta_place(family: Family, sel: u32, row: u32, chunk: u32) -> (u32, u32) {
+    let g = row % 8;
+    if matches!(family, Family::Fp8 | Family::Int8) {
+        let h = chunk / 8;
+        (4 * g + 2 * h + row / 8, 4 * (chunk % 8))
+    } else {
+        (4 * g + 2 * sel + chunk / 4, 4 * (chunk % 4) + 16 * (row / 8))
+    }
+}
+
+/// The positions within its chunk of the packed elements a metadata field places, or `None` for
+/// the values PTX 9.7.15.6.1 makes undefined. 2:4 (16- and 8-bit types): two 2-bit indices, the
+/// first packed element's in bits 0-1, the second's in bits 2-3; equal indices (0b0000, 0b0101,
+/// 0b1010, 0b1111) are undefined. 1:2 (tf32): the one packed element of the 2-element chunk, at
+/// 0 for 0b0100 and at 1 for 0b1110 (the index pairs of its two 16-bit halves); every other value
+/// is undefined.
+pub fn meta_decode(family: Family, field: u32) -> Option<[u32; 2]> {
+    let (lo, hi) = (field & 3, (field >> 2) & 3);
+    match family {
+        Family::Tf32 => match field & 15 {
+            0b0100 => Some([0, 0]),
+            0b1110 => Some([1, 1]),
+            _ => None,
+        },
+        _ if lo == hi => None,
+        _ => Some([lo, hi]),
+    }
+}
+
+/// This warp's logical 16 x K A of a `wgmma.mma_async.sp` from its packed 16 x K/2 `packed`: each
+/// chunk's packed elements go where their metadata says, the rest are the structured zeros (they
+/// take no part in the product, as on the tensor core: a pruned position meets no B row). An
+/// invalid metadata field is `WgmmaSparseMetadataInvalid`; if the run goes on (`--ub warn`), its
+/// chunk is left zero.
+fn sparse_a(cx: &mut Cx<'_, '_>, i: &Instr, f: &Form, packed: &Mat) -> Result<Mat, Stop> {
+    let sel = match i.operands.get(4) {
+        Some(Operand::Imm(s)) => *s as u32,
+        _ => 0,
+    };
+    let tf32 = f.family == Family::Tf32;
+    let (chunk_len, kept): (u32, usize) = if tf32 { (2, 1) } else { (4, 2) };
+    let mut meta = [0u32; WARP];
+    for (l, m) in meta.iter_mut().enumerate() {
+        *m = cx.src(i, 3, l as u32) as u32;
+    }
+    let mut a = Mat::new(16, f.k);
+    for row in 0..16 {
+        for chunk in 0..f.k / chunk_len {
+            let (lane, bit) = meta_place(f.family, sel, row, chunk);
+            let field = (meta[lane as usize] >> bit) & 15;
+            let Some(pos) = meta_decode(f.family, field) else {
+                let reg = match &i.operands[3] {
+                    Operand::Reg(r) => cx.m.module().kernel.regs.get(r.0 as usize).map(|d| d.name.clone()).unwrap_or_default(),
+                    _ => String::new(),
+                };
+                let msg = format!(
+                    "`{}`: sparsity metadata {field:#06b} (bits {bit}..{} of {reg} in lane {lane}, sp-sel {sel}) for elements {}..{} of row {} of A is not a valid {} pattern (PTX 9.7.15.6.1: undefined behavior)",
+                    cx.text(i),
+                    bit + 4,
+                    chunk * chunk_len,
+                    (chunk + 1) * chunk_len,
+                    16 * (cx.warp % 4) + row,
+                    if tf32 { "1:2" } else { "2:4" }
+                );
+                cx.finding(FindingKind::WgmmaSparseMetadataInvalid, lane, msg)?;
+                continue;
+            };
+            for (e, p) in pos.iter().take(kept).enumerate() {
+                a.set(row, chunk * chunk_len + p, packed.at(row, chunk * kept as u32 + e as u32));
+            }
+        }
+    }
+    Ok(a)
 }
 
 /// The fence rule before an issue, then the instruction's registers join the open group.
@@ -441,7 +559,7 @@ fn check_registers(cx: &mut Cx<'_, '_>, i: &Instr, f: &Form, a_in_regs: bool) ->
 fn a_from_regs(cx: &Cx<'_, '_>, i: &Instr, f: &Form, at: Mod) -> Mat {
     let per = f.family.per_reg();
     let regs = vec_regs(i, 1);
-    let mut m = Mat::new(16, f.k);
+    let mut m = Mat::new(16, f.a_cols());
     for l in 0..WARP as u32 {
         for r in 0..4u32 {
             let v = regs.get(r as usize).copied().flatten().map(|reg| cx.reg(reg, l)).unwrap_or(0);
@@ -465,6 +583,13 @@ fn smem_matrix(cx: &mut Cx<'_, '_>, i: &Instr, k_op: usize, rows: u32, k: u32, r
         return Err(unsupported(cx, i, "a wgmma matrix descriptor with a nonzero base offset").unwrap_err());
     }
     let bits = super::mma::elem_bits(t);
+    // A K-major swizzled operand's K lies within one atom row (PTX 9.7.15.5.1.2): 32 bytes for
+    // every dense wgmma, but 64 for the B of a sparse one, which a 32-byte atom cannot hold.
+    if let (false, Some(span)) = (mn_major, d.swizzle.span_bytes()) {
+        if k * bits / 8 > span {
+            return Err(unsupported(cx, i, &format!("a K-major wgmma operand of {} bytes of K in a {span}-byte swizzle atom", k * bits / 8)).unwrap_err());
+        }
+    }
     let smem = cx.m.smem_bytes;
     let mut out = if is_a { Mat::new(rows, k) } else { Mat::new(k, rows) };
     let mut chunks: Vec<u32> = Vec::new();
