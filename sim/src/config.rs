@@ -489,6 +489,19 @@ impl SmConfig {
         if c.issue.schedulers == 0 || c.smem.banks == 0 || c.smem.bank_bytes == 0 || c.global.bytes_per_cycle == 0 || c.dsmem.bytes_per_cycle == 0 || c.tma.smem_bytes_per_cycle == 0 || !(c.tma.write_bytes_per_cycle > 0.0) || !(c.tma.reduce_bytes_per_cycle > 0.0) || !(0.01..=1e6).contains(&c.global.store_chunk_bytes_per_cycle) || ![c.global.store_full_sector_cycles, c.global.store_partial_line_cycles, c.global.store_partial_sector_cycles, c.global.store_partial_sector_warp_cycles].iter().all(|v| (0.0..=1e6).contains(v)) || c.global.sector_bytes > 64 || !(1..=256).contains(&c.tma.read_tags) || ![32, 64, 128].contains(&c.tma.request_bytes) || c.clock.mhz <= 0.0 {
             return Err("schedulers, banks, bank_bytes, bytes_per_cycle, tma.smem_bytes_per_cycle, tma.write_bytes_per_cycle, tma.reduce_bytes_per_cycle and mhz must be positive, global.store_chunk_bytes_per_cycle in 0.01..=1e6, the store path cycles in 0..=1e6, global.sector_bytes at most 64, tma.read_tags in 1..=256, tma.request_bytes 32, 64 or 128".into());
         }
+        // a queue of no places never lets an access in (the run would never end)
+        let zero = [
+            ("smem.queue_instructions", c.smem.queue_instructions),
+            ("smem.store_queue_instructions", c.smem.store_queue_instructions),
+            ("global.store_queue", c.global.store_queue),
+            ("dsmem.async_bytes_per_cycle", c.dsmem.async_bytes_per_cycle),
+            ("dsmem.load_request_bytes_per_cycle", c.dsmem.load_request_bytes_per_cycle),
+            ("dsmem.load_bytes_per_cycle", c.dsmem.load_bytes_per_cycle),
+            ("dsmem.store_operand_bytes_per_cycle", c.dsmem.store_operand_bytes_per_cycle),
+        ];
+        if let Some((key, _)) = zero.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("{key} must be at least 1"));
+        }
         Ok(c)
     }
 
@@ -514,6 +527,22 @@ mod tests {
         assert_eq!((c.smem.banks, c.smem.bank_bytes), (32, 4));
         assert_eq!(c.ns_to_cycles(1000.0), 1980);
         assert_eq!(c.period_ps(), 505);
+    }
+
+    #[test]
+    fn queues_of_no_places_are_errors() {
+        for (line, key) in [
+            ("queue_instructions = 12", "smem.queue_instructions"),
+            ("store_queue_instructions = 9", "smem.store_queue_instructions"),
+            ("store_queue = 16", "global.store_queue"),
+            ("load_bytes_per_cycle = 20", "dsmem.load_bytes_per_cycle"),
+        ] {
+            let key_name = line.split(" = ").next().unwrap();
+            let t = SM90_TOML.replacen(&format!("\n{line}\n"), &format!("\n{key_name} = 0\n"), 1);
+            assert_ne!(t, SM90_TOML, "{line} not in sm90.toml");
+            let e = SmConfig::parse(&t).expect_err(key);
+            assert!(e.contains(key), "{e}");
+        }
     }
 
     #[test]
