@@ -138,6 +138,13 @@ pub(super) struct PipeBooking {
     queued: Vec<std::collections::VecDeque<u64>>,
 }
 
+/// Drops from a scheduler's list of booked starts (ascending) those started by `now`.
+fn drop_started(q: &mut std::collections::VecDeque<u64>, now: u64) {
+    while q.front().is_some_and(|&s| s <= now) {
+        q.pop_front();
+    }
+}
+
 /// A warp throttled on a pipe that has not had it yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct PipeWaiter {
@@ -166,9 +173,7 @@ impl PipeBooking {
     pub(super) fn queued(&mut self, now: u64, warp: usize) -> u64 {
         let n = self.queued.len();
         let q = &mut self.queued[warp % n];
-        while q.front().is_some_and(|&s| s <= now) {
-            q.pop_front();
-        }
+        drop_started(q, now);
         q.len() as u64
     }
 
@@ -208,9 +213,7 @@ impl PipeBooking {
             // (started accesses leave as new ones come: the list holds the queued ones only)
             let n = self.queued.len();
             let q = &mut self.queued[w % n];
-            while q.front().is_some_and(|&s| s <= now) {
-                q.pop_front();
-            }
+            drop_started(q, now);
             q.push_back(start);
         }
         start

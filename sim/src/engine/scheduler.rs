@@ -771,27 +771,25 @@ impl<'p> Engine<'p> {
             let plain_load = d.f.plain_load;
             let pipe = self.lane0_pipe(c as u32, w as u32, pc);
             let (now, cfg) = (self.cycle, &self.cfg);
-            let queue = match pipe {
-                Pipe::Smem => 0,
-                Pipe::Global => cfg.global.queue_cycles,
-                Pipe::Dsmem => cfg.dsmem.queue_cycles,
-                Pipe::Fixed(_) => 0,
-            };
             // A plain store waits for a place in the SM's store queue instead of the pipe's
             // booking horizon: the queue holds `global.store_queue` stores whatever their size
             // (calibration/gmem_stores.ptx). A shared-memory access waits for a place in its
             // scheduler's queue, which holds `smem.queue_instructions` whatever their size
             // (calibration/mem_queues.ptx).
             let cs = &mut self.ctas[c];
-            let busy = if pipe == Pipe::Global && plain_store {
-                let full = cs.stores.full(now, cfg.global.store_queue);
-                cs.mem.global.throttled_by(full, now, w, register)
-            } else if pipe == Pipe::Smem {
-                let limit = if plain_load { cfg.smem.queue_instructions } else { cfg.smem.store_queue_instructions };
-                let full = cs.mem.smem.queued(now, w) >= limit;
-                cs.mem.smem.throttled_by(full, now, w, register)
-            } else {
-                cs.mem.of(pipe).is_some_and(|b| b.throttled(now, queue, w, register))
+            let busy = match pipe {
+                Pipe::Global if plain_store => {
+                    let full = cs.stores.full(now, cfg.global.store_queue);
+                    cs.mem.global.throttled_by(full, now, w, register)
+                }
+                Pipe::Smem => {
+                    let limit = if plain_load { cfg.smem.queue_instructions } else { cfg.smem.store_queue_instructions };
+                    let full = cs.mem.smem.queued(now, w) >= limit;
+                    cs.mem.smem.throttled_by(full, now, w, register)
+                }
+                Pipe::Global => cs.mem.global.throttled(now, cfg.global.queue_cycles, w, register),
+                Pipe::Dsmem => cs.mem.dsmem.throttled(now, cfg.dsmem.queue_cycles, w, register),
+                Pipe::Fixed(_) => false,
             };
             if register {
                 cs.warps[w].pipe = Some(pipe);
